@@ -1,0 +1,1 @@
+"""ROS-free numerics of inertial_id. Nothing below this package imports rclpy."""

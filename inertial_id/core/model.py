@@ -1,0 +1,241 @@
+"""Robot models: a pinocchio ``Model`` built from a URDF plus a robot profile (YAML).
+
+A :class:`Robot` is constant (model, frame ids, limits, noise bounds); scratch space is a
+``pinocchio.Data`` created by the caller, as in pinocchio. Nothing robot-specific lives in Python:
+profiles are ``config/robots/<name>.yaml`` and payloads ``config/payloads.yaml``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from . import params
+
+PACKAGE_NAME = "inertial_id"
+
+
+class ProfileError(ValueError):
+    """A robot profile, payload or model file that cannot be used; the message names the problem."""
+
+
+def config_dirs() -> list[Path]:
+    """Where profiles are looked up, first match wins: $INERTIAL_ID_CONFIG, the source tree,
+    the install share directory (pip data_files or ament), then the ament index."""
+    dirs = []
+    if os.environ.get("INERTIAL_ID_CONFIG"):
+        dirs.append(Path(os.environ["INERTIAL_ID_CONFIG"]))
+    dirs.append(Path(__file__).resolve().parents[2] / "config")
+    dirs.append(Path(sys.prefix) / "share" / PACKAGE_NAME / "config")
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(Path(get_package_share_directory(PACKAGE_NAME)) / "config")
+    except Exception:  # ament_index is absent without a ROS install; the other entries still serve
+        pass
+    return [d for d in dirs if d.is_dir()]
+
+
+def _find_config(relative: str) -> Path:
+    for d in config_dirs():
+        if (d / relative).exists():
+            return d / relative
+    raise ProfileError(f"'{relative}' not found in any config directory ({', '.join(map(str, config_dirs()))})")
+
+
+def available_profiles() -> list[str]:
+    names = set()
+    for d in config_dirs():
+        names |= {p.stem for p in (d / "robots").glob("*.yaml")}
+    return sorted(names)
+
+
+def load_profile(name_or_path: str) -> dict:
+    """A profile by name (``kinova_gen3``) or by path to a YAML file."""
+    path = Path(name_or_path)
+    if not (path.suffix in (".yaml", ".yml") and path.exists()):
+        try:
+            path = _find_config(f"robots/{name_or_path}.yaml")
+        except ProfileError:
+            raise ProfileError(f"unknown robot profile '{name_or_path}' "
+                               f"(available: {', '.join(available_profiles())})") from None
+    with open(path) as f:
+        profile = yaml.safe_load(f)
+    if not isinstance(profile, dict) or "joints" not in profile or "model" not in profile:
+        raise ProfileError(f"{path}: a robot profile needs at least 'model' and 'joints'")
+    profile["_path"] = str(path)
+    return profile
+
+
+def resolve_model_path(uri: str, profile_path: str | None = None) -> Path:
+    """Resolve a model reference of a profile.
+
+    ``example-robot-data://<robot>/urdf/<file>``: the URDFs of the example-robot-data package (its
+    PyPI wheel installs them under ``cmeel.prefix``; a ROS install under its share directory).
+    Anything else: a path, absolute or relative to the profile's config directory.
+    """
+    scheme = "example-robot-data://"
+    if uri.startswith(scheme):
+        rel = uri[len(scheme):]
+        roots = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"]
+        try:
+            from ament_index_python.packages import get_package_share_directory
+            roots.append(Path(get_package_share_directory("example-robot-data")) / "robots")
+        except Exception:  # no ROS install: the wheel's location above is the one
+            pass
+        for root in roots:
+            if (root / rel).exists():
+                return root / rel
+        raise ProfileError(f"model '{uri}' not found; install the example-robot-data package")
+    path = Path(uri)
+    if not path.is_absolute():
+        candidates = [Path(profile_path).parent.parent / path] if profile_path else []
+        candidates += [d / path for d in config_dirs()]
+        for c in candidates:
+            if c.exists():
+                return c
+    if not path.exists():
+        raise ProfileError(f"model file '{uri}' not found")
+    return path
+
+
+def build_model_from_urdf(path: Path) -> pin.Model:
+    try:
+        return pin.buildModelFromUrdf(str(path))
+    except (RuntimeError, ValueError) as exc:
+        raise ProfileError(f"cannot parse URDF '{path}': {str(exc).strip().splitlines()[0]}") from None
+
+
+@dataclass(frozen=True)
+class Robot:
+    """Constant description of a robot for identification: pinocchio model + profile facts."""
+
+    name: str
+    model: pin.Model                  # the robot without payload, joints in profile order
+    joint_names: tuple[str, ...]
+    payload_frame: str
+    payload_frame_id: int
+    ft_frame: str | None
+    ft_frame_id: int | None
+    position_lower: np.ndarray
+    position_upper: np.ndarray
+    velocity_limit: np.ndarray
+    acceleration_limit: np.ndarray
+    torque_limit: np.ndarray
+    profile: dict = field(repr=False)
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    @property
+    def payload_parent_joint(self) -> int:
+        return self.model.frames[self.payload_frame_id].parentJoint
+
+    def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame."""
+        p = self.profile.get("payload", {})
+        lo = np.asarray(p.get("prior_lower", [-np.inf] * 10), dtype=float)
+        hi = np.asarray(p.get("prior_upper", [np.inf] * 10), dtype=float)
+        return lo, hi
+
+
+def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
+    values = profile.get("limits", {}).get(key)
+    if values is None:
+        return np.asarray(default, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if values.shape != (n,):
+        raise ProfileError(f"limits.{key} has {values.size} entries for {n} joints")
+    return values
+
+
+def load_robot(profile: dict | str) -> Robot:
+    """Build a :class:`Robot` from a profile (dict, name or YAML path)."""
+    if isinstance(profile, str):
+        profile = load_profile(profile)
+    urdf = resolve_model_path(profile["model"]["urdf"], profile.get("_path"))
+    model = build_model_from_urdf(urdf)
+    joints = tuple(profile["joints"])
+    model_joints = tuple(model.names[1:])
+    if model_joints != joints:
+        raise ProfileError(f"profile joints {list(joints)} differ from the model's moving joints "
+                           f"{list(model_joints)} (order matters)")
+    if model.nq != model.nv:
+        raise ProfileError("only models with one coordinate per velocity (no continuous or "
+                           "spherical joints) are supported here")
+    frames = profile.get("frames", {})
+
+    def frame_id(name):
+        if name is None:
+            return None
+        if not model.existFrame(name):
+            raise ProfileError(f"frame '{name}' is not in model {urdf.name}")
+        return model.getFrameId(name)
+
+    n = model.nv
+    return Robot(
+        name=profile.get("name", urdf.stem), model=model, joint_names=joints,
+        payload_frame=frames["payload"], payload_frame_id=frame_id(frames["payload"]),
+        ft_frame=frames.get("ft_sensor"), ft_frame_id=frame_id(frames.get("ft_sensor")),
+        position_lower=_limit(profile, "position_lower", model.lowerPositionLimit, n),
+        position_upper=_limit(profile, "position_upper", model.upperPositionLimit, n),
+        velocity_limit=_limit(profile, "velocity", model.velocityLimit, n),
+        acceleration_limit=_limit(profile, "acceleration", np.full(n, np.inf), n),
+        torque_limit=_limit(profile, "torque", model.effortLimit, n),
+        profile=profile,
+    )
+
+
+def model_with_payload(robot: Robot, pi_payload) -> pin.Model:
+    """A copy of the robot model with the payload (parameters in the payload frame) lumped into the
+    body of the payload frame's parent joint."""
+    model = pin.Model(robot.model)
+    frame = model.frames[robot.payload_frame_id]
+    inertia = frame.placement.act(pin.Inertia.FromDynamicParameters(np.asarray(pi_payload, dtype=float)))
+    model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + inertia
+    return model
+
+
+# --- payloads -------------------------------------------------------------------------------------
+
+def load_payloads() -> dict:
+    with open(_find_config("payloads.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def _dumbbell_params(spec: dict) -> np.ndarray:
+    """Two solid cylindrical heads on a solid handle, axis along x, centred at the origin."""
+    m, L = spec["mass_kg"], spec["length_m"]
+    r_h, l_h, r_b = spec["head_radius_m"], spec["head_length_m"], spec["handle_radius_m"]
+    v_head = np.pi * r_h**2 * l_h
+    v_bar = np.pi * r_b**2 * (L - 2 * l_h)
+    rho = m / (2 * v_head + v_bar)
+    # cylinder_inertia_params puts the axis along z; rotate it onto x
+    R = pin.SE3(pin.rpy.rpyToMatrix(0.0, np.pi / 2, 0.0), np.zeros(3))
+    pi = np.zeros(10)
+    for mass, radius, length, x in ((rho * v_head, r_h, l_h, (L - l_h) / 2),
+                                    (rho * v_head, r_h, l_h, -(L - l_h) / 2),
+                                    (rho * v_bar, r_b, L - 2 * l_h, 0.0)):
+        part = params.transform_params(params.cylinder_inertia_params(mass, radius, length), R)
+        pi += params.transform_params(part, pin.SE3(np.eye(3), np.array([x, 0.0, 0.0])))
+    return pi
+
+
+def payload_params(name_or_spec: str | dict) -> np.ndarray:
+    """True inertial parameters (pinocchio order, payload frame) of a catalogue payload."""
+    spec = load_payloads().get(name_or_spec) if isinstance(name_or_spec, str) else name_or_spec
+    if spec is None:
+        raise ProfileError(f"unknown payload '{name_or_spec}' (available: {', '.join(load_payloads())})")
+    if spec["type"] == "dumbbell":
+        pi = _dumbbell_params(spec)
+    elif spec["type"] == "box":
+        pi = params.box_inertia_params(spec["mass_kg"], spec["size_m"])
+    else:
+        raise ProfileError(f"unknown payload type '{spec['type']}'")
+    return params.transform_params(pi, pin.SE3(np.eye(3), np.asarray(spec["com_offset_m"], dtype=float)))

@@ -1,0 +1,113 @@
+"""Linear-in-parameters measurement models (regressors), built on pinocchio.
+
+Functions follow pinocchio's style: ``(model, data, q, v, a)`` in, arrays out; ``data`` is scratch.
+Parameter order is pinocchio's (see :mod:`inertial_id.core.params`); gravity is ``model.gravity``.
+
+Sign conventions:
+- joint torque rows: ``tau = Y(q, v, a) @ pi`` is the torque the actuators apply (RNEA).
+- wrench rows: ``w_S = [f; n] = A @ pi_S`` is the wrench, in the sensor frame S and about its
+  origin, that the sensor exerts on the body rigidly attached beyond it (so that body accelerates
+  against gravity). ``pi_S`` is the body's parameter vector expressed in S.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from . import params
+
+LOCAL = pin.ReferenceFrame.LOCAL
+
+
+def joint_torque_regressor(model: pin.Model, data: pin.Data, q, v, a) -> np.ndarray:
+    """Whole-robot regressor ``(nv, 10*(njoints-1))``: ``tau = Y @ concat(pi_1..pi_n)``, each body's
+    parameters in its joint frame (pinocchio's ``computeJointTorqueRegressor``)."""
+    return pin.computeJointTorqueRegressor(model, data, q, v, a).copy()
+
+
+def friction_regressor(v, a) -> np.ndarray:
+    """``(nv, 4*nv)`` block-diagonal friction columns ``[sign(qd), qd, qdd, 1]`` per joint."""
+    v = np.asarray(v, dtype=float)
+    a = np.asarray(a, dtype=float)
+    n = v.size
+    Y = np.zeros((n, 4 * n))
+    idx = np.arange(n)
+    Y[idx, 4 * idx] = np.sign(v)
+    Y[idx, 4 * idx + 1] = v
+    Y[idx, 4 * idx + 2] = a
+    Y[idx, 4 * idx + 3] = 1.0
+    return Y
+
+
+def friction_torque(phi_friction, v, a) -> np.ndarray:
+    return friction_regressor(v, a) @ np.asarray(phi_friction, dtype=float)
+
+
+def frame_wrench_regressor(model: pin.Model, data: pin.Data, frame_id: int) -> np.ndarray:
+    """6x10 regressor of the wrench ``[f; n]`` (frame coordinates, about its origin) needed to move a
+    body rigidly attached to ``frame_id``, gravity included.
+
+    Requires ``pin.rnea(model, data, q, v, a)`` on ``data`` beforehand: its forward pass leaves the
+    joint velocities in ``data.v`` and the accelerations with gravity folded in (base accelerating
+    upwards at -g) in ``data.a_gf``.
+    """
+    frame = model.frames[frame_id]
+    v_F = frame.placement.actInv(data.v[frame.parentJoint])
+    a_F = frame.placement.actInv(data.a_gf[frame.parentJoint])
+    return pin.bodyRegressor(v_F, a_F)
+
+
+def wrench_regressor(a_bar, w, alpha) -> np.ndarray:
+    """6x10 wrench regressor from sensor-frame kinematics, pinocchio parameter order.
+
+    ``a_bar = a - g`` is the classical linear acceleration of the frame origin minus gravity, ``w`` the
+    angular velocity and ``alpha`` the angular acceleration, all in the sensor frame (the form used
+    with a Kalman-filtered F/T pose in seed 004). Equal to :func:`frame_wrench_regressor`.
+    """
+    w = np.asarray(w, dtype=float)
+    # pinocchio's spatial acceleration is a_classical - w x v; with v = 0 at the frame origin the
+    # classical and spatial linear accelerations coincide, so use v_F = (0, w).
+    return pin.bodyRegressor(pin.Motion(np.zeros(3), w),
+                             pin.Motion(np.asarray(a_bar, dtype=float), np.asarray(alpha, dtype=float)))
+
+
+class PayloadRegressor:
+    """Rows of the payload measurement models at one state, sharing one kinematics pass.
+
+    Holds the constant pieces (frame ids, 10x10 parameter transforms) and its own ``Data``.
+    Payload parameters ``pi_P`` are in the payload frame P.
+    """
+
+    def __init__(self, robot):
+        self.robot = robot
+        self.model = robot.model
+        self.data = robot.model.createData()
+        self.frame_P = robot.payload_frame_id
+        self.frame_S = robot.ft_frame_id
+        if self.frame_S is not None:
+            X_WP0 = self._frame_pose_at_neutral(self.frame_P)
+            X_WS0 = self._frame_pose_at_neutral(self.frame_S)
+            if self.model.frames[self.frame_P].parentJoint != self.model.frames[self.frame_S].parentJoint:
+                raise ValueError("the F/T sensor frame and the payload frame must be on the same body")
+            # pi_S = T_SP pi_P
+            self.T_SP = params.transform_matrix(X_WS0.actInv(X_WP0))
+
+    def _frame_pose_at_neutral(self, fid):
+        d = self.model.createData()
+        pin.framesForwardKinematics(self.model, d, pin.neutral(self.model))
+        return d.oMf[fid]
+
+    def torque_rows(self, q, v, a, tau_measured_Nm):
+        """(Y_P, b): ``Y_P @ pi_P = tau_measured - tau_robot(q, v, a)`` with the known robot model on
+        the right side (``(nv, 10)`` and ``(nv,)``)."""
+        model, data = self.model, self.data
+        tau_robot = pin.rnea(model, data, q, v, a)
+        J = pin.computeFrameJacobian(model, data, q, self.frame_P, LOCAL)
+        A = frame_wrench_regressor(model, data, self.frame_P)
+        return J.T @ A, np.asarray(tau_measured_Nm, dtype=float) - tau_robot
+
+    def wrench_rows(self, q, v, a, wrench_S):
+        """(A, w): ``A @ pi_P = w_S``, the 6 rows of the wrist sensor in its own frame."""
+        pin.rnea(self.model, self.data, q, v, a)
+        A_S = frame_wrench_regressor(self.model, self.data, self.frame_S)
+        return A_S @ self.T_SP, np.asarray(wrench_S, dtype=float)
