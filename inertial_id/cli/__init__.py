@@ -1,0 +1,42 @@
+"""The ``inertial-id`` command. Each subcommand lives in its own module of this package and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a function of the parsed args
+returning the exit code."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand modules, in the order they are listed by --help.
+COMMANDS = ("demo", "bench")
+
+
+class UserError(Exception):
+    """A mistake in what the user asked for: reported in one line, exit code 2, no traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="inertial-id",
+        description="Identify the inertial parameters of robots and payloads (ROS 2 node suite).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from ..core.model import ProfileError
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ProfileError, FileNotFoundError) as exc:
+        print(f"inertial-id {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"inertial-id {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

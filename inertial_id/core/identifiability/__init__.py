@@ -1,0 +1,1 @@
+"""Which inertial parameters (and combinations) data can determine."""
