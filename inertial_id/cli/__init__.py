@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("demo", "bench")
+COMMANDS = ("bench",)
 
 
 class UserError(Exception):
