@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("bench",)
+COMMANDS = ("demo", "bench", "identifiability")
 
 
 class UserError(Exception):

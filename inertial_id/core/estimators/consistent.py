@@ -1,0 +1,48 @@
+"""Physically consistent estimate: the parameter vector nearest (in the metric of the data) to a
+least-squares estimate whose pseudo-inertia is positive semidefinite, as an SDP (cvxpy + Clarabel).
+
+``min ||R (pi - pi_ls)||^2  s.t.  J(pi) >= eps*I,  lower <= pi <= upper``, ``R^T R = information``.
+This is exactly the constrained least-squares problem on the accumulated data, since
+``||A pi - b||^2 = ||R (pi - pi_ls)||^2 + const``.
+"""
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+
+class InfeasibleError(RuntimeError):
+    """No physically consistent parameter vector lies inside the given box."""
+
+
+def pseudo_inertia_expr(pi):
+    """Pseudo-inertia of a cvxpy 10-vector in pinocchio order (affine in ``pi``)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (pi[k] for k in range(10))
+    half_tr = 0.5 * (ixx + iyy + izz)
+    return cp.bmat([[half_tr - ixx, -ixy, -ixz, hx],
+                    [-ixy, half_tr - iyy, -iyz, hy],
+                    [-ixz, -iyz, half_tr - izz, hz],
+                    [hx, hy, hz, m]])
+
+
+def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float = 0.0) -> np.ndarray:
+    """Solve the SDP above; raises :class:`InfeasibleError` if the box holds no consistent vector."""
+    pi_ls = np.asarray(pi_ls, dtype=float)
+    n = pi_ls.size
+    info = np.asarray(information, dtype=float)
+    # Scale-aware square root; a tiny ridge keeps it defined when the data leave directions free.
+    w, V = np.linalg.eigh(0.5 * (info + info.T))
+    w = np.maximum(w, 1e-12 * max(w.max(), 1.0))
+    R = (V * np.sqrt(w)).T
+    x = cp.Variable(n)
+    J = pseudo_inertia_expr(x)
+    cons = [0.5 * (J + J.T) >> eps * np.eye(4)]
+    if lower is not None:
+        cons.append(x >= np.asarray(lower, dtype=float))
+    if upper is not None:
+        cons.append(x <= np.asarray(upper, dtype=float))
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(R @ (x - pi_ls))), cons)
+    prob.solve(solver=cp.CLARABEL)
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+        raise InfeasibleError(f"no physically consistent parameters in the box (solver: {prob.status})")
+    return np.asarray(x.value, dtype=float)

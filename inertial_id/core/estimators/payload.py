@@ -1,0 +1,123 @@
+"""The estimator the node runs: a point estimate plus guaranteed bounds, selected by method name.
+
+Methods:
+- ``rls``: recursive least squares (weights 1/sigma^2, weak prior at the centre of the prior box);
+  consistency is reported, not enforced.
+- ``lmi``: weighted least squares projected onto the physically consistent set inside the current
+  guaranteed box (SDP); always consistent when the box admits a consistent vector.
+
+Both maintain :class:`~.bounds.IntervalBounds` from the rows' guaranteed error bounds. Row intake
+(``add_rows``) is cheap; the LPs run in ``update_bounds`` on the rows buffered since the last call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import params
+from .batch import WeightedLeastSquares
+from .bounds import IntervalBounds
+from .consistent import InfeasibleError, consistent_estimate
+from .rls import RecursiveLeastSquares
+
+METHODS = ("rls", "lmi")
+
+
+@dataclass
+class Estimate:
+    parameter_names: list
+    method: str
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    covariance: np.ndarray
+    physically_consistent: bool
+    bounds_guaranteed: bool
+    data_consistent: bool
+    samples_used: int
+    condition_number: float
+    message: str = ""
+
+
+class PayloadEstimator:
+    def __init__(self, method: str, parameter_names, prior_lower, prior_upper,
+                 max_bound_rows: int = 3000, seed: int = 0):
+        if method not in METHODS:
+            raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+        self.method = method
+        self.names = list(parameter_names)
+        n = len(self.names)
+        lo, hi = np.asarray(prior_lower, float), np.asarray(prior_upper, float)
+        self.bounds = IntervalBounds(lo, hi)
+        self.wls = WeightedLeastSquares(n)
+        centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
+        spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
+        self.rls = RecursiveLeastSquares(centre, np.diag(spread**2))
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending_rows = 0
+        self.max_bound_rows = max_bound_rows
+        self._rng = np.random.default_rng(seed)
+        self.samples_used = 0
+        self.message = ""
+
+    def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1) -> None:
+        A = np.atleast_2d(np.asarray(A, float))
+        b = np.asarray(b, float)
+        w = 1.0 / np.square(np.maximum(np.asarray(noise_sigma, float), 1e-12))
+        self.wls.update(A, b, w)
+        if self.method == "rls":
+            self.rls.update(A, b, w)
+        self._pending.append((A, b, np.asarray(noise_bound, float)))
+        self._pending_rows += b.size
+        self.samples_used += samples
+
+    def update_bounds(self) -> None:
+        """Intersect the box with the buffered rows. Every buffered row is a valid constraint, so
+        subsampling them (to bound the LP size) keeps the result guaranteed, only less tight."""
+        if not self._pending:
+            return
+        A = np.vstack([p[0] for p in self._pending])
+        b = np.concatenate([p[1] for p in self._pending])
+        e = np.concatenate([p[2] for p in self._pending])
+        self._pending.clear()
+        self._pending_rows = 0
+        if b.size > self.max_bound_rows:
+            keep = self._rng.choice(b.size, self.max_bound_rows, replace=False)
+            A, b, e = A[keep], b[keep], e[keep]
+        upd = self.bounds.update(A, b, e)
+        if not upd.consistent:
+            self.message = (f"data contradict the assumed noise bounds: {upd.violating_rows.size} rows "
+                            f"violate them (largest excess {upd.max_violation:.3g})")
+
+    @property
+    def pending_rows(self) -> int:
+        return self._pending_rows
+
+    def result(self) -> Estimate:
+        n = len(self.names)
+        cov = np.full((n, n), np.nan)
+        estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)
+        message = self.message
+        try:
+            x_ls, cov = self.wls.solve()
+            if self.method == "lmi":
+                estimate = consistent_estimate(x_ls, self.wls.information, self.bounds.lower, self.bounds.upper)
+        except np.linalg.LinAlgError:
+            message = message or "not enough excitation yet: the data leave parameters undetermined"
+            if self.method == "lmi":
+                estimate = np.clip(self.rls.x, self.bounds.lower, self.bounds.upper)
+        except InfeasibleError as exc:
+            message = str(exc)
+            estimate = np.clip(x_ls, self.bounds.lower, self.bounds.upper)
+        finite = np.all(np.isfinite(estimate))
+        return Estimate(
+            parameter_names=self.names, method=self.method, estimate=estimate,
+            lower=self.bounds.lower.copy(), upper=self.bounds.upper.copy(),
+            covariance=cov if np.all(np.isfinite(cov)) else np.zeros((0, 0)),
+            physically_consistent=bool(finite and params.is_physically_consistent(estimate)),
+            bounds_guaranteed=self.bounds.data_consistent,
+            data_consistent=self.bounds.data_consistent,
+            samples_used=self.samples_used,
+            condition_number=self.wls.condition_number(),
+            message=message)

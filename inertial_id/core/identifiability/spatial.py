@@ -1,0 +1,106 @@
+"""Linear operators of RPNA (seed 000, Sec. 5 and App. I) in the project's conventions.
+
+Spatial vectors are pinocchio's ``[v; w]`` (linear first); body parameters are in pinocchio order
+``pi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the body origin, so the spatial
+inertia is ``I(pi) = [[m 1, -S(h)], [S(h), I_O]]`` with ``h = m c``. The paper writes ``[w; v]`` and
+another parameter order; every statement below is coordinate-free, so only the layout differs.
+
+Rank tolerance (one for the whole analysis): a singular value counts when it exceeds
+``RANK_TOL * max(1, s_max)``. Bases are orthonormal and the operators have entries of the size of
+the robot's lengths (metres), so genuine singular values are >= 1e-6 on every model we know of,
+while roundoff stays near 1e-15.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .. import params
+
+RANK_TOL = 1e-9
+
+
+def _inertia_basis() -> np.ndarray:
+    basis = np.zeros((10, 6, 6))
+    for k, e in enumerate(np.eye(10)):
+        S = pin.skew(e[1:4])
+        basis[k, :3, :3] = e[0] * np.eye(3)
+        basis[k, :3, 3:] = -S
+        basis[k, 3:, :3] = S
+        basis[k, 3:, 3:] = params.inertia_matrix(e)
+    return basis
+
+
+# I(pi) = sum_k pi_k INERTIA_BASIS[k]
+INERTIA_BASIS = _inertia_basis()
+# vee: parameters from a matrix of the form I(pi); exact on that subspace (least squares off it)
+_VEE = np.linalg.pinv(INERTIA_BASIS.reshape(10, 36).T)
+
+# Axisymmetric rotor about its frame's z axis (seed 000 Sec. 8): 4 parameters [m, mcz, Ixx=Iyy, Izz].
+ROTOR_PARAMETER_NAMES = ("m", "mcz", "Ixx=Iyy", "Izz")
+ROTOR_EMBEDDING = np.zeros((10, 4))
+ROTOR_EMBEDDING[[0, 3, 4, 6, 9], [0, 1, 2, 2, 3]] = 1.0
+
+
+def spatial_inertia(pi) -> np.ndarray:
+    return np.tensordot(np.asarray(pi, dtype=float), INERTIA_BASIS, axes=1)
+
+
+def vee(I6) -> np.ndarray:
+    """Parameter vector of a 6x6 matrix of the form ``I(pi)`` (inverse of :func:`spatial_inertia`)."""
+    return _VEE @ np.asarray(I6).reshape(36)
+
+
+def cross_motion(phi) -> np.ndarray:
+    """``(phi x)``: 6x6 spatial cross product of a motion vector ``[v; w]``."""
+    return pin.Motion(np.asarray(phi, dtype=float)).action
+
+
+def transfer_matrix(X_parent_child: pin.SE3) -> np.ndarray:
+    """``B(X) = d/dpi [X^T I(pi) X]^v`` (10x10), ``X`` the motion transform parent -> child: a child's
+    parameters expressed in its parent's frame, ``pi_p = B pi_c``. Equals
+    :func:`inertial_id.core.params.transform_matrix` (tested); evaluated in one contraction because
+    RPNA calls it once per body."""
+    X = X_parent_child.inverse().action
+    return _VEE @ np.einsum("ai,kab,bj->kij", X, INERTIA_BASIS, X).reshape(10, 36).T
+
+
+def rotation_operator(phi) -> np.ndarray:
+    """``A(phi)`` (10x10): ``d/dpi [(phi x)^T I(pi) + I(pi)(phi x)]^v``."""
+    C = cross_motion(phi)
+    D = np.einsum("ba,kbc->kac", C, INERTIA_BASIS) + INERTIA_BASIS @ C
+    return _VEE @ D.reshape(10, 36).T
+
+
+def momentum_operator(V, Phi) -> np.ndarray:
+    """``M(V, Phi)`` (10 x cols(V)*cols(Phi)): columns ``d/dpi (v^T I(pi) phi)``."""
+    return np.einsum("kab,ai,bj->kij", INERTIA_BASIS, V, Phi).reshape(10, -1)
+
+
+def orth(A, tol: float = RANK_TOL) -> np.ndarray:
+    """Orthonormal basis of the column space of ``A`` (rank by :data:`RANK_TOL`)."""
+    A = np.asarray(A, dtype=float)
+    if A.size == 0:
+        return np.zeros((A.shape[0], 0))
+    U, s, _ = np.linalg.svd(A, full_matrices=False)
+    return U[:, s > tol * max(1.0, s[0])]
+
+
+def rank(A, tol: float = RANK_TOL) -> int:
+    A = np.asarray(A, dtype=float)
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    return int(np.sum(s > tol * max(1.0, s[0])))
+
+
+def ctrb(F_list, G) -> np.ndarray:
+    """Orthonormal basis of the smallest subspace that contains ``range(G)`` and is invariant under
+    every ``F`` in ``F_list`` (the controllable subspace of ``Ctrb(F, G)``)."""
+    Q = orth(G)
+    while Q.shape[1] and Q.shape[1] < Q.shape[0]:
+        grown = orth(np.hstack([Q] + [F @ Q for F in F_list]))
+        if grown.shape[1] == Q.shape[1]:
+            break
+        Q = grown
+    return Q

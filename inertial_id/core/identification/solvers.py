@@ -1,0 +1,154 @@
+"""Solvers for ``A x = b``: least squares on base parameters, weighted and iteratively reweighted
+least squares, and the physically consistent problem (seed 001 eq. 32) as an SDP.
+
+Weights (``wls``): one per actuated joint, ``w_j = 1 / sigma_j`` with ``sigma_j^2 = |r_j|^2 /
+(N - n_base / na)`` the residual variance of joint ``j`` after ordinary LS (Gautier's normalisation:
+joints with large torques and noise no longer dominate the fit).
+
+IRLS (``irls``): starts from WLS; each iteration sets row weights ``w_j * h(r / sigma_j)`` with
+Huber's ``h(s) = min(1, 1.345 / |s|)`` and re-solves, so outlier rows (torque spikes, contact
+bumps) lose influence. Stops when the base parameters change by less than ``1e-8`` relative
+(``|d theta_b| <= 1e-8 |theta_b|``) or after 50 iterations (reported as not converged).
+
+SDP (``lmi``): minimises the WLS objective over the full free parameter vector subject to, per
+body with free parameters, ``pseudo_inertia(pi_k) >= margin * I`` (seed 001's LMI, equal to its
+``[[tr(L)/2 I - L, m p], [m p^T, m]]``) and ``Fc, Fv, Ia >= 0``. Directions the data cannot see
+are pulled towards the nominal values by a regulariser ``1e-9 * mean(diag(A^T A)) |x - x_nominal|^2``
+so the answer is unique and the base parameters stay essentially unbiased.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cvxpy as cp
+import numpy as np
+
+from ..params import pseudo_inertia
+from .problem import IdentificationError, Problem
+
+METHODS = ("ls", "wls", "irls", "lmi")
+DEFAULT_LMI_MARGIN = 1e-8
+HUBER_K = 1.345
+
+
+@dataclass
+class Estimate:
+    method: str
+    theta: np.ndarray             # all parameters (fixed ones at their held values)
+    base_values: np.ndarray       # structural base parameters of the free part
+    joint_weights: np.ndarray     # per actuated joint
+    info: dict = field(default_factory=dict)
+
+
+def _complete(problem: Problem, theta_b: np.ndarray) -> np.ndarray:
+    """Seed 001 eq. 17 with ``theta_d`` at the nominal values: ``x = Pb (theta_b - Kd theta_d) + Pd theta_d``."""
+    base = problem.base
+    x_nom = problem.layout.nominal[problem.free]
+    x = x_nom.copy()
+    theta_d = x_nom[base.dependent]
+    x[base.independent] = theta_b - base.Kd @ theta_d
+    return x
+
+
+def _wls(problem: Problem, row_weights: np.ndarray) -> np.ndarray:
+    A_b = problem.base.reduce(problem.A)
+    return np.linalg.lstsq(A_b * row_weights[:, None], problem.b * row_weights, rcond=None)[0]
+
+
+def _joint_sigma(problem: Problem, theta_b: np.ndarray) -> np.ndarray:
+    r = (problem.b - problem.base.reduce(problem.A) @ theta_b).reshape(-1, problem.na)
+    dof = max(r.shape[0] - problem.base.rank / problem.na, 1.0)
+    sigma = np.sqrt(np.sum(r**2, axis=0) / dof)
+    return np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300))
+
+
+def joint_weights(problem: Problem) -> np.ndarray:
+    """Per-joint weights ``1 / sigma_j`` from the ordinary LS residuals."""
+    theta_b = _wls(problem, np.ones(problem.b.size))
+    return 1.0 / _joint_sigma(problem, theta_b)
+
+
+def solve(problem: Problem, method: str = "lmi", lmi_margin: float = DEFAULT_LMI_MARGIN) -> Estimate:
+    if method not in METHODS:
+        raise IdentificationError(f"unknown method '{method}' (choose from {', '.join(METHODS)})")
+    ones = np.ones(problem.na)
+    if method == "ls":
+        theta_b = _wls(problem, np.ones(problem.b.size))
+        return Estimate(method, problem.full(_complete(problem, theta_b)), theta_b, ones)
+    w = joint_weights(problem)
+    row_w = np.tile(w, problem.b.size // problem.na)
+    if method == "wls":
+        theta_b = _wls(problem, row_w)
+        return Estimate(method, problem.full(_complete(problem, theta_b)), theta_b, w)
+    if method == "irls":
+        return _irls(problem, w)
+    return _lmi(problem, row_w, w, lmi_margin)
+
+
+def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 1e-8) -> Estimate:
+    n_rows = problem.b.size
+    base_w = np.tile(w, n_rows // problem.na)
+    theta_b = _wls(problem, base_w)
+    sigma = np.tile(_joint_sigma(problem, theta_b), n_rows // problem.na)
+    converged = False
+    for it in range(1, max_iter + 1):
+        s = (problem.b - problem.base.reduce(problem.A) @ theta_b) / sigma
+        huber = np.minimum(1.0, HUBER_K / np.maximum(np.abs(s), 1e-300))
+        new = _wls(problem, base_w * np.sqrt(huber))
+        step = np.linalg.norm(new - theta_b)
+        theta_b = new
+        if step <= rel_tol * np.linalg.norm(theta_b):
+            converged = True
+            break
+    return Estimate("irls", problem.full(_complete(problem, theta_b)), theta_b, w,
+                    {"iterations": it, "converged": converged})
+
+
+def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float) -> Estimate:
+    layout = problem.layout
+    A = problem.A * row_w[:, None]
+    b = problem.b * row_w
+    # The objective only needs R and Q^T b of A = QR: an n x n problem however many samples.
+    Q, R = np.linalg.qr(A)
+    c = Q.T @ b
+    n = A.shape[1]
+    x_nom = layout.nominal[problem.free]
+    lam = 1e-9 * np.mean(np.sum(R**2, axis=0))
+    x = cp.Variable(n)
+    theta = np.zeros(layout.size, dtype=object)
+    pos = {int(i): k for k, i in enumerate(problem.free)}
+    constraints = []
+    basis = [pseudo_inertia(e) for e in np.eye(10)]   # pseudo_inertia is linear in pi
+    for body, sl in layout.body_slices():
+        idx = np.arange(layout.n_inertial)[sl]
+        if not any(int(i) in pos for i in idx):
+            continue
+        J = 0
+        for i, E in zip(idx, basis):
+            coef = x[pos[int(i)]] if int(i) in pos else problem.theta_fixed[np.searchsorted(problem.fixed, i)]
+            J = J + coef * E
+        constraints.append(0.5 * (J + J.T) >> margin * np.eye(4))
+    n_i = layout.n_inertial
+    for k in range(len(layout.friction_joints)):
+        for comp in range(3):  # Fc, Fv, Ia
+            i = n_i + 4 * k + comp
+            if i in pos:
+                constraints.append(x[pos[i]] >= 0)
+    objective = cp.Minimize(cp.sum_squares(R @ x - c) + lam * cp.sum_squares(x - x_nom))
+    prob = cp.Problem(objective, constraints)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as exc:
+        raise IdentificationError(f"the SDP solver failed: {exc}") from None
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+        raise IdentificationError(f"the physically consistent problem has no solution (status {prob.status}); "
+                                  "the held-fixed parameters may violate the constraints")
+    x_val = np.asarray(x.value)
+    return Estimate("lmi", problem.full(x_val), problem.base.base_map @ x_val, w,
+                    {"solver_status": prob.status, "lmi_margin": margin})
+
+
+def lmi_min_eigenvalues(problem_or_layout, theta) -> dict[str, float]:
+    """Smallest eigenvalue of each body's pseudo-inertia (kg m^2): > 0 means physically consistent."""
+    layout = getattr(problem_or_layout, "layout", problem_or_layout)
+    return {body: float(np.linalg.eigvalsh(pseudo_inertia(theta[sl]))[0]) for body, sl in layout.body_slices()}

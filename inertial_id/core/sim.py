@@ -1,0 +1,130 @@
+"""Simulated arm: pinocchio forward dynamics (ABA) at a fixed step, computed-torque tracking of a
+commanded trajectory, a hidden payload, and bounded sensor noise as set in the robot profile.
+
+It exists so that the demo and the tests run without hardware. The controller only knows the
+nominal robot (no payload), like a real arm carrying an unknown object. Integration is
+semi-implicit Euler: ``v += dt * a(q, v, tau)``, ``q += dt * v``, torque held over each step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from . import params
+from .model import Robot, model_with_payload
+from .regressor import PayloadRegressor
+from .trajectory import SampledTrajectory, interpolate
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """Sensor error bounds of a profile (``noise:`` section)."""
+
+    torque_relative: float = 0.0
+    torque_absolute_Nm: float = 0.0
+    encoder_resolution_rad: float = 0.0
+    force_sigma_N: float = 0.0
+    torque_sigma_Nm: float = 0.0
+    bound_sigmas: float = 3.0
+
+    @classmethod
+    def from_profile(cls, profile: dict) -> "NoiseModel":
+        n = profile.get("noise", {})
+        jt = n.get("joint_torque", {})
+        wr = n.get("wrench", {})
+        return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
+                   np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
+                   wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0))
+
+    def torque_bound(self, tau) -> np.ndarray:
+        return self.torque_relative * np.abs(tau) + self.torque_absolute_Nm
+
+    def wrench_sigma(self) -> np.ndarray:
+        return np.array([self.force_sigma_N] * 3 + [self.torque_sigma_Nm] * 3)
+
+
+@dataclass
+class Measurement:
+    t: float                      # s, simulation time
+    q: np.ndarray                 # rad, quantized by the encoders
+    qd: np.ndarray                # rad/s
+    tau: np.ndarray               # N m, joint torque sensors
+    wrench: np.ndarray | None     # [f; n] on the payload in the F/T frame (N, N m); None without sensor
+
+
+class Simulator:
+    def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 100.0,
+                 kd: float = 20.0, noise: NoiseModel | None = None, seed: int = 0, q0=None):
+        if step_hz < 1000.0:
+            raise ValueError("the simulator steps at 1 kHz or faster")
+        self.robot = robot
+        self.dt = 1.0 / step_hz
+        self.kp, self.kd = kp, kd
+        self.noise = noise or NoiseModel()
+        self.rng = np.random.default_rng(seed)
+        self.pi_payload = np.asarray(pi_payload, float)
+        self.model_true = model_with_payload(robot, self.pi_payload)
+        self.data_true = self.model_true.createData()
+        self.data_nominal = robot.model.createData()
+        self._ft = PayloadRegressor(robot) if robot.ft_frame_id is not None else None
+        self.t = 0.0
+        self.q = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], float).copy()
+        self.v = np.zeros(robot.nv)
+        self.tau = pin.rnea(robot.model, self.data_nominal, self.q, self.v, np.zeros(robot.nv))
+        self.a = np.zeros(robot.nv)
+        self._last = (self.t, self.q.copy(), self.v.copy(), self.tau.copy(), self.a.copy())
+        self._traj: SampledTrajectory | None = None
+        self._traj_start = 0.0
+        self._hold = self.q.copy()
+
+    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> None:
+        """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point."""
+        self._traj = traj
+        self._traj_start = self.t if start_time is None else start_time
+
+    def hold(self, q=None) -> None:
+        self._traj = None
+        self._hold = np.asarray(self.q if q is None else q, float).copy()
+
+    def desired(self, t: float):
+        if self._traj is None:
+            z = np.zeros(self.robot.nv)
+            return self._hold, z, z
+        q, qd, qdd = interpolate(self._traj, t - self._traj_start)
+        return q[0], qd[0], qdd[0]
+
+    def step(self) -> None:
+        q_d, qd_d, qdd_d = self.desired(self.t)
+        a_ref = qdd_d + self.kp * (q_d - self.q) + self.kd * (qd_d - self.v)
+        tau = pin.rnea(self.robot.model, self.data_nominal, self.q, self.v, a_ref)
+        self.tau = np.clip(tau, -self.robot.torque_limit, self.robot.torque_limit)
+        self.a = pin.aba(self.model_true, self.data_true, self.q, self.v, self.tau)
+        self._last = (self.t, self.q.copy(), self.v.copy(), self.tau.copy(), self.a.copy())
+        self.v = self.v + self.dt * self.a
+        self.q = self.q + self.dt * self.v
+        self.t += self.dt
+
+    def measure(self) -> Measurement:
+        """Sensor readings of the state at the start of the last step, with the torque applied over
+        that step (call after :meth:`step`)."""
+        nz = self.noise
+        t, q_true, v, tau_true, a = self._last
+        q = q_true
+        if nz.encoder_resolution_rad > 0:
+            q = np.round(q_true / nz.encoder_resolution_rad) * nz.encoder_resolution_rad
+        tau = tau_true + self.rng.uniform(-1.0, 1.0, self.robot.nv) * nz.torque_bound(tau_true)
+        wrench = None
+        if self._ft is not None:
+            A, _ = self._ft.wrench_rows(q_true, v, a, np.zeros(6))
+            e = np.clip(self.rng.normal(size=6), -nz.bound_sigmas, nz.bound_sigmas) * nz.wrench_sigma()
+            wrench = A @ self.pi_payload + e
+        return Measurement(t, q, v, tau, wrench)
+
+    def payload_truth(self) -> np.ndarray:
+        return self.pi_payload.copy()
+
+
+def payload_parameter_names() -> list[str]:
+    return params.parameter_names("payload")

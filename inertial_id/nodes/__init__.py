@@ -1,0 +1,1 @@
+"""Thin rclpy nodes: parse messages, call ``inertial_id.core``, publish. No algorithms here."""

@@ -1,0 +1,113 @@
+"""What every node shares: parameter declaration with descriptions, the robot profile, QoS
+choices, dropped-input accounting on /diagnostics, and the main() wrapper."""
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from ..core.model import Robot, load_robot
+
+# High-rate sensor inputs: best effort like qos_profile_sensor_data, with a deeper queue so that
+# bursts (a driver publishing several samples at once) are not lost to a momentarily busy node.
+SENSOR_QOS = QoSProfile(reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST,
+                        depth=200, durability=DurabilityPolicy.VOLATILE)
+# Rows and estimates: every message matters; reliable with room for a slow consumer.
+RELIABLE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                          depth=500, durability=DurabilityPolicy.VOLATILE)
+# Facts that late joiners need (true payload of the simulator, the last trajectory): latched.
+LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                         depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def declare(node: Node, name: str, default, description: str):
+    """Declare a parameter with its default and description; return its value."""
+    return node.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+
+def declare_robot(node: Node) -> Robot:
+    profile = declare(node, "robot_profile", "kinova_gen3",
+                      "robot profile: a name in config/robots/ or a path to a YAML file")
+    return load_robot(profile)
+
+
+def stamp_to_s(stamp) -> float:
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def s_to_stamp(t: float, msg_stamp) -> None:
+    sec = int(np.floor(t))
+    msg_stamp.sec = sec
+    msg_stamp.nanosec = int(round((t - sec) * 1e9)) % 1_000_000_000
+
+
+class DropCounter:
+    """Counts dropped inputs by reason; warns (throttled) and publishes counts on /diagnostics."""
+
+    def __init__(self, node: Node, period_s: float = 1.0, warn_period_s: float = 2.0):
+        self.node = node
+        self.counts: Counter = Counter()
+        self.accepted = 0
+        self.status_message = "running"
+        self.level = DiagnosticStatus.OK
+        self._last_warn: dict[str, float] = {}
+        self._warn_period_s = warn_period_s
+        self._pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        node.create_timer(period_s, self.publish)
+
+    def drop(self, reason: str, detail: str = "") -> None:
+        self.counts[reason] += 1
+        now = time.monotonic()
+        if now - self._last_warn.get(reason, -1e9) >= self._warn_period_s:
+            self._last_warn[reason] = now
+            self.node.get_logger().warning(
+                f"dropped input ({reason}){': ' + detail if detail else ''} [{self.counts[reason]} so far]")
+
+    def ok(self, n: int = 1) -> None:
+        self.accepted += n
+
+    def set_status(self, level, message: str) -> None:
+        self.level, self.status_message = level, message
+
+    def publish(self) -> None:
+        msg = DiagnosticArray()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        status = DiagnosticStatus()
+        status.name = f"inertial_id: {self.node.get_name()}"
+        status.hardware_id = self.node.get_name()
+        status.level = self.level
+        status.message = self.status_message
+        status.values = [KeyValue(key="accepted", value=str(self.accepted))]
+        status.values += [KeyValue(key=f"dropped.{r}", value=str(c)) for r, c in sorted(self.counts.items())]
+        msg.status = [status]
+        self._pub.publish(msg)
+
+
+def run_node(node_class, args=None) -> int:
+    """Entry point shared by the nodes: init, spin until shutdown, clean exit on Ctrl-C."""
+    rclpy.init(args=args if args is not None else sys.argv)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:  # a profile or parameter the node cannot work with: say it in one line
+        from ..core.model import ProfileError
+        if isinstance(exc, (ProfileError, ValueError)):
+            print(f"{node_class.__name__}: {exc}", file=sys.stderr)
+            return 2
+        raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+    return 0
