@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("demo", "bench", "identifiability")
+COMMANDS = ("demo", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters")
 
 
 class UserError(Exception):

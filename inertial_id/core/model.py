@@ -179,6 +179,11 @@ def load_robot(profile: dict | str) -> Robot:
         return model.getFrameId(name)
 
     n = model.nv
+    armature = profile.get("dynamics", {}).get("armature")
+    if armature is not None:
+        if len(armature) != n:
+            raise ProfileError(f"dynamics.armature has {len(armature)} entries for {n} joints")
+        model.armature = np.asarray(armature, dtype=float)
     return Robot(
         name=profile.get("name", urdf.stem), model=model, joint_names=joints,
         payload_frame=frames["payload"], payload_frame_id=frame_id(frames["payload"]),

@@ -21,7 +21,8 @@ LOCAL = pin.ReferenceFrame.LOCAL
 
 def joint_torque_regressor(model: pin.Model, data: pin.Data, q, v, a) -> np.ndarray:
     """Whole-robot regressor ``(nv, 10*(njoints-1))``: ``tau = Y @ concat(pi_1..pi_n)``, each body's
-    parameters in its joint frame (pinocchio's ``computeJointTorqueRegressor``)."""
+    parameters in its joint frame (pinocchio's ``computeJointTorqueRegressor``). Rotor inertia is
+    not in it: it is the ``Ia`` friction column (pinocchio's RNEA adds ``model.armature * a``)."""
     return pin.computeJointTorqueRegressor(model, data, q, v, a).copy()
 
 

@@ -2,8 +2,11 @@
 commanded trajectory, a hidden payload, and bounded sensor noise as set in the robot profile.
 
 It exists so that the demo and the tests run without hardware. The controller only knows the
-nominal robot (no payload), like a real arm carrying an unknown object. Integration is
-semi-implicit Euler: ``v += dt * a(q, v, tau)``, ``q += dt * v``, torque held over each step.
+nominal robot (no payload), like a real arm carrying an unknown object: computed torque
+``tau = RNEA_nominal(q, v, qdd_d + kp e + kd de + ki int e)``, whose integral term takes up the
+payload's weight. The arm starts at rest, already holding the payload (integrator at its steady
+state). Integration is semi-implicit Euler: ``v += dt * a(q, v, tau)``, ``q += dt * v``, torque
+held over each step.
 """
 from __future__ import annotations
 
@@ -55,13 +58,13 @@ class Measurement:
 
 
 class Simulator:
-    def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 100.0,
-                 kd: float = 20.0, noise: NoiseModel | None = None, seed: int = 0, q0=None):
+    def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
+                 kd: float = 40.0, ki: float = 2000.0, noise: NoiseModel | None = None, seed: int = 0, q0=None):
         if step_hz < 1000.0:
             raise ValueError("the simulator steps at 1 kHz or faster")
         self.robot = robot
         self.dt = 1.0 / step_hz
-        self.kp, self.kd = kp, kd
+        self.kp, self.kd, self.ki = kp, kd, ki
         self.noise = noise or NoiseModel()
         self.rng = np.random.default_rng(seed)
         self.pi_payload = np.asarray(pi_payload, float)
@@ -72,12 +75,24 @@ class Simulator:
         self.t = 0.0
         self.q = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], float).copy()
         self.v = np.zeros(robot.nv)
-        self.tau = pin.rnea(robot.model, self.data_nominal, self.q, self.v, np.zeros(robot.nv))
+        zero = np.zeros(robot.nv)
+        self.tau = pin.rnea(self.model_true, self.data_true, self.q, zero, zero)
+        # integral state that holds the (unknown to the controller) payload at rest at q0
+        g_error = self.tau - pin.rnea(robot.model, self.data_nominal, self.q, zero, zero)
+        M = pin.crba(robot.model, self.data_nominal, self.q)
+        self.e_int = np.linalg.solve(np.triu(M) + np.triu(M, 1).T, g_error) / ki
         self.a = np.zeros(robot.nv)
         self._last = (self.t, self.q.copy(), self.v.copy(), self.tau.copy(), self.a.copy())
         self._traj: SampledTrajectory | None = None
         self._traj_start = 0.0
         self._hold = self.q.copy()
+
+    @classmethod
+    def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True) -> "Simulator":
+        """Step rate, gains and sensor noise from the profile's ``sim:`` and ``noise:`` sections."""
+        sim = robot.profile["sim"]
+        return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"],
+                   NoiseModel.from_profile(robot.profile) if noise else NoiseModel(), seed)
 
     def command(self, traj: SampledTrajectory, start_time: float | None = None) -> None:
         """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point."""
@@ -97,7 +112,9 @@ class Simulator:
 
     def step(self) -> None:
         q_d, qd_d, qdd_d = self.desired(self.t)
-        a_ref = qdd_d + self.kp * (q_d - self.q) + self.kd * (qd_d - self.v)
+        e = q_d - self.q
+        self.e_int = self.e_int + self.dt * e
+        a_ref = qdd_d + self.kp * e + self.kd * (qd_d - self.v) + self.ki * self.e_int
         tau = pin.rnea(self.robot.model, self.data_nominal, self.q, self.v, a_ref)
         self.tau = np.clip(tau, -self.robot.torque_limit, self.robot.torque_limit)
         self.a = pin.aba(self.model_true, self.data_true, self.q, self.v, self.tau)

@@ -62,3 +62,31 @@ def start_node_set(profile: str, env: dict, log_dir: str | None = None, nodes=NO
         params = {"robot_profile": profile, **overrides.get(node, {})}
         procs.start(node, params, env, log_dir)
     return procs
+
+
+def launch_description(default_profile: str, with_sim: bool):
+    """A launch_ros LaunchDescription of the node set (for ``ros2 launch inertial_id ...``).
+
+    Arguments: ``robot_profile`` (default ``default_profile``), ``method`` (estimator),
+    ``duration_s`` (exciting motion), and with the simulator ``payload``.
+    """
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    args = [DeclareLaunchArgument("robot_profile", default_value=default_profile,
+                                  description="robot profile name (config/robots) or YAML path"),
+            DeclareLaunchArgument("method", default_value="lmi", description="estimator method"),
+            DeclareLaunchArgument("duration_s", default_value="30.0", description="exciting motion, s")]
+    profile = LaunchConfiguration("robot_profile")
+    per_node = {"estimator": {"method": LaunchConfiguration("method")},
+                "excitation_planner": {"duration_s": LaunchConfiguration("duration_s")}}
+    if with_sim:
+        args.append(DeclareLaunchArgument("payload", default_value="dumbbell_5lb",
+                                          description="payload of the simulated arm (config/payloads.yaml)"))
+        per_node["sim_robot"] = {"payload": LaunchConfiguration("payload")}
+    nodes = [Node(package="inertial_id", executable=name, name=name, output="screen",
+                  parameters=[{"robot_profile": profile, **per_node.get(name, {})}])
+             for name in NODES if with_sim or name != "sim_robot"]
+    return LaunchDescription(args + nodes)

@@ -11,7 +11,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..core import params
 from ..core.model import payload_params
-from ..core.sim import NoiseModel, Simulator
+from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
 from .common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from rclpy.node import Node
@@ -29,8 +29,7 @@ class SimRobotNode(Node):
         publish_hz = declare(self, "publish_hz", float(prof["sim"]["publish_hz"]), "sensor publishing rate, Hz")
         step_hz = float(prof["sim"]["step_hz"])
         self.truth = payload_params(payload)
-        self.sim = Simulator(self.robot, self.truth, step_hz, prof["sim"]["kp"], prof["sim"]["kd"],
-                             NoiseModel.from_profile(prof), seed)
+        self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self.drops = DropCounter(self)
         self.pub_js = self.create_publisher(JointState, "/joint_states", SENSOR_QOS)

@@ -160,7 +160,7 @@ def system_bases(result: RPNAResult) -> tuple[np.ndarray, np.ndarray]:
     n = off[-1]
     R_cols, N_rows = [], []
     for b, body in enumerate(bodies, start=1):
-        Ri = scipy.linalg.null_space(body.N, rcond=spatial.RANK_TOL)
+        Ri = spatial.null_space(body.N)
         col = np.zeros((n, Ri.shape[1]))
         col[off[b - 1]:off[b]] = Ri
         p = tree.parents[b - 1]

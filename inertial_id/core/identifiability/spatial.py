@@ -94,6 +94,13 @@ def rank(A, tol: float = RANK_TOL) -> int:
     return int(np.sum(s > tol * max(1.0, s[0])))
 
 
+def null_space(A, tol: float = RANK_TOL) -> np.ndarray:
+    """Orthonormal basis of ``Null(A)``, with the rank decided as in :func:`rank`."""
+    A = np.asarray(A, dtype=float)
+    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    return Vt[rank(A, tol) if s.size else 0:].T
+
+
 def ctrb(F_list, G) -> np.ndarray:
     """Orthonormal basis of the smallest subspace that contains ``range(G)`` and is invariant under
     every ``F`` in ``F_list`` (the controllable subspace of ``Ctrb(F, G)``)."""

@@ -22,6 +22,15 @@ from ..params import FRICTION_NAMES, PARAMETER_NAMES, friction_names, parameter_
 from ..regressor import friction_regressor, joint_torque_regressor
 
 
+# Columns whose pivot (column-normalised QR) is below 1e-6 of the largest are treated as not
+# identifiable: e.g. the Gen3 URDF's joint-1 axis is tilted by 7e-6 rad (rpy 3.1416, not pi), which
+# makes the total mass "visible" to joint 1 at a 2e-7 level no real torque sensor resolves.
+STRUCTURAL_REL_TOL = 1e-6
+# The data leave a base parameter undetermined when its pivot falls below this (exactly unexcited
+# columns fall to ~1e-15; merely weak excitation stays far above).
+DATA_REL_TOL = 1e-7
+
+
 class IdentificationError(ValueError):
     """Data or options that do not determine the parameters; the message names the problem."""
 
@@ -182,7 +191,7 @@ def structural_base(chain: cc.ClosedChain, layout: ParameterLayout, free: np.nda
         if layout.friction_joints:
             Y = np.hstack([Y, friction_regressor(v_a, a_a)])
         stacked.append(Y[:, free])
-    return base_parameters(np.vstack(stacked))
+    return base_parameters(np.vstack(stacked), rel_tol=STRUCTURAL_REL_TOL)
 
 
 @dataclass
@@ -219,7 +228,7 @@ class Problem:
         return self.base.combinations(self.free_names)
 
 
-def check_excitation(problem: Problem, rel_tol: float = 1e-7) -> None:
+def check_excitation(problem: Problem, rel_tol: float = DATA_REL_TOL) -> None:
     """Raise naming the base parameters that the data leave undetermined (rank of ``A Pb``)."""
     A_b = problem.base.reduce(problem.A)
     data_base = base_parameters(A_b, rel_tol=rel_tol)

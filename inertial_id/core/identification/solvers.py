@@ -3,7 +3,8 @@ least squares, and the physically consistent problem (seed 001 eq. 32) as an SDP
 
 Weights (``wls``): one per actuated joint, ``w_j = 1 / sigma_j`` with ``sigma_j^2 = |r_j|^2 /
 (N - n_base / na)`` the residual variance of joint ``j`` after ordinary LS (Gautier's normalisation:
-joints with large torques and noise no longer dominate the fit).
+joints with large torques and noise no longer dominate the fit); ``sigma_j`` is floored at 1e-6 of
+the joint's torque RMS so that noise-free data keep finite weights.
 
 IRLS (``irls``): starts from WLS; each iteration sets row weights ``w_j * h(r / sigma_j)`` with
 Huber's ``h(s) = min(1, 1.345 / |s|)`` and re-solves, so outlier rows (torque spikes, contact
@@ -12,9 +13,10 @@ bumps) lose influence. Stops when the base parameters change by less than ``1e-8
 
 SDP (``lmi``): minimises the WLS objective over the full free parameter vector subject to, per
 body with free parameters, ``pseudo_inertia(pi_k) >= margin * I`` (seed 001's LMI, equal to its
-``[[tr(L)/2 I - L, m p], [m p^T, m]]``) and ``Fc, Fv, Ia >= 0``. Directions the data cannot see
-are pulled towards the nominal values by a regulariser ``1e-9 * mean(diag(A^T A)) |x - x_nominal|^2``
-so the answer is unique and the base parameters stay essentially unbiased.
+``[[tr(L)/2 I - L, m p], [m p^T, m]]``) and ``Fc, Fv, Ia >= 0``. The data fix only the base
+parameters ``theta_b = x_b + Kd x_d``; the dependent coordinates ``x_d`` are pulled towards their
+nominal values by ``1e-9 * mean(diag(A^T A)) |x_d - x_d,nominal|^2``, which makes the answer unique
+without biasing the base parameters (unless an LMI is active).
 """
 from __future__ import annotations
 
@@ -59,7 +61,9 @@ def _joint_sigma(problem: Problem, theta_b: np.ndarray) -> np.ndarray:
     r = (problem.b - problem.base.reduce(problem.A) @ theta_b).reshape(-1, problem.na)
     dof = max(r.shape[0] - problem.base.rank / problem.na, 1.0)
     sigma = np.sqrt(np.sum(r**2, axis=0) / dof)
-    return np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300))
+    # floor at 1e-6 of the joint's torque RMS: noise-free data would otherwise give weights ~1e13
+    rms = np.sqrt(np.mean(problem.b.reshape(-1, problem.na) ** 2, axis=0))
+    return np.maximum(sigma, 1e-6 * np.maximum(rms, 1e-12))
 
 
 def joint_weights(problem: Problem) -> np.ndarray:
@@ -134,7 +138,8 @@ def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float) -> E
             i = n_i + 4 * k + comp
             if i in pos:
                 constraints.append(x[pos[i]] >= 0)
-    objective = cp.Minimize(cp.sum_squares(R @ x - c) + lam * cp.sum_squares(x - x_nom))
+    dep = problem.base.dependent
+    objective = cp.Minimize(cp.sum_squares(R @ x - c) + lam * cp.sum_squares(x[dep] - x_nom[dep]))
     prob = cp.Problem(objective, constraints)
     try:
         prob.solve(solver=cp.CLARABEL)

@@ -38,7 +38,7 @@ class PoseKalmanFilter:
     """Pose samples ``X_WS`` at a fixed rate -> ``(a_S, w_S, alpha_S, g_S)``."""
 
     def __init__(self, dt_s: float, sigma_position_m: float = 1e-4, sigma_rotation_rad: float = 1e-4,
-                 linear_jerk_psd: float = 50.0, angular_jerk_psd: float = 500.0,
+                 linear_jerk_psd: float = 1.0, angular_jerk_psd: float = 20.0,
                  g_W=(0.0, 0.0, -9.81)):
         self.linear = WhiteJerkFilter(dt_s, sigma_position_m, linear_jerk_psd)
         self.angular = WhiteJerkFilter(dt_s, sigma_rotation_rad, angular_jerk_psd)

@@ -196,6 +196,10 @@ def sample_points(shape: Shape, density_per_cm3: float = DEFAULT_DENSITY_PER_CM3
     if len(p_O) == 0:
         raise ShapeError(f"density {density_per_cm3}/cm^3 (lattice pitch {100 * pitch_m:.2f} cm) puts no "
                          f"point inside the shape; raise the density")
+    if np.linalg.matrix_rank(np.column_stack([p_O, np.ones(len(p_O))]), tol=1e-9) < 4:
+        # points on a plane cannot carry a general inertia (and their pseudo-inertia is singular)
+        raise ShapeError(f"density {density_per_cm3}/cm^3 gives {len(p_O)} points, all in one plane; "
+                         f"raise the density so that they span the volume")
     p_P = p_O @ X_PO.rotation.T + X_PO.translation
     reach = np.linalg.norm(p_P, axis=1).max()
     if reach > max_reach_m:

@@ -26,15 +26,13 @@ DYNAMISM_SCALES = (1.0, 1.0, 0.5)   # n1, n2, n3 of eq. 4 for (|a|, |alpha|, |w|
 
 
 def point_mass_basis(p_S: np.ndarray) -> np.ndarray:
-    """(10, n) ``Phi``: column i is the parameter vector (pinocchio order) of a unit mass at ``p_S[i]``."""
+    """(10, n) ``Phi``: column i is the parameter vector (pinocchio order) of a unit mass at ``p_S[i]``.
+
+    ``Phi @ m`` recovers the body's parameters; with ``m >= 0`` they are physically consistent, the
+    pseudo-inertia being the sum of ``m_i [p_i; 1][p_i; 1]^T``.
+    """
     zero = np.zeros((3, 3))
     return np.column_stack([params.params_from_com(1.0, p, zero) for p in np.asarray(p_S, dtype=float)])
-
-
-def params_from_point_masses(masses_kg, p_S) -> np.ndarray:
-    """Parameters (pinocchio order, frame of ``p_S``) of point masses: physically consistent when
-    ``masses_kg >= 0`` since the pseudo-inertia is a sum of ``m_i [p_i; 1][p_i; 1]^T``."""
-    return point_mass_basis(p_S) @ np.asarray(masses_kg, dtype=float)
 
 
 def dynamism(samples: WristSamples, scales=DYNAMISM_SCALES) -> np.ndarray:

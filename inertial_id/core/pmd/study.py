@@ -3,8 +3,9 @@ moved by sinusoids of the three wrist joints at a given average angular speed, i
 ~1.5 s of data at 100 Hz by OLS, RTLS, GEO and PMD.
 
 Pipeline of one run: joint sinusoids -> sensor-frame pose, velocities and accelerations (pinocchio)
--> exact wrench of the object -> measured pose (encoder-level noise) through the Kalman filter ->
-Table II noise on the accelerations and the wrench -> each method on the same samples.
+-> exact wrench of the object -> measured pose (encoder-level noise) through the Kalman filter, and
+Table II noise on the wrench (as in Table III; the filtered accelerations then carry errors of the
+size of Table II's acceleration columns) -> each method on the same samples.
 """
 from __future__ import annotations
 
@@ -24,10 +25,9 @@ from .shapes import bounding_box_size, sample_points
 from .solver import PmdProblem
 
 METHODS = ("OLS", "RTLS", "GEO", "PMD")
-# Table II: standard deviations of (angular acceleration, linear acceleration, force, torque)
-NOISE_LEVELS = {"low": (0.25, 0.025, 0.05, 0.0025),
-                "moderate": (0.5, 0.05, 0.1, 0.005),
-                "high": (1.0, 0.1, 0.33, 0.0067)}
+# Table II wrench noise, standard deviations of (force N, torque Nm)
+NOISE_LEVELS = {"low": (0.05, 0.0025), "moderate": (0.1, 0.005), "high": (0.33, 0.0067)}
+POSE_NOISE = 1e-4                     # m and rad: encoder quantization seen through the kinematics
 RATE_HZ = 100.0
 WARMUP_S = 0.5                        # Kalman filter settling before the samples are used
 WRIST_JOINTS = (4, 5, 6)              # the three joints proximal to the end effector
@@ -86,17 +86,17 @@ def true_wrench(samples: WristSamples, pi_S: np.ndarray) -> np.ndarray:
 
 
 def measured_samples(motion: WristMotion, pi_S: np.ndarray, noise: tuple, rng, n_samples: int) -> WristSamples:
-    """Samples as an identification would see them: Kalman-filtered pose, noisy signals."""
-    sigma_alpha, sigma_a, sigma_f, sigma_n = noise
-    kf = PoseKalmanFilter(1.0 / RATE_HZ)
+    """Samples as an identification would see them: Kalman-filtered pose, noisy wrench."""
+    kf = PoseKalmanFilter(1.0 / RATE_HZ, POSE_NOISE, POSE_NOISE)
     kin = []
     for X_WS in motion.X_WS:
-        noisy = pin.SE3(X_WS.rotation @ pin.exp3(rng.normal(0.0, 1e-4, 3)), X_WS.translation + rng.normal(0.0, 1e-4, 3))
+        noisy = pin.SE3(X_WS.rotation @ pin.exp3(rng.normal(0.0, POSE_NOISE, 3)),
+                        X_WS.translation + rng.normal(0.0, POSE_NOISE, 3))
         kin.append(kf.update(noisy))
     a, w, al, g = (np.array(x)[-n_samples:] for x in zip(*kin))
     wrench = true_wrench(motion.samples, pi_S)[-n_samples:]
-    wrench = wrench + rng.normal(0.0, 1.0, wrench.shape) * np.repeat([sigma_f, sigma_n], 3)
-    return WristSamples(a + rng.normal(0.0, sigma_a, a.shape), w, al + rng.normal(0.0, sigma_alpha, al.shape), g, wrench)
+    wrench = wrench + rng.normal(0.0, 1.0, wrench.shape) * np.repeat(noise, 3)
+    return WristSamples(a, w, al, g, wrench)
 
 
 def homogeneous_prior(samples: WristSamples, p_S: np.ndarray) -> np.ndarray:
@@ -106,11 +106,14 @@ def homogeneous_prior(samples: WristSamples, p_S: np.ndarray) -> np.ndarray:
     return sum(params.params_from_com(m0 / len(p_S), p, zero) for p in p_S)
 
 
-def identify(samples: WristSamples, problem: PmdProblem, sigma_wrench) -> dict:
-    """``{method: (pi_S, solve_time_s)}`` for all methods on the same rows: the wrench rows divided
-    by their noise relative to the force noise, so residuals stay in newtons (the units of the paper's
-    lambda, c1 and of the GEO weight) while torque rows weigh as much as their accuracy warrants."""
-    row_sigma = np.asarray(sigma_wrench) / sigma_wrench[0]
+def identify(samples: WristSamples, problem: PmdProblem, sigma_wrench=None) -> dict:
+    """``{method: (pi_S, solve_time_s)}`` for all methods on the same rows.
+
+    Without ``sigma_wrench`` the rows are used as measured, as in the paper (no noise knowledge).
+    With it, rows are divided by their noise relative to the force noise: residuals stay in newtons
+    (the units of lambda, c1 and the GEO weight) while torque rows weigh as their accuracy warrants.
+    """
+    row_sigma = None if sigma_wrench is None else np.asarray(sigma_wrench) / sigma_wrench[0]
     A, b = stack_rows(samples.full_regressors(), samples.wrench_S, row_sigma)
     prior = homogeneous_prior(samples, problem.p_S)
     runs = {"OLS": lambda: baselines.ols(A, b),
@@ -131,16 +134,16 @@ def _mean_errors(errs: list[dict]) -> dict:
 
 def run_study(speeds=(1.0, 1.5, 2.0), noise: str = "moderate", n_samples: int = 150, trials: int = 1,
               density_per_cm3: float = 0.04, objects: list[BenchObject] | None = None, seed: int = 0,
-              robot: Robot | None = None) -> dict:
+              noise_weighted: bool = False, robot: Robot | None = None) -> dict:
     """The Table III study: per method and speed, errors averaged over objects and trials."""
     robot = robot or load_robot("xarm7")
     objects = objects or bench_objects()
     sigma = NOISE_LEVELS[noise]
-    sigma_wrench = np.repeat(sigma[2:], 3)
+    sigma_wrench = np.repeat(sigma, 3)
     rng = np.random.default_rng(seed)
     problems = {o.name: PmdProblem(sample_points(o.shape, density_per_cm3, o.X_SO)) for o in objects}
     box = {o.name: bounding_box_size(o.shape) for o in objects}
-    report = {"noise": noise, "samples": n_samples, "rate_hz": RATE_HZ, "trials": trials,
+    report = {"noise": noise, "noise_weighted": noise_weighted, "samples": n_samples, "rate_hz": RATE_HZ, "trials": trials,
               "points": {o.name: len(problems[o.name].p_S) for o in objects}, "speeds": {}}
     for speed in speeds:
         motion = wrist_motion(robot, speed, n_samples)
@@ -150,7 +153,7 @@ def run_study(speeds=(1.0, 1.5, 2.0), noise: str = "moderate", n_samples: int = 
         for obj in objects:
             for _ in range(trials):
                 samples = measured_samples(motion, obj.pi_S, sigma, rng, n_samples)
-                for name, (pi, dt) in identify(samples, problems[obj.name], sigma_wrench).items():
+                for name, (pi, dt) in identify(samples, problems[obj.name], sigma_wrench if noise_weighted else None).items():
                     errs[name].append(metrics.errors_pct(pi, obj.pi_S, box[obj.name]))
                     consistent[name].append(params.is_physically_consistent(pi))
                     times[name].append(dt)

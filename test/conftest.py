@@ -1,0 +1,20 @@
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def random_params(rng, consistent=True):
+    """A random parameter vector (pinocchio order) of a physically consistent rigid body."""
+    from inertial_id.core import params
+    m = rng.uniform(0.2, 5.0)
+    c = rng.normal(scale=0.2, size=3)
+    B = rng.normal(scale=0.1, size=(3, 3))
+    Sigma_C = B @ B.T + 1e-4 * np.eye(3)          # second moment of the mass about the COM
+    I_C = m * (np.trace(Sigma_C) * np.eye(3) - Sigma_C)
+    if not consistent:
+        I_C = np.diag([1.0, 0.01, 0.01])   # violates the triangle inequality
+    return params.params_from_com(m, c, I_C)

@@ -1,0 +1,84 @@
+"""Least squares, the consistent (SDP) estimate, and guaranteed bounds."""
+import numpy as np
+import pytest
+
+from conftest import random_params
+from inertial_id.core import params
+from inertial_id.core.estimators.batch import WeightedLeastSquares
+from inertial_id.core.estimators.bounds import IntervalBounds
+from inertial_id.core.estimators.consistent import InfeasibleError, consistent_estimate
+from inertial_id.core.estimators.payload import PayloadEstimator
+from inertial_id.core.estimators.rls import RecursiveLeastSquares
+
+
+def noisy_rows(rng, x, n, bound):
+    A = rng.normal(size=(n, x.size))
+    return A, A @ x + rng.uniform(-bound, bound, n)
+
+
+def test_rls_equals_batch_least_squares(rng):
+    x = rng.normal(size=10)
+    rls = RecursiveLeastSquares(np.zeros(10), 1e8 * np.eye(10))
+    wls = WeightedLeastSquares(10)
+    for _ in range(10):
+        A, b = noisy_rows(rng, x, 30, 0.1)
+        w = rng.uniform(0.5, 2.0, 30)
+        rls.update(A, b, w)
+        wls.update(A, b, w)
+    x_wls, cov = wls.solve()
+    np.testing.assert_allclose(rls.x, x_wls, atol=1e-6)
+    np.testing.assert_allclose(rls.P, cov, atol=1e-6)
+    assert np.abs(x_wls - x).max() < 0.05
+
+
+def test_consistent_estimate_projects_only_when_needed(rng):
+    pi = random_params(rng)
+    info = np.eye(10)
+    np.testing.assert_allclose(consistent_estimate(pi, info), pi, atol=1e-6)
+    bad = random_params(rng, consistent=False)
+    fixed = consistent_estimate(bad, info)
+    assert params.is_physically_consistent(fixed, tol=1e-7) and not params.is_physically_consistent(bad)
+    with pytest.raises(InfeasibleError):
+        consistent_estimate(pi, info, lower=np.r_[-1.0, np.full(9, -1.0)], upper=np.r_[-0.5, np.full(9, 1.0)])
+
+
+def test_bounds_contain_the_truth_and_never_widen(rng):
+    x = rng.normal(size=10)
+    box = IntervalBounds(x - 3, x + 3)
+    widths = [box.width.copy()]
+    for _ in range(5):
+        A, b = noisy_rows(rng, x, 200, 0.2)
+        assert box.update(A, b, np.full(200, 0.2)).consistent
+        assert box.contains(x).all()
+        widths.append(box.width.copy())
+    assert all(np.all(w1 <= w0) for w0, w1 in zip(widths, widths[1:]))
+    assert widths[-1].max() < 0.2 * widths[0].max()
+
+
+def test_bounds_flag_data_that_break_the_assumed_noise(rng):
+    x = rng.normal(size=10)
+    box = IntervalBounds(x - 3, x + 3)
+    A, b = noisy_rows(rng, x, 100, 0.1)
+    b[[7, 42]] += 5.0
+    before = (box.lower.copy(), box.upper.copy())
+    upd = box.update(A, b, np.full(100, 0.1))
+    assert not upd.consistent and not box.data_consistent
+    assert set(upd.violating_rows) <= {7, 42} and upd.violating_rows.size >= 1
+    np.testing.assert_array_equal(box.lower, before[0])      # the box is left as it was
+
+
+@pytest.mark.parametrize("method", ["rls", "lmi"])
+def test_payload_estimator_reports_consistent_estimate_inside_bounds(method, rng):
+    pi = random_params(rng)
+    est = PayloadEstimator(method, params.parameter_names("payload"), pi - 1.0, pi + 1.0)
+    for _ in range(5):
+        A, b = noisy_rows(rng, pi, 300, 0.01)
+        est.add_rows(A, b, np.full(300, 0.01), np.full(300, 0.01 / np.sqrt(3)), samples=300)
+        est.update_bounds()
+    r = est.result()
+    assert r.samples_used == 1500 and r.data_consistent and r.bounds_guaranteed
+    assert np.all((pi >= r.lower) & (pi <= r.upper))
+    assert np.abs(r.estimate - pi).max() < 1e-2
+    assert r.physically_consistent
+    with pytest.raises(ValueError, match="unknown estimation method"):
+        PayloadEstimator("magic", params.parameter_names("p"), pi - 1, pi + 1)

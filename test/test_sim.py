@@ -1,0 +1,69 @@
+"""The simulator and the row builder: tracking, limits, and rows that respect their error bounds."""
+import numpy as np
+import pytest
+
+from inertial_id.core import model as robot_model
+from inertial_id.core import trajectory
+from inertial_id.core.row_builder import RowBuilder
+from inertial_id.core.sim import Simulator
+
+
+def run_sim(name, seconds, noise=True):
+    robot = robot_model.load_robot(name)
+    truth = robot_model.payload_params("dumbbell_5lb")
+    sim = Simulator.from_profile(robot, truth, seed=3, noise=noise)
+    traj, report = trajectory.excitation_from_profile(robot, seconds)
+    assert report.ok
+    sim.command(traj.resample(100))
+    sensing = robot.profile["sensing"]
+    builder = RowBuilder(robot, sensing["joint_torque"], sensing["wrench"])
+    rows, track_err = [], 0.0
+    for k in range(int(seconds * 1000)):
+        sim.step()
+        if k % 2 == 0:
+            m = sim.measure()
+            rows += builder.push(m.t, m.q, m.qd, m.tau, m.wrench)
+            track_err = max(track_err, np.abs(sim.desired(m.t)[0] - m.q).max())
+    return robot, truth, rows, track_err
+
+
+@pytest.mark.parametrize("name", ["kinova_gen3", "xarm7"])
+def test_rows_with_the_true_payload_respect_their_error_bounds(name):
+    """The bounded-noise assumption the guaranteed bounds rest on, checked against the simulator."""
+    robot, truth, rows, track_err = run_sim(name, 4.0)
+    assert len(rows) > 1500
+    ratios = np.concatenate([np.abs(r.A @ truth - r.b) / r.noise_bound for r in rows])
+    assert ratios.max() <= 1.0
+    assert ratios.max() > 0.5          # the bounds are not vacuous: noise does reach them
+    assert track_err < 0.03            # rad: computed-torque tracking despite the unknown payload
+
+
+def test_noise_free_rows_err_less_than_the_declared_model_error():
+    """Without sensor noise only differentiation at 500 Hz remains: the profile's allowance covers it."""
+    robot, truth, rows, _ = run_sim("kinova_gen3", 2.0, noise=False)
+    res = np.concatenate([np.abs(r.A @ truth - r.b) for r in rows])
+    assert 1e-5 < res.max() < robot.profile["noise"]["model_error_Nm"]
+
+
+def test_fourier_excitation_starts_and_ends_at_rest_within_limits():
+    robot = robot_model.load_robot("kinova_gen3")
+    traj, report = trajectory.excitation_from_profile(robot, 12.0)
+    assert report.ok and report.min_position_margin > 0 and report.min_velocity_margin > 0
+    home = np.asarray(robot.profile["sim"]["home"])
+    np.testing.assert_allclose(traj.q[0], home, atol=1e-12)
+    np.testing.assert_allclose(traj.q[-1], home, atol=1e-9)
+    assert np.abs(traj.qd[[0, -1]]).max() < 1e-9
+    assert np.abs(traj.qd).max(axis=0).min() > 0.05      # every joint moves
+    tight = trajectory.check_limits(traj, robot.position_lower, robot.position_upper, 0.1 * robot.velocity_limit)
+    assert not tight.ok and "velocity" in tight.message
+
+
+def test_quintic_interpolation_reproduces_the_knots():
+    robot = robot_model.load_robot("xarm7")
+    traj, _ = trajectory.excitation_from_profile(robot, 5.0)
+    coarse = traj.resample(100)
+    q, qd, qdd = trajectory.interpolate(coarse, coarse.t)
+    np.testing.assert_allclose(q, coarse.q, atol=1e-12)
+    q, qd, qdd = trajectory.interpolate(coarse, traj.t)
+    np.testing.assert_allclose(qd, traj.qd, atol=1e-6)
+    np.testing.assert_allclose(qdd, traj.qdd, atol=1e-4)
