@@ -19,7 +19,7 @@ $(STAMP): requirements.lock pyproject.toml package.xml CMakeLists.txt $(wildcard
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	@# Messages: an ordinary ament_cmake build against the wheels (see README, "How it is built").
-	rm -rf $(MSG_BUILD)
+	rm -rf $(MSG_BUILD) && mkdir -p build
 	export VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH AMENT_PREFIX_PATH=$(abspath $(VENV)) && \
 	cmake -S . -B $(MSG_BUILD) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -DCMAKE_INSTALL_PREFIX=$(abspath $(VENV)) \
 	      -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DINERTIAL_ID_INSTALL_PYTHON=OFF -DBUILD_TESTING=OFF \

@@ -1,5 +1,4 @@
 import numpy as np
-import pinocchio as pin
 
 from inertial_id.core import params
 from inertial_id.core.pmd import metrics, objects

@@ -16,6 +16,8 @@ def register(sub) -> None:
     p.add_argument("--density", type=float, default=0.04, help="PMD points per cm^3")
     p.add_argument("--noise-weighted", action="store_true",
                    help="balance torque against force rows by their noise (the paper weighs rows as measured)")
+    p.add_argument("--geo-gamma", type=float, default=None,
+                   help="weight of GEO's entropic divergence (default: the force noise variance, 1e-2 N^2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     p.set_defaults(func=run)
@@ -23,14 +25,17 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..core.pmd.shapes import ShapeError
+    from ..core.pmd.baselines import GEO_GAMMA
     from ..core.pmd.study import METHODS, run_study
     if not args.speeds or min(args.speeds) <= 0 or max(args.speeds) > 4.0:
         raise UserError("--speeds must be positive average angular speeds up to 4 rad/s")
     if not 10 <= args.samples <= 5000 or args.trials < 1:
         raise UserError("--samples must be in 10..5000 and --trials at least 1")
+    if args.geo_gamma is not None and not args.geo_gamma > 0:
+        raise UserError("--geo-gamma must be positive")
     try:
-        report = run_study(args.speeds, args.noise, args.samples, args.trials, args.density,
-                           seed=args.seed, noise_weighted=args.noise_weighted)
+        report = run_study(args.speeds, args.noise, args.samples, args.trials, args.density, seed=args.seed,
+                           noise_weighted=args.noise_weighted, geo_gamma=args.geo_gamma or GEO_GAMMA)
     except ShapeError as exc:
         raise UserError(str(exc)) from None
     print(f"{'speed':>6} {'method':6} {'mass %':>9} {'COM %':>9} {'inertia %':>10} {'consistent':>10} {'p50 s':>8}")

@@ -138,8 +138,9 @@ def rpna(tree: KinematicTree, gravity: bool = True, static: bool = False) -> RPN
         M = _momentum(V_bar, Phi, parts)
         N = np.vstack([M.T] + [K_minus.T @ a for a in A])
         K_bar = spatial.orth(np.hstack([K_minus, M]))
-        V_of[b] = spatial.orth(V_bar[:6])
-        K_of[b] = spatial.orth(K_bar[:10])
+        # the link's own spans (App. I (98)-(99)); without a rotor the stacked bases are the link's
+        V_of[b] = spatial.orth(V_bar[:6]) if len(parts) > 1 else V_bar
+        K_of[b] = spatial.orth(K_bar[:10]) if len(parts) > 1 else K_bar
         bodies.append(BodyResult(tree.names[b - 1], N, V_of[b], K_of[b], B, n_params))
     return RPNAResult(tree, tuple(bodies), gravity, static)
 

@@ -62,19 +62,19 @@ def transfer_matrix(X_parent_child: pin.SE3) -> np.ndarray:
     :func:`inertial_id.core.params.transform_matrix` (tested); evaluated in one contraction because
     RPNA calls it once per body."""
     X = X_parent_child.inverse().action
-    return _VEE @ np.einsum("ai,kab,bj->kij", X, INERTIA_BASIS, X).reshape(10, 36).T
+    return _VEE @ (X.T @ INERTIA_BASIS @ X).reshape(10, 36).T
 
 
 def rotation_operator(phi) -> np.ndarray:
     """``A(phi)`` (10x10): ``d/dpi [(phi x)^T I(pi) + I(pi)(phi x)]^v``."""
     C = cross_motion(phi)
-    D = np.einsum("ba,kbc->kac", C, INERTIA_BASIS) + INERTIA_BASIS @ C
+    D = C.T @ INERTIA_BASIS + INERTIA_BASIS @ C
     return _VEE @ D.reshape(10, 36).T
 
 
 def momentum_operator(V, Phi) -> np.ndarray:
     """``M(V, Phi)`` (10 x cols(V)*cols(Phi)): columns ``d/dpi (v^T I(pi) phi)``."""
-    return np.einsum("kab,ai,bj->kij", INERTIA_BASIS, V, Phi).reshape(10, -1)
+    return (V.T @ INERTIA_BASIS @ Phi).reshape(10, -1)
 
 
 def orth(A, tol: float = RANK_TOL) -> np.ndarray:
@@ -103,7 +103,23 @@ def null_space(A, tol: float = RANK_TOL) -> np.ndarray:
 
 def ctrb(F_list, G) -> np.ndarray:
     """Orthonormal basis of the smallest subspace that contains ``range(G)`` and is invariant under
-    every ``F`` in ``F_list`` (the controllable subspace of ``Ctrb(F, G)``)."""
+    every ``F`` in ``F_list`` (the controllable subspace of ``Ctrb(F, G)``).
+
+    One generator: the paper's ``[G, FG, ..., F^{n-1} G]`` in a single rank decision, each power's
+    columns rescaled to unit norm so that high powers do not swamp the low ones. Several
+    generators (multi-DoF joints): grow the span until it is invariant under all of them.
+    """
+    if len(F_list) == 1:
+        F, blocks, B = F_list[0], [], np.asarray(G, dtype=float)
+        for _ in range(B.shape[0]):
+            norms = np.linalg.norm(B, axis=0)
+            B = B[:, norms > RANK_TOL * max(1.0, norms.max(initial=0.0))]
+            if not B.shape[1]:
+                break
+            B = B / np.linalg.norm(B, axis=0)
+            blocks.append(B)
+            B = F @ B
+        return orth(np.hstack(blocks)) if blocks else np.zeros((G.shape[0], 0))
     Q = orth(G)
     while Q.shape[1] and Q.shape[1] < Q.shape[0]:
         grown = orth(np.hstack([Q] + [F @ Q for F in F_list]))
