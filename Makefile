@@ -5,7 +5,6 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SITE = $(shell $(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 STAMP := $(VENV)/.setup-done
 MSG_BUILD := build/msgs
 ROBOT ?= kinova_gen3
@@ -28,7 +27,8 @@ $(STAMP): requirements.lock pyproject.toml package.xml CMakeLists.txt $(wildcard
 	cmake --install $(MSG_BUILD) >> $(MSG_BUILD).log 2>&1 || (tail -30 $(MSG_BUILD).log; exit 1)
 	@# The source tree provides the inertial_id package; the generated inertial_id.msg joins it
 	@# through pkgutil.extend_path (inertial_id/__init__.py), so drop the generated stub package marker.
-	rm -rf $(SITE)/inertial_id/__init__.py $(SITE)/inertial_id-*.egg-info
+	site=$$($(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
+	rm -rf $$site/inertial_id/__init__.py $$site/inertial_id-*.egg-info
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 	      -e . --config-settings editable_mode=compat
 	$(BIN)/python -c "import rclpy, pinocchio; from inertial_id.msg import InertialEstimate, RegressorSample, ExcitationStatus"
