@@ -80,3 +80,18 @@ def test_wrench_rows_match_newton_euler(rng):
         g_S = data.oMf[fid].rotation.T @ model.gravity.linear
         np.testing.assert_allclose(regressor.wrench_regressor(acc.linear - g_S, vel.angular, alpha) @ pi_P,
                                    expected, atol=1e-9)
+
+
+def test_sensor_kinematics_are_those_of_the_wrench_rows(rng):
+    """PMD and other gravity-separating estimators rebuild the wrench rows from these kinematics."""
+    robot = robot_model.load_robot("xarm7")
+    core = regressor.PayloadRegressor(robot)
+    for _ in range(10):
+        q, v, a = random_state(robot, rng)
+        A, _ = core.wrench_rows(q, v, a, np.zeros(6))
+        k = core.sensor_kinematics()
+        d = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, d, q)
+        g_S = d.oMf[robot.ft_frame_id].rotation.T @ robot.model.gravity.linear
+        np.testing.assert_allclose(k[9:], g_S, atol=1e-12)
+        np.testing.assert_allclose(regressor.wrench_regressor(k[:3] - k[9:], k[3:6], k[6:9]), A, atol=1e-9)

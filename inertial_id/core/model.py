@@ -197,6 +197,14 @@ def load_robot(profile: dict | str) -> Robot:
     )
 
 
+def relative_placement(model: pin.Model, frame_A: int, frame_B: int) -> pin.SE3:
+    """Pose of frame B in frame A (``X_AB``); both must be fixed on the same body."""
+    if model.frames[frame_A].parentJoint != model.frames[frame_B].parentJoint:
+        raise ProfileError(f"frames '{model.frames[frame_A].name}' and '{model.frames[frame_B].name}' "
+                           "are not on the same body")
+    return model.frames[frame_A].placement.actInv(model.frames[frame_B].placement)
+
+
 def model_with_payload(robot: Robot, pi_payload) -> pin.Model:
     """A copy of the robot model with the payload (parameters in the payload frame) lumped into the
     body of the payload frame's parent joint."""

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from . import params
+from .model import relative_placement
 
 LOCAL = pin.ReferenceFrame.LOCAL
 
@@ -86,17 +87,8 @@ class PayloadRegressor:
         self.frame_P = robot.payload_frame_id
         self.frame_S = robot.ft_frame_id
         if self.frame_S is not None:
-            X_WP0 = self._frame_pose_at_neutral(self.frame_P)
-            X_WS0 = self._frame_pose_at_neutral(self.frame_S)
-            if self.model.frames[self.frame_P].parentJoint != self.model.frames[self.frame_S].parentJoint:
-                raise ValueError("the F/T sensor frame and the payload frame must be on the same body")
             # pi_S = T_SP pi_P
-            self.T_SP = params.transform_matrix(X_WS0.actInv(X_WP0))
-
-    def _frame_pose_at_neutral(self, fid):
-        d = self.model.createData()
-        pin.framesForwardKinematics(self.model, d, pin.neutral(self.model))
-        return d.oMf[fid]
+            self.T_SP = params.transform_matrix(relative_placement(self.model, self.frame_S, self.frame_P))
 
     def torque_rows(self, q, v, a, tau_measured_Nm):
         """(Y_P, b): ``Y_P @ pi_P = tau_measured - tau_robot(q, v, a)`` with the known robot model on
@@ -112,3 +104,17 @@ class PayloadRegressor:
         pin.rnea(self.model, self.data, q, v, a)
         A_S = frame_wrench_regressor(self.model, self.data, self.frame_S)
         return A_S @ self.T_SP, np.asarray(wrench_S, dtype=float)
+
+    def sensor_kinematics(self) -> np.ndarray:
+        """``[a(3), w(3), alpha(3), g(3)]`` of the sensor frame, in its coordinates, for the state of
+        the last :meth:`wrench_rows` call: classical linear acceleration without gravity, angular
+        velocity, angular acceleration, and gravity."""
+        frame = self.model.frames[self.frame_S]
+        j = frame.parentJoint
+        v_S = frame.placement.actInv(self.data.v[j])
+        a_gf_S = frame.placement.actInv(self.data.a_gf[j])     # spatial acceleration of a base at -g
+        pin.updateGlobalPlacements(self.model, self.data)        # RNEA leaves only the local placements
+        R_WS = self.data.oMi[j].rotation @ frame.placement.rotation
+        g_S = R_WS.T @ self.model.gravity.linear
+        a_S = a_gf_S.linear + np.cross(v_S.angular, v_S.linear) + g_S
+        return np.concatenate([a_S, v_S.angular, a_gf_S.angular, g_S])

@@ -30,6 +30,7 @@ class Rows:
     b: np.ndarray
     noise_bound: np.ndarray
     noise_sigma: np.ndarray
+    kinematics: np.ndarray | None = None   # wrench rows: see PayloadRegressor.sensor_kinematics
 
 
 class RowBuilder:
@@ -77,5 +78,5 @@ class RowBuilder:
             A, b = self.core.wrench_rows(qk, vk, ak, w)
             sigma = self.noise.wrench_sigma()
             e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
-            rows.append(Rows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0)))
+            rows.append(Rows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
         return rows

@@ -39,7 +39,15 @@ class EstimatorNode(Node):
 
     def _new_estimator(self) -> PayloadEstimator:
         lo, hi = self.robot.payload_prior()
-        return PayloadEstimator(self.method, self.names, lo, hi, self.max_rows)
+        pmd = None
+        if self.method == "pmd":
+            from ..core.model import relative_placement
+            from ..core.pmd.estimator import PmdEstimator
+            if self.robot.ft_frame_id is None:
+                raise ValueError("method 'pmd' needs an F/T sensor frame in the profile")
+            X_SP = relative_placement(self.robot.model, self.robot.ft_frame_id, self.robot.payload_frame_id)
+            pmd = PmdEstimator.from_payload_profile(self.robot.profile.get("payload", {}), X_SP)
+        return PayloadEstimator(self.method, self.names, lo, hi, self.max_rows, pmd=pmd)
 
     def on_reset(self, request, response):
         self.estimator = self._new_estimator()
@@ -63,7 +71,11 @@ class EstimatorNode(Node):
             self.drops.drop("non_finite", "NaN/Inf or non-positive noise in the rows")
             return
         per_sample = 6 if msg.kind == "wrench" else self.robot.nv
-        self.estimator.add_rows(A.reshape(msg.rows, cols), b, e, sigma, samples=msg.rows // per_sample)
+        if self.method == "pmd" and (msg.kind != "wrench" or len(msg.kinematics) != 2 * msg.rows):
+            self.drops.drop("pmd_needs_wrench_kinematics", f"'{msg.kind}' rows without sensor kinematics")
+            return
+        self.estimator.add_rows(A.reshape(msg.rows, cols), b, e, sigma, samples=msg.rows // per_sample,
+                                kinematics=np.asarray(msg.kinematics, float) if self.method == "pmd" else None)
         self.drops.ok()
         self.dirty = True
 

@@ -107,6 +107,8 @@ class RegressorBuilderNode(Node):
         msg.measurement = np.concatenate([r.b for r in batch]).tolist()
         msg.noise_bound = np.concatenate([r.noise_bound for r in batch]).tolist()
         msg.noise_sigma = np.concatenate([r.noise_sigma for r in batch]).tolist()
+        if kind == "wrench":
+            msg.kinematics = np.concatenate([r.kinematics for r in batch]).tolist()
         self.pub.publish(msg)
 
 

@@ -6,8 +6,13 @@ Methods:
 - ``lmi``: weighted least squares projected onto the physically consistent set inside the current
   guaranteed box (SDP); always consistent when the box admits a consistent vector.
 
-Both maintain :class:`~.bounds.IntervalBounds` from the rows' guaranteed error bounds. Row intake
-(``add_rows``) is cheap; the LPs run in ``update_bounds`` on the rows buffered since the last call.
+- ``pmd``: point-mass discretization of the payload's shape (seed 004) from wrench rows and the
+  sensor kinematics they carry; consistent by construction. Needs ``pmd`` (a configured
+  :class:`~inertial_id.core.pmd.estimator.PmdEstimator`).
+
+All maintain :class:`~.bounds.IntervalBounds` from the rows' guaranteed error bounds (independent
+of the point estimate). Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
+the rows buffered since the last call.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from .bounds import IntervalBounds
 from .consistent import InfeasibleError, consistent_estimate
 from .rls import RecursiveLeastSquares
 
-METHODS = ("rls", "lmi")
+METHODS = ("rls", "lmi", "pmd")
 
 
 @dataclass
@@ -42,10 +47,13 @@ class Estimate:
 
 class PayloadEstimator:
     def __init__(self, method: str, parameter_names, prior_lower, prior_upper,
-                 max_bound_rows: int = 3000, seed: int = 0):
+                 max_bound_rows: int = 3000, seed: int = 0, pmd=None):
         if method not in METHODS:
             raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+        if (method == "pmd") != (pmd is not None):
+            raise ValueError("method 'pmd' needs a PmdEstimator (and only it takes one)")
         self.method = method
+        self.pmd = pmd
         self.names = list(parameter_names)
         n = len(self.names)
         lo, hi = np.asarray(prior_lower, float), np.asarray(prior_upper, float)
@@ -61,9 +69,16 @@ class PayloadEstimator:
         self.samples_used = 0
         self.message = ""
 
-    def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1) -> None:
+    def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1, kinematics=None) -> None:
+        """Rows ``A x = b`` with per-row error bounds and sigmas. For ``pmd``: wrench rows (6 per
+        sample) with ``kinematics`` of each sample (``[a, w, alpha, g]``, 12 values, sensor frame)."""
         A = np.atleast_2d(np.asarray(A, float))
         b = np.asarray(b, float)
+        if self.pmd is not None:
+            if kinematics is None or np.size(kinematics) != 2 * b.size:
+                raise ValueError("method 'pmd' needs wrench rows with the sensor kinematics of each sample")
+            k = np.asarray(kinematics, float).reshape(-1, 12)
+            self.pmd.update(k[:, 0:3], k[:, 3:6], k[:, 6:9], k[:, 9:12], b.reshape(-1, 6))
         w = 1.0 / np.square(np.maximum(np.asarray(noise_sigma, float), 1e-12))
         self.wls.update(A, b, w)
         if self.method == "rls":
@@ -99,6 +114,8 @@ class PayloadEstimator:
         cov = np.full((n, n), np.nan)
         estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)
         message = self.message
+        if self.pmd is not None and self.pmd.samples_used:
+            estimate = self.pmd.result()["estimate"]
         try:
             x_ls, cov = self.wls.solve()
             if self.method == "lmi":
@@ -111,6 +128,8 @@ class PayloadEstimator:
             message = str(exc)
             estimate = np.clip(x_ls, self.bounds.lower, self.bounds.upper)
         finite = np.all(np.isfinite(estimate))
+        if finite and not np.all(self.bounds.contains(estimate)):
+            message = message or "the point estimate lies outside the guaranteed box"
         return Estimate(
             parameter_names=self.names, method=self.method, estimate=estimate,
             lower=self.bounds.lower.copy(), upper=self.bounds.upper.copy(),
