@@ -120,3 +120,13 @@ def test_open_chain_projection_is_identity():
     q = cc.solve_passive(chain, data, np.full(4, 0.3))
     np.testing.assert_array_equal(cc.projection(chain, data, q), np.eye(4))
     assert cc.constraint(chain, data, q).size == 0
+
+
+def test_digit_profile_combines_leg_loops_and_open_arm():
+    chain = load_chain("digit")
+    leg = load_chain("digit_leg")
+    assert (chain.na, chain.nc) == (10, 9)
+    q_a = leg_samples(1, np.random.default_rng(3))[0]
+    q = cc.solve_passive(chain, chain.model.createData(), np.concatenate([q_a, [0.1, -0.2, 0.3, 0.4]]))
+    q_leg = cc.solve_passive(leg, leg.model.createData(), q_a)
+    np.testing.assert_allclose(q[:15], q_leg, atol=1e-10)

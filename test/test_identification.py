@@ -161,3 +161,19 @@ def test_closed_chain_forward_simulation_follows_the_true_model(leg):
     sim = validation.simulate_segments(chain, layout, theta, run, segment_s=0.25, substeps=5)
     assert sim["segments"] == 2
     assert np.all(sim["l2"] < 0.01)
+
+
+def test_digit_arm_open_chain_recovers_base_parameters_noise_free():
+    profile = robot_model.load_profile("digit_arm")
+    chain = cc.chain_from_profile(robot_model.load_robot(profile).model, profile)
+    layout = P.make_layout(chain, True, profile["rotor_inertia"])
+    theta = layout.nominal.copy()
+    theta[layout.n_inertial:] = np.tile([0.8, 1.2, 0.15, 0.05], 4)
+    rng = np.random.default_rng(7)
+    t = np.arange(600) * 0.01
+    run = synthesize(chain, layout, theta, t, *fourier_excitation(t, np.zeros(4), np.full(4, 1.0), rng))
+    problem = P.build_problem(chain, layout, [run])
+    truth = problem.base.base_map @ theta[problem.free]
+    est = solvers.solve(problem, "lmi")
+    assert np.linalg.norm(est.base_values - truth) <= 1e-6 * np.linalg.norm(truth)
+    assert min(solvers.lmi_min_eigenvalues(layout, est.theta).values()) > 0

@@ -67,3 +67,25 @@ def test_quintic_interpolation_reproduces_the_knots():
     q, qd, qdd = trajectory.interpolate(coarse, traj.t)
     np.testing.assert_allclose(qd, traj.qd, atol=1e-6)
     np.testing.assert_allclose(qdd, traj.qdd, atol=1e-4)
+
+
+def test_pmd_estimator_on_simulated_wrench_rows():
+    """Method 'pmd' of the node's estimator: rows + sensor kinematics from the row builder."""
+    from inertial_id.core import params
+    from inertial_id.core.estimators.payload import PayloadEstimator
+    from inertial_id.core.model import relative_placement
+    from inertial_id.core.pmd.estimator import PmdEstimator
+    robot, truth, rows, _ = run_sim("xarm7", 3.0)
+    X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
+    est = PayloadEstimator("pmd", params.parameter_names("payload"), *robot.payload_prior(),
+                           pmd=PmdEstimator.from_payload_profile(robot.profile["payload"], X_SP))
+    for r in rows:
+        est.add_rows(r.A, r.b, r.noise_bound, r.noise_sigma, samples=1, kinematics=r.kinematics)
+    est.update_bounds()
+    res = est.result()
+    assert res.physically_consistent and res.samples_used == len(rows)
+    assert abs(res.estimate[0] - truth[0]) < 0.02 * truth[0]
+    assert np.linalg.norm(res.estimate[1:4] / res.estimate[0] - truth[1:4] / truth[0]) < 0.005
+    assert np.all((truth >= res.lower) & (truth <= res.upper))
+    with pytest.raises(ValueError, match="sensor kinematics"):
+        est.add_rows(rows[0].A, rows[0].b, rows[0].noise_bound, rows[0].noise_sigma)

@@ -18,14 +18,14 @@ import pinocchio as pin
 from .. import closed_chain as cc
 from ..data_io import DataError, Run
 from ..identifiability.numeric import BaseParameters, base_parameters
-from ..params import FRICTION_NAMES, PARAMETER_NAMES, friction_names, parameter_names
+from ..params import FRICTION_NAMES, friction_names, parameter_names
 from ..regressor import friction_regressor, joint_torque_regressor
 
 
-# Columns whose pivot (column-normalised QR) is below 1e-6 of the largest are treated as not
+# Columns whose pivot (column-normalised QR) is below 1e-5 of the largest are treated as not
 # identifiable: e.g. the Gen3 URDF's joint-1 axis is tilted by 7e-6 rad (rpy 3.1416, not pi), which
 # makes the total mass "visible" to joint 1 at a 2e-7 level no real torque sensor resolves.
-STRUCTURAL_REL_TOL = 1e-6
+STRUCTURAL_REL_TOL = 1e-5
 # The data leave a base parameter undetermined when its pivot falls below this (exactly unexcited
 # columns fall to ~1e-15; merely weak excitation stays far above).
 DATA_REL_TOL = 1e-7

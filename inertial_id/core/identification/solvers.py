@@ -119,25 +119,22 @@ def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float) -> E
     x_nom = layout.nominal[problem.free]
     lam = 1e-9 * np.mean(np.sum(R**2, axis=0))
     x = cp.Variable(n)
-    theta = np.zeros(layout.size, dtype=object)
-    pos = {int(i): k for k, i in enumerate(problem.free)}
-    constraints = []
+    # theta = S x + theta_fixed (scattered): constraints are written on the whole vector
+    S = np.zeros((layout.size, n))
+    S[problem.free, np.arange(n)] = 1.0
+    theta = S @ x + problem.full(np.zeros(n))
+    is_free = np.zeros(layout.size, dtype=bool)
+    is_free[problem.free] = True
     basis = [pseudo_inertia(e) for e in np.eye(10)]   # pseudo_inertia is linear in pi
-    for body, sl in layout.body_slices():
-        idx = np.arange(layout.n_inertial)[sl]
-        if not any(int(i) in pos for i in idx):
-            continue
-        J = 0
-        for i, E in zip(idx, basis):
-            coef = x[pos[int(i)]] if int(i) in pos else problem.theta_fixed[np.searchsorted(problem.fixed, i)]
-            J = J + coef * E
-        constraints.append(0.5 * (J + J.T) >> margin * np.eye(4))
-    n_i = layout.n_inertial
-    for k in range(len(layout.friction_joints)):
-        for comp in range(3):  # Fc, Fv, Ia
-            i = n_i + 4 * k + comp
-            if i in pos:
-                constraints.append(x[pos[i]] >= 0)
+    constraints = []
+    for _, sl in layout.body_slices():
+        if is_free[sl].any():   # bodies held fixed are checked, not constrained
+            J = sum(theta[sl][i] * E for i, E in enumerate(basis))
+            constraints.append(0.5 * (J + J.T) >> margin * np.eye(4))
+    friction = np.arange(layout.n_inertial, layout.size).reshape(-1, 4)[:, :3].ravel()   # Fc, Fv, Ia
+    friction = friction[is_free[friction]]
+    if friction.size:
+        constraints.append(theta[friction] >= 0)
     dep = problem.base.dependent
     objective = cp.Minimize(cp.sum_squares(R @ x - c) + lam * cp.sum_squares(x[dep] - x_nom[dep]))
     prob = cp.Problem(objective, constraints)

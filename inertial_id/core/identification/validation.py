@@ -68,7 +68,8 @@ def simulate_segments(chain: cc.ClosedChain, layout: ParameterLayout, theta, run
     with ``substeps`` per sample, initial state from the recording.
 
     Returns ``l2`` per actuated joint (rad), ``sqrt(sum_i (q_sim(t_i) - q_meas(t_i))^2)`` over all
-    samples of all segments (seed 001 eq. 33), and the number of segments.
+    samples of all segments (seed 001 eq. 33; errors wrapped to [-pi, pi], a diverged simulation
+    counts pi for the rest of its segment), and the number of segments.
     """
     run = actuated_columns(chain, run)
     fd = ForwardDynamics(chain, layout, theta)
@@ -93,11 +94,18 @@ def simulate_segments(chain: cc.ClosedChain, layout: ParameterLayout, theta, run
         q = cc.solve_passive(chain, chain.model.createData(), q_a)
         for k in range(s, e - 1):
             h = (t[k + 1] - t[k]) / substeps
-            for _ in range(substeps):
-                acc, q = fd(q, v_a, run.tau[k])
-                v_a = v_a + h * acc
-                q_a = q_a + h * v_a
-                q = cc.solve_passive(chain, fd.chain_data, q_a, q[chain.idx_u])
+            try:
+                for _ in range(substeps):
+                    acc, q = fd(q, v_a, run.tau[k])
+                    v_a = v_a + h * acc
+                    q_a = q_a + h * v_a
+                    q = cc.solve_passive(chain, fd.chain_data, q_a, q[chain.idx_u])
+            except (cc.ClosureError, np.linalg.LinAlgError):
+                q_a = np.full(chain.na, np.nan)
+            if not np.all(np.isfinite(q_a)):
+                # diverged (or left the linkage's reach): count the worst error, pi, for the rest
+                sq += np.pi**2 * (e - 1 - k)
+                break
             # recorded angles of continuous joints wrap at +-pi: compare on the circle
             sq += np.angle(np.exp(1j * (q_a - run.q[k + 1]))) ** 2
     return {"l2": np.sqrt(sq), "segments": n_segments}
