@@ -101,7 +101,7 @@ def test_minimal_parameters_noise_study_and_refusal(tmp_path, capsys):
 
 
 def test_bench_identifiability(tmp_path):
-    rc, report = run(tmp_path, "bench", "identifiability", "--sizes", "8,16", "--calls", "2")
+    rc, report = run(tmp_path, "bench", "identifiability", "--sizes", "8,16", "--calls", "1")
     assert rc == 0
     assert report["num_base_parameters_rpna"] == report["num_base_parameters_numeric"]
     assert [s["N"] for s in report["scaling"]] == [8, 16]

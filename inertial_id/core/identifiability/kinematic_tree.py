@@ -54,14 +54,17 @@ class KinematicTree:
         return [c for c in range(1, self.n_bodies + 1) if self.parents[c - 1] == b]
 
 
-def motion_subspace(model: pin.Model, joint_id: int) -> np.ndarray:
-    """``Phi`` of one joint at its neutral configuration (constant for :data:`SUPPORTED_JOINTS`)."""
+def motion_subspaces(model: pin.Model) -> list[np.ndarray]:
+    """``Phi`` of every joint (index ``j - 1``) at the neutral configuration, in the joint's own
+    frame (constant for :data:`SUPPORTED_JOINTS`)."""
     data = model.createData()
-    q = pin.neutral(model)
-    pin.computeJointJacobians(model, data, q)
-    J = pin.getJointJacobian(model, data, joint_id, pin.ReferenceFrame.LOCAL)
-    j = model.joints[joint_id]
-    return J[:, j.idx_v:j.idx_v + j.nv].copy()
+    pin.computeJointJacobians(model, data, pin.neutral(model))
+    out = []
+    for jid in range(1, model.njoints):
+        J = pin.getJointJacobian(model, data, jid, pin.ReferenceFrame.LOCAL)
+        j = model.joints[jid]
+        out.append(J[:, j.idx_v:j.idx_v + j.nv].copy())
+    return out
 
 
 def check_supported(model: pin.Model) -> None:
@@ -81,12 +84,12 @@ def default_rotors(model: pin.Model, gear_ratio: float = 50.0) -> tuple[Rotor | 
     ``gear_ratio`` (a geared motor; with ratio 1 and a parallel axis the rotor is never identifiable).
     """
     rotors = []
-    for jid in range(1, model.njoints):
+    for jid, Phi in enumerate(motion_subspaces(model), start=1):
         j = model.joints[jid]
         if j.nv != 1:
             rotors.append(None)
             continue
-        phi = motion_subspace(model, jid)[:, 0]
+        phi = Phi[:, 0]
         axis = phi[3:] if np.linalg.norm(phi[3:]) > 0 else phi[:3]
         R = pin.Quaternion.FromTwoVectors(np.array([0.0, 0.0, 1.0]), axis / np.linalg.norm(axis))
         declared = model.rotorInertia[j.idx_v] > 0   # URDFs declare no motors; pinocchio's default ratio is 1
@@ -109,7 +112,7 @@ def tree_from_model(model: pin.Model, rotors=None) -> KinematicTree:
         names=tuple(model.names[1:]),
         parents=tuple(int(p) for p in model.parents[1:]),
         X_parent_joint=tuple(pin.SE3(model.jointPlacements[j]) for j in range(1, n + 1)),
-        Phi=tuple(motion_subspace(model, j) for j in range(1, n + 1)),
+        Phi=tuple(motion_subspaces(model)),
         rotors=rotors,
         gravity=np.array(model.gravity.linear),
     )

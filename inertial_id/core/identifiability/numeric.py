@@ -166,6 +166,7 @@ def model_regressor(model: pin.Model, rotors=None, n_samples: int | None = None,
     symmetric parameters ``[m, mcz, Ixx=Iyy, Izz]`` — the layout of :mod:`.rpna`. Rotors are
     simulated as extra bodies on a revolute joint turning ``gear_ratio`` times the joint; their
     torque reaches the joint through the gear (``tau = G^T tau_aug``). ``static``: v = a = 0.
+    ``n_samples`` defaults to ``max(50, 2 * columns / nv + 4)``.
     """
     rotors = list(rotors) if rotors is not None else [None] * (model.njoints - 1)
     aug = pin.Model(model)
@@ -182,7 +183,9 @@ def model_regressor(model: pin.Model, rotors=None, n_samples: int | None = None,
     data = aug.createData()
     rng = np.random.default_rng(seed)
     n_cols = 10 * (model.njoints - 1) + 4 * len(G_rows)
-    n_samples = n_samples or int(np.ceil(2 * n_cols / max(model.nv, 1))) + 4
+    # sampling only bounds the rank from below: at least the project's default of 50 states and
+    # twice as many rows as columns
+    n_samples = n_samples or max(50, int(np.ceil(2 * n_cols / max(model.nv, 1))) + 4)
 
     def sample():
         dq = rng.uniform(-np.pi, np.pi, model.nv)

@@ -23,6 +23,7 @@ from .kinematic_tree import KinematicTree
 # Preference order for base parameters (seed 000 table rows): m, mcx, mcy, mcz, Ixx, Iyy, Izz, Iyz,
 # Ixz, Ixy, then the rotor's Izz (pinocchio indices; rotor entries follow at 10..13).
 PREFERENCE = (0, 1, 2, 3, 4, 6, 9, 8, 7, 5, 13, 12, 11, 10)
+_I6, _I10 = np.eye(6), np.eye(10)
 ROTOR_NAMES = tuple(f"rotor.{n}" for n in spatial.ROTOR_PARAMETER_NAMES)
 SHORT_ROTOR_NAMES = ("m_rotor", "mcz_rotor", "Ixx_rotor", "Im")
 
@@ -32,21 +33,19 @@ class BodyResult:
     name: str
     N: np.ndarray        # (rows, n_params) nullspace descriptor: T_i = Null(N) (+ transfer to parent)
     V: np.ndarray        # (6, dim V_i) orthonormal basis, link velocity, child frame
-    K: np.ndarray        # (10, dim K_i) orthonormal basis, link parameters
+    K: np.ndarray        # (10, >= dim K_i) spanning set of the observable link-parameter directions
     B: np.ndarray        # (10, n_params) transfer into the parent's link parameters
     n_params: int        # 10, or 14 with a rotor
+    rank_N: int
+    dim_K: int
 
     @property
     def dim_V(self) -> int:
         return self.V.shape[1]
 
     @property
-    def dim_K(self) -> int:
-        return self.K.shape[1]
-
-    @property
     def dim_T(self) -> int:
-        return self.n_params - spatial.rank(self.N)
+        return self.n_params - self.rank_N
 
 
 @dataclass(frozen=True)
@@ -122,27 +121,59 @@ def rpna(tree: KinematicTree, gravity: bool = True, static: bool = False) -> RPN
     """Run the recursion once over the tree (O(N)).
 
     ``static``: only gravity loads (no velocities or accelerations): ``V_i = V_i^-``.
+
+    Once a body's span ``V_i^-`` (or ``K_i^-``) is full it stays full for all its descendants
+    (``X_i`` and ``B_i`` are invertible), so they skip that Ctrb; with both full,
+    ``N_i = [M(1, Phi)^T; A(phi_k)]`` (seed 000 Alg. 3). ``K_i`` is carried as a spanning set (the next body's
+    Ctrb orthonormalises it); all ranks of ``N_i`` and ``K_i`` are decided together at the end.
     """
     a_g = np.concatenate([-tree.gravity, np.zeros(3)])[:, None]
     V_world = a_g if gravity and np.linalg.norm(a_g) > 0 else np.zeros((6, 0))
-    K_world = np.zeros((10, 0))
-    V_of, K_of = {0: V_world}, {0: K_world}
+    V_of, K_of = {0: V_world}, {0: np.zeros((10, 0))}
+    V_full, K_full = {0: False}, {0: False}
     bodies = []
     for b in range(1, tree.n_bodies + 1):
         p = tree.parents[b - 1]
         X, Phi, cross, A, B, parts = _stacked(tree, b)
-        n_params = B.shape[1]
-        V_minus = spatial.ctrb(cross, X @ V_of[p])
-        V_bar = V_minus if static else spatial.orth(np.hstack([V_minus, Phi]))
-        K_minus = spatial.ctrb([a.T for a in A], B.T @ K_of[p])
-        M = _momentum(V_bar, Phi, parts)
-        N = np.vstack([M.T] + [K_minus.T @ a for a in A])
-        K_bar = spatial.orth(np.hstack([K_minus, M]))
-        # the link's own spans (App. I (98)-(99)); without a rotor the stacked bases are the link's
-        V_of[b] = spatial.orth(V_bar[:6]) if len(parts) > 1 else V_bar
-        K_of[b] = spatial.orth(K_bar[:10]) if len(parts) > 1 else K_bar
-        bodies.append(BodyResult(tree.names[b - 1], N, V_of[b], K_of[b], B, n_params))
-    return RPNAResult(tree, tuple(bodies), gravity, static)
+        link_only = len(parts) == 1
+        if link_only and V_full[p] and K_full[p]:
+            N = np.vstack([spatial.momentum_operator(_I6, Phi).T] + A)
+            V_of[b], K_of[b], V_full[b], K_full[b] = _I6, _I10, True, True
+        else:
+            V_minus = _I6 if link_only and V_full[p] else spatial.ctrb(cross, X @ V_of[p])
+            V_bar = V_minus if static else spatial.extend_basis(V_minus, Phi)
+            K_minus = _I10 if link_only and K_full[p] else spatial.ctrb([a.T for a in A], B.T @ K_of[p])
+            M = _momentum(V_bar, Phi, parts)
+            N = np.vstack([M.T] + [K_minus.T @ a for a in A])
+            K_bar = np.hstack([K_minus, M])
+            # the link's own spans (App. I (98)-(99)); without a rotor the stacked ones are the link's
+            V_of[b] = spatial.orth(V_bar[:6]) if len(parts) > 1 else V_bar
+            K_of[b] = K_bar[:10]
+            V_full[b] = link_only and V_minus.shape[1] == 6
+            K_full[b] = link_only and K_minus.shape[1] == 10
+        bodies.append((tree.names[b - 1], N, V_of[b], K_of[b], B))
+    rank_N = _ranks([body[1] for body in bodies], axis=0)
+    dim_K = _ranks([body[3] for body in bodies], axis=1)
+    return RPNAResult(tree, tuple(BodyResult(*body, n_params=body[4].shape[1], rank_N=int(rn),
+                                             dim_K=int(dk))
+                                  for body, rn, dk in zip(bodies, rank_N, dim_K)), gravity, static)
+
+
+def _ranks(mats, axis: int) -> list[int]:
+    """Ranks of matrices that agree in shape except along ``axis``, in one batched decision
+    (zero padding along ``axis`` leaves every rank unchanged)."""
+    out = [0] * len(mats)
+    for other in {m.shape[1 - axis] for m in mats}:
+        idx = [i for i, m in enumerate(mats) if m.shape[1 - axis] == other and m.size]
+        if not idx:
+            continue
+        size = max(mats[i].shape[axis] for i in idx)
+        stack = np.zeros((len(idx), size, other) if axis == 0 else (len(idx), other, size))
+        for row, i in enumerate(idx):
+            stack[(row, slice(0, mats[i].shape[0]), slice(0, mats[i].shape[1]))] = mats[i]
+        for i, r in zip(idx, spatial.batched_rank(stack)):
+            out[i] = int(r)
+    return out
 
 
 def _offsets(result: RPNAResult) -> np.ndarray:

@@ -101,29 +101,53 @@ def null_space(A, tol: float = RANK_TOL) -> np.ndarray:
     return Vt[rank(A, tol) if s.size else 0:].T
 
 
+def extend_basis(Q, cols) -> np.ndarray:
+    """Orthonormal ``Q`` extended by the parts of ``cols`` outside its span (Gram-Schmidt)."""
+    for c in np.asarray(cols, dtype=float).T:
+        r = c - Q @ (Q.T @ c)
+        norm = np.sqrt(r @ r)
+        if norm > RANK_TOL * max(1.0, np.sqrt(c @ c)):
+            Q = np.column_stack([Q, r / norm])
+    return Q
+
+
+def batched_rank(stack, tol: float = RANK_TOL) -> np.ndarray:
+    """:func:`rank` of each matrix of a ``(count, rows, cols)`` stack, in one call."""
+    s = np.linalg.svd(np.asarray(stack, dtype=float), compute_uv=False)
+    return np.sum(s > tol * np.maximum(1.0, s[:, :1]), axis=1)
+
+
+KRYLOV_STEPS = 4   # powers per rank decision: enough for revolute and prismatic generators at once
+
+
 def ctrb(F_list, G) -> np.ndarray:
     """Orthonormal basis of the smallest subspace that contains ``range(G)`` and is invariant under
     every ``F`` in ``F_list`` (the controllable subspace of ``Ctrb(F, G)``).
 
-    One generator: the paper's ``[G, FG, ..., F^{n-1} G]`` in a single rank decision, each power's
-    columns rescaled to unit norm so that high powers do not swamp the low ones. Several
-    generators (multi-DoF joints): grow the span until it is invariant under all of them.
+    Each round appends Krylov powers (``KRYLOV_STEPS`` for one generator, one for several) to the
+    current basis and takes one rank decision; it stops when the span is invariant. A revolute
+    axis (minimal polynomial of degree 3 on motions, 5 on parameters) needs a single round.
     """
-    if len(F_list) == 1:
-        F, blocks, B = F_list[0], [], np.asarray(G, dtype=float)
-        for _ in range(B.shape[0]):
-            norms = np.linalg.norm(B, axis=0)
-            B = B[:, norms > RANK_TOL * max(1.0, norms.max(initial=0.0))]
-            if not B.shape[1]:
-                break
-            B = B / np.linalg.norm(B, axis=0)
+    G = np.asarray(G, dtype=float)
+    n = G.shape[0]
+    norms = np.sqrt(np.sum(G * G, axis=0))
+    keep = norms > RANK_TOL * max(1.0, norms.max(initial=0.0))
+    Q = G[:, keep] / norms[keep]       # unit columns; roundoff columns dropped, not blown up
+    if Q.shape[1] >= n:
+        return orth(Q)
+    steps = KRYLOV_STEPS if len(F_list) == 1 else 1
+    while Q.shape[1]:
+        blocks, B = [Q], Q
+        for _ in range(steps):
+            B = np.hstack([F @ B for F in F_list]) if len(F_list) > 1 else F_list[0] @ B
             blocks.append(B)
-            B = F @ B
-        return orth(np.hstack(blocks)) if blocks else np.zeros((G.shape[0], 0))
-    Q = orth(G)
-    while Q.shape[1] and Q.shape[1] < Q.shape[0]:
-        grown = orth(np.hstack([Q] + [F @ Q for F in F_list]))
-        if grown.shape[1] == Q.shape[1]:
+        Q = orth(np.hstack(blocks))
+        if Q.shape[1] == n or all(_invariant(F, Q) for F in F_list):
             break
-        Q = grown
     return Q
+
+
+def _invariant(F, Q) -> bool:
+    """``range(F Q)`` within ``range(Q)`` (``Q`` orthonormal)."""
+    FQ = F @ Q
+    return np.abs(FQ - Q @ (Q.T @ FQ)).max() <= RANK_TOL * max(1.0, np.abs(F).max())
