@@ -2,6 +2,6 @@
 
 shapes: payload shapes and the lattice points inside them; samples: wrist kinematics + wrench and
 their regressors; solver: Problem 1 (SOCP); baselines: OLS, RTLS, GEO; kalman: rates from the F/T
-frame pose; objects: the eight test objects; metrics: eqs. 10-12; study: the simulation study;
-estimator: the ``pmd`` method of the estimator node.
+frame pose (causal filter; smoother for a batch); objects: the eight test objects; metrics:
+eqs. 10-12; study: the simulation study; estimator: the ``pmd`` method of the estimator node.
 """
