@@ -8,7 +8,7 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("demo", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters")
+COMMANDS = ("demo", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study")
 
 
 class UserError(Exception):
@@ -26,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
     from ..core.model import ProfileError
     try:
         return int(args.func(args) or 0)

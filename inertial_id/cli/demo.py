@@ -17,7 +17,8 @@ def register(sub) -> None:
     p.add_argument("--robot", default="kinova_gen3", help="robot profile (kinova_gen3, xarm7, or a YAML path)")
     p.add_argument("--payload", default=None, help="payload carried by the simulated arm (default: the profile's)")
     p.add_argument("--duration", type=float, default=30.0, help="seconds of exciting motion (at most 60)")
-    p.add_argument("--method", default="lmi", help="estimator method (rls, lmi)")
+    p.add_argument("--method", default=None,
+                   help="estimator method: rls, lmi, pmd, guaranteed, seed003 (default: the profile's)")
     p.add_argument("--real-time-factor", type=float, default=1.0, help="simulated seconds per wall second")
     p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
@@ -37,17 +38,20 @@ def run(args) -> int:
     payload = args.payload or robot.profile.get("payload", {}).get("sim", "dumbbell_5lb")
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
-    from ..core.estimators.payload import METHODS
-    if args.method not in METHODS:
-        raise UserError(f"unknown method '{args.method}' (choose from {', '.join(METHODS)})")
-    result = run_demo(args.robot, payload, args.duration, args.method, args.real_time_factor,
+    from ..core.estimators.factory import make_estimator
+    method = args.method or robot.profile.get("identification", {}).get("method", "lmi")
+    try:
+        make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
                       args.log_dir, progress=not args.quiet)
     print_table(result)
     write_json(args.json, result)
     return 0 if result["truth_inside_bounds"] and result["physically_consistent"] else 1
 
 
-def run_demo(profile: str, payload: str, duration_s: float, method: str = "lmi", rtf: float = 1.0,
+def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0) -> dict:
     """Start the node processes and a monitor; return the final estimate against the truth."""
     from ..nodes.launch import isolated_ros_env, start_node_set

@@ -10,7 +10,7 @@ held over each step.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pinocchio as pin
@@ -59,7 +59,8 @@ class Measurement:
 
 class Simulator:
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
-                 kd: float = 40.0, ki: float = 2000.0, noise: NoiseModel | None = None, seed: int = 0, q0=None):
+                 kd: float = 40.0, ki: float = 2000.0, noise: NoiseModel | None = None, seed: int = 0, q0=None,
+                 true_model: pin.Model | None = None):
         if step_hz < 1000.0:
             raise ValueError("the simulator steps at 1 kHz or faster")
         self.robot = robot
@@ -68,7 +69,10 @@ class Simulator:
         self.noise = noise or NoiseModel()
         self.rng = np.random.default_rng(seed)
         self.pi_payload = np.asarray(pi_payload, float)
-        self.model_true = model_with_payload(robot, self.pi_payload)
+        # the plant: the nominal robot unless ``true_model`` (same kinematics, other inertias,
+        # armature) is given; the controller keeps using the nominal model
+        plant = robot if true_model is None else replace(robot, model=true_model)
+        self.model_true = model_with_payload(plant, self.pi_payload)
         self.data_true = self.model_true.createData()
         self.data_nominal = robot.model.createData()
         self._ft = PayloadRegressor(robot) if robot.ft_frame_id is not None else None
@@ -98,6 +102,11 @@ class Simulator:
         """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point."""
         self._traj = traj
         self._traj_start = self.t if start_time is None else start_time
+        # the desired states at the coming steps, interpolated in one call (per-step interpolation
+        # costs more than the dynamics)
+        k = np.arange(int(np.ceil((self._traj_start + traj.duration - self.t) / self.dt)) + 2)
+        self._grid_t0 = self.t
+        self._grid = interpolate(traj, self.t + k * self.dt - self._traj_start)
 
     def hold(self, q=None) -> None:
         self._traj = None
@@ -107,6 +116,9 @@ class Simulator:
         if self._traj is None:
             z = np.zeros(self.robot.nv)
             return self._hold, z, z
+        k = int(round((t - self._grid_t0) / self.dt))
+        if 0 <= k < self._grid[0].shape[0] and abs(self._grid_t0 + k * self.dt - t) < 1e-6 * self.dt:
+            return self._grid[0][k], self._grid[1][k], self._grid[2][k]
         q, qd, qdd = interpolate(self._traj, t - self._traj_start)
         return q[0], qd[0], qdd[0]
 

@@ -70,6 +70,10 @@ class DropCounter:
             self.node.get_logger().warning(
                 f"dropped input ({reason}){': ' + detail if detail else ''} [{self.counts[reason]} so far]")
 
+    def ignore(self, reason: str) -> None:
+        """Valid input this node does not use (e.g. rows of another kind): counted, not warned."""
+        self.counts[f"ignored.{reason}"] += 1
+
     def ok(self, n: int = 1) -> None:
         self.accepted += n
 
@@ -85,7 +89,8 @@ class DropCounter:
         status.level = self.level
         status.message = self.status_message
         status.values = [KeyValue(key="accepted", value=str(self.accepted))]
-        status.values += [KeyValue(key=f"dropped.{r}", value=str(c)) for r, c in sorted(self.counts.items())]
+        status.values += [KeyValue(key=r if r.startswith("ignored.") else f"dropped.{r}", value=str(c))
+                          for r, c in sorted(self.counts.items())]
         msg.status = [status]
         self._pub.publish(msg)
 

@@ -12,7 +12,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..core import params
-from ..core.estimators.payload import METHODS, PayloadEstimator
+from ..core.estimators.factory import METHODS, make_estimator
 from .common import RELIABLE_QOS, DropCounter, declare, declare_robot, run_node
 
 
@@ -22,7 +22,8 @@ class EstimatorNode(Node):
         from inertial_id.msg import InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
-        self.method = declare(self, "method", "lmi", f"estimation method: {' | '.join(METHODS)}")
+        self.method = declare(self, "method", self.robot.profile.get("identification", {}).get("method", "lmi"),
+                              f"estimation method: {' | '.join(METHODS)} (default: the profile's)")
         self.max_rows = declare(self, "max_bound_rows", 3000, "rows per bounds update (LP size)")
         bounds_period = declare(self, "bounds_period_s", 2.0, "period of the guaranteed-bounds update, s")
         publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")
@@ -37,17 +38,8 @@ class EstimatorNode(Node):
         self.create_timer(publish_period, self.publish)
         self.dirty = False
 
-    def _new_estimator(self) -> PayloadEstimator:
-        lo, hi = self.robot.payload_prior()
-        pmd = None
-        if self.method == "pmd":
-            from ..core.model import relative_placement
-            from ..core.pmd.estimator import PmdEstimator
-            if self.robot.ft_frame_id is None:
-                raise ValueError("method 'pmd' needs an F/T sensor frame in the profile")
-            X_SP = relative_placement(self.robot.model, self.robot.ft_frame_id, self.robot.payload_frame_id)
-            pmd = PmdEstimator.from_payload_profile(self.robot.profile.get("payload", {}), X_SP)
-        return PayloadEstimator(self.method, self.names, lo, hi, self.max_rows, pmd=pmd)
+    def _new_estimator(self):
+        return make_estimator(self.robot, self.method, self.max_rows)
 
     def on_reset(self, request, response):
         self.estimator = self._new_estimator()
@@ -55,8 +47,12 @@ class EstimatorNode(Node):
         return response
 
     def on_rows(self, msg) -> None:
+        est = self.estimator
+        if msg.kind not in est.kinds:
+            self.drops.ignore(f"{msg.kind}_rows")     # another estimator may use them
+            return
         cols = len(msg.parameter_names)
-        if list(msg.parameter_names) != self.names:
+        if list(msg.parameter_names) != est.column_names:
             self.drops.drop("parameter_names", f"columns {list(msg.parameter_names)[:3]}... do not match")
             return
         A = np.asarray(msg.regressor, float)
@@ -70,20 +66,19 @@ class EstimatorNode(Node):
                 and np.all(np.isfinite(sigma)) and np.all(e >= 0) and np.all(sigma > 0)):
             self.drops.drop("non_finite", "NaN/Inf or non-positive noise in the rows")
             return
-        per_sample = 6 if msg.kind == "wrench" else self.robot.nv
-        if self.method == "pmd" and (msg.kind != "wrench" or len(msg.kinematics) != 2 * msg.rows):
-            self.drops.drop("pmd_needs_wrench_kinematics", f"'{msg.kind}' rows without sensor kinematics")
-            return
-        self.estimator.add_rows(A.reshape(msg.rows, cols), b, e, sigma, samples=msg.rows // per_sample,
-                                kinematics=np.asarray(msg.kinematics, float) if self.method == "pmd" else None)
+        kinematics = None
+        if self.method == "pmd":
+            if len(msg.kinematics) != 2 * msg.rows or not np.all(np.isfinite(msg.kinematics)):
+                self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
+                return
+            kinematics = np.asarray(msg.kinematics, float)
+        est.add(msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics)
         self.drops.ok()
         self.dirty = True
 
     def update_bounds(self) -> None:
         t0 = time.perf_counter()
         self.estimator.update_bounds()
-        if not self.estimator.bounds.data_consistent:
-            self.drops.set_status(DiagnosticStatus.WARN, self.estimator.message)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
 
     def publish(self) -> None:
@@ -91,6 +86,8 @@ class EstimatorNode(Node):
             return
         self.dirty = False
         r = self.estimator.result()
+        if not r.data_consistent:
+            self.drops.set_status(DiagnosticStatus.WARN, r.message)
         if not np.all(np.isfinite(r.estimate)) or not (np.all(np.isfinite(r.lower)) and np.all(np.isfinite(r.upper))):
             self.drops.drop("non_finite_estimate", "estimate not finite yet; not published")
             return

@@ -1,5 +1,7 @@
 """regressor_builder: synchronizes /joint_states (and the wrist wrench), differentiates velocity,
-and publishes rows of the payload measurement model as RegressorSample messages."""
+and publishes rows of the payload measurement model as RegressorSample messages: joint-torque and
+wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) momentum windows of
+seed 003 with the payload columns followed by the robot's own columns."""
 from __future__ import annotations
 
 from collections import deque
@@ -10,6 +12,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..core import params
+from ..core.momentum import MomentumWindows, robot_parameter_names
 from ..core.row_builder import RowBuilder
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from .inputs import JointStateParser, Rejected, parse_wrench
@@ -32,8 +35,15 @@ class RegressorBuilderNode(Node):
         cutoff = declare(self, "cutoff_hz", 0.0, "causal low-pass on all signals before differencing (0: off)")
         rate = float(self.robot.profile.get("sim", {}).get("publish_hz", 500.0))
         self.rows = RowBuilder(self.robot, use_tau, use_wrench, rate, cutoff or None)
+        ident = self.robot.profile.get("identification", {})
+        self.momentum_window = declare(self, "momentum_window", int(ident.get("momentum_window", 0)),
+                                       "samples per momentum window (0: no momentum rows)")
+        if self.momentum_window and not use_tau:
+            raise ValueError("momentum rows need joint torque sensing (use_joint_torque)")
+        self.windows = self._new_windows()
         self.parser = JointStateParser(self.robot, need_effort=use_tau)
         self.names = params.parameter_names("payload")
+        self.momentum_names = self.names + robot_parameter_names(self.robot.model)
         self.drops = DropCounter(self)
         self.wrenches: deque = deque(maxlen=400)
         self.joint_samples: deque = deque(maxlen=100)
@@ -84,6 +94,7 @@ class RegressorBuilderNode(Node):
         if self.last_t is not None and s.t - self.last_t > self.max_gap:
             self.drops.drop("gap", f"{s.t - self.last_t:.3f} s without samples: restarting differentiation")
             self.rows.reset()
+            self.windows = self._new_windows()
         self.last_t = s.t
         tau = s.tau if s.tau is not None else np.zeros(self.robot.nv)
         for rows in self.rows.push(s.t, s.q, s.qd, tau, wrench):
@@ -93,6 +104,29 @@ class RegressorBuilderNode(Node):
             if len(batch) >= self.batch:
                 self.publish(kind, batch)
                 self.pending[kind] = []
+        if self.windows is not None:
+            self.windows.add_sample(s.t, s.q, s.qd, s.tau)
+            w = self.windows.take_rows()
+            if w.rows:
+                self.publish_momentum(s.t, w)
+
+    def _new_windows(self):
+        if not self.momentum_window:
+            return None
+        noise = self.rows.noise
+        return MomentumWindows(self.robot, self.momentum_window, noise.torque_relative,
+                               noise.torque_absolute_Nm, self.rows.model_error_Nm)
+
+    def publish_momentum(self, t: float, w) -> None:
+        msg = self.RegressorSample(kind="momentum", body="payload", parameter_names=self.momentum_names,
+                                   rows=w.rows, samples=w.samples)
+        s_to_stamp(t, msg.header.stamp)
+        msg.header.frame_id = self.robot.payload_frame
+        msg.regressor = np.hstack([w.Y, w.Y_r]).ravel().tolist()
+        msg.measurement = w.U.tolist()
+        msg.noise_bound = w.noise_bound.tolist()
+        msg.noise_sigma = (w.noise_bound / np.sqrt(3.0)).tolist()
+        self.pub.publish(msg)
 
     def publish(self, kind: str, batch) -> None:
         msg = self.RegressorSample()
@@ -103,6 +137,7 @@ class RegressorBuilderNode(Node):
         msg.parameter_names = self.names
         A = np.vstack([r.A for r in batch])
         msg.rows = A.shape[0]
+        msg.samples = len(batch)
         msg.regressor = A.ravel().tolist()
         msg.measurement = np.concatenate([r.b for r in batch]).tolist()
         msg.noise_bound = np.concatenate([r.noise_bound for r in batch]).tolist()

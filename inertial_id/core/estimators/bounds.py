@@ -1,12 +1,20 @@
-"""Guaranteed per-parameter intervals for the bounded-noise linear model.
+"""Guaranteed per-parameter intervals for the bounded-error linear model.
 
-Model: every row satisfies ``|a_i x_true - b_i| <= e_i`` (``e_i``: the row's guaranteed error bound).
-Then ``x_true`` lies in the polytope ``{x : |A x - b| <= e} ∩ box``, and its per-parameter minimum
-and maximum (two LPs per parameter, scipy's HiGHS) enclose ``x_true``. Batches are intersected as
-they arrive, starting from the prior box, so the box never widens.
+Model: every row satisfies ``|a_i x_true + n_i r_true - b_i| <= e_i`` (``e_i``: the row's guaranteed
+error bound), where ``r`` are optional nuisance parameters known only to lie in their own box
+(e.g. the robot's parameters when identifying a payload). Then ``x_true`` lies in the projection
+onto ``x`` of the polytope ``{(x, r) : |A x + N r - b| <= e, x in box, r in nuisance box, G x <= g}``
+(``G x <= g``: optional cuts every admissible ``x`` satisfies, or ``G [x; r] <= g``); its per-parameter minimum and
+maximum (two LPs per parameter, HiGHS, warm-started: only the cost changes between them) enclose
+``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
+widens. With ``keep_rows`` every update uses all rows received so far, which keeps the nuisance
+parameters the same unknown across batches (tighter than intersecting per-batch boxes).
 
-Solver tolerance: each LP bound is moved outward by ``pad_rel * (1 + |value|)`` so that HiGHS's
-optimality tolerance (1e-7 relative by default) cannot cut into the true feasible set.
+Solver tolerance: each bound is the **dual bound** of its LP, not the primal optimum: for any row
+multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j l_j, d_j u_j)`` with
+``d = c - M^T y`` over the row ranges ``[lo, hi]`` and the variable box ``[l, u]`` (weak duality),
+so an inexact ``y`` from HiGHS only loosens the bound. It is then moved outward by
+``pad_rel * (1 + |value|)`` for the rounding of that sum.
 
 If a batch together with the current box has no feasible point, the data contradict the assumed
 bounds: the box is left as it was, ``data_consistent`` turns false and stays false, and the rows that
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import highspy
 import numpy as np
 from scipy.optimize import linprog
 
@@ -27,13 +36,84 @@ class BoundsUpdate:
     max_violation: float = 0.0
 
 
+def _dual_lower_bound(c, M, row_lo, row_hi, col_lo, col_hi, y) -> float:
+    """Weak-duality lower bound of ``min c^T z, row_lo <= M z <= row_hi, col_lo <= z <= col_hi``,
+    valid for any ``y``. Multipliers of the wrong sign on a one-sided row (solver round-off) would
+    make the bound -inf; they are set to zero, which keeps it valid."""
+    y = np.where(((y > 0) & ~np.isfinite(row_lo)) | ((y < 0) & ~np.isfinite(row_hi)), 0.0, y)
+    d = c - M.T @ y
+    with np.errstate(invalid="ignore"):
+        rows = np.minimum(y * row_lo, y * row_hi)
+        cols = np.minimum(d * col_lo, d * col_hi)
+    rows[y == 0] = 0.0
+    cols[d == 0] = 0.0
+    return float(rows.sum() + cols.sum())
+
+
+class _RangeLP:
+    """``min c^T z  s.t.  row_lo <= M z <= row_hi,  col_lo <= z <= col_hi`` for many costs ``c``."""
+
+    def __init__(self, M, row_lo, row_hi, col_lo, col_hi):
+        self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi = M, row_lo, row_hi, col_lo, col_hi
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", False)
+        lp = highspy.HighsLp()
+        lp.num_row_, lp.num_col_ = M.shape
+        inf = highspy.kHighsInf
+        lp.col_cost_ = np.zeros(M.shape[1])
+        lp.col_lower_ = np.where(np.isfinite(col_lo), col_lo, -inf)
+        lp.col_upper_ = np.where(np.isfinite(col_hi), col_hi, inf)
+        lp.row_lower_ = np.where(np.isfinite(row_lo), row_lo, -inf)
+        lp.row_upper_ = np.where(np.isfinite(row_hi), row_hi, inf)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.arange(0, M.size + 1, M.shape[1], dtype=np.int32)
+        lp.a_matrix_.index_ = np.tile(np.arange(M.shape[1], dtype=np.int32), M.shape[0])
+        lp.a_matrix_.value_ = np.ascontiguousarray(M, dtype=float).ravel()
+        self.h.passModel(lp)
+        self._cols = np.arange(M.shape[1], dtype=np.int32)
+
+    def minimize(self, c) -> tuple[str, float]:
+        """('optimal', guaranteed lower bound) | ('infeasible', nan) | ('failed', nan)."""
+        self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
+        self.h.run()
+        status = self.h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", np.nan
+        if status != highspy.HighsModelStatus.kOptimal:
+            return "failed", np.nan
+        y = np.asarray(self.h.getSolution().row_dual)
+        # the sign convention of the multipliers does not matter: both give valid bounds
+        bound = max(_dual_lower_bound(c, self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi, s * y)
+                    for s in (1.0, -1.0))
+        return ("optimal", bound) if np.isfinite(bound) else ("failed", np.nan)
+
+
 class IntervalBounds:
-    def __init__(self, lower, upper, pad_rel: float = 1e-6):
+    def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
+                 cuts=None, keep_rows: bool = False):
+        """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
+        ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
+        when ``G`` also has the nuisance columns);
+        ``keep_rows``: solve each update over all rows so far, not only the new batch."""
         self.lower = np.asarray(lower, dtype=float).copy()
         self.upper = np.asarray(upper, dtype=float).copy()
         if self.lower.shape != self.upper.shape or np.any(self.lower > self.upper):
             raise ValueError("prior box needs lower <= upper, same sizes")
+        self.r_lower = np.zeros(0) if nuisance_lower is None else np.asarray(nuisance_lower, dtype=float)
+        self.r_upper = np.zeros(0) if nuisance_upper is None else np.asarray(nuisance_upper, dtype=float)
+        if self.r_lower.shape != self.r_upper.shape or np.any(self.r_lower > self.r_upper):
+            raise ValueError("nuisance box needs lower <= upper, same sizes")
+        n = self.lower.size
+        G, g = (np.zeros((0, n)), np.zeros(0)) if cuts is None else \
+            (np.atleast_2d(np.asarray(cuts[0], dtype=float)), np.asarray(cuts[1], dtype=float))
+        if G.shape[1] == n:
+            G = np.hstack([G, np.zeros((G.shape[0], self.r_lower.size))])
+        if G.shape != (g.size, n + self.r_lower.size):
+            raise ValueError("cuts (G, g) need one bound per row and a column per parameter")
+        self.cuts = (G, g)
         self.pad_rel = pad_rel
+        self.keep_rows = keep_rows
+        self._kept = (np.zeros((0, n + self.r_lower.size)), np.zeros(0), np.zeros(0))
         self.data_consistent = True
         self.rows_used = 0
 
@@ -45,45 +125,64 @@ class IntervalBounds:
         x = np.asarray(x, dtype=float)
         return (x >= self.lower) & (x <= self.upper)
 
-    def update(self, A, b, e) -> BoundsUpdate:
-        """Intersect the box with the polytope of one batch of rows."""
+    def update(self, A, b, e, A_nuisance=None) -> BoundsUpdate:
+        """Intersect the box with the polytope of one batch of rows ``|A x + A_nuisance r - b| <= e``."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         b = np.asarray(b, dtype=float).ravel()
         e = np.asarray(e, dtype=float).ravel()
-        if np.any(e < 0) or not (np.all(np.isfinite(A)) and np.all(np.isfinite(b)) and np.all(np.isfinite(e))):
+        N = np.zeros((b.size, self.r_lower.size)) if A_nuisance is None else \
+            np.atleast_2d(np.asarray(A_nuisance, dtype=float))
+        if N.shape != (b.size, self.r_lower.size):
+            raise ValueError(f"nuisance rows must be {b.size} x {self.r_lower.size}")
+        if np.any(e < 0) or not all(np.all(np.isfinite(v)) for v in (A, N, b, e)):
             raise ValueError("rows and bounds must be finite, bounds non-negative")
-        A_ub = np.vstack([A, -A])
-        b_ub = np.concatenate([b + e, e - b])
-        box = list(zip(self.lower, self.upper))
+        M = np.hstack([A, N])
+        if self.keep_rows:
+            M_all = np.vstack([self._kept[0], M])
+            b_all, e_all = np.concatenate([self._kept[1], b]), np.concatenate([self._kept[2], e])
+        else:
+            M_all, b_all, e_all = M, b, e
         n = self.lower.size
+        G, g = self.cuts
+        M_lp = np.vstack([M_all, G])
+        lp = _RangeLP(M_lp, np.concatenate([b_all - e_all, np.full(g.size, -np.inf)]),
+                      np.concatenate([b_all + e_all, g]),
+                      np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
         new_lo, new_hi = self.lower.copy(), self.upper.copy()
         for k in range(n):
             for sign in (1.0, -1.0):
-                c = np.zeros(n)
+                c = np.zeros(M_lp.shape[1])
                 c[k] = sign
-                res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=box, method="highs")
-                if res.status == 2:   # infeasible: the data break the assumed bounds
-                    return self._inconsistent(A, b, e)
-                if res.status != 0:
-                    continue          # no certificate from this LP: keep the old bound
-                value = res.x[k]
+                status, value = lp.minimize(c)
+                if status == "infeasible":   # the data break the assumed bounds
+                    return self._inconsistent(M_all, b_all, e_all)
+                if status != "optimal":
+                    continue                 # no certificate from this LP: keep the old bound
+                value = sign * value
                 pad = self.pad_rel * (1.0 + abs(value))
                 if sign > 0:
                     new_lo[k] = max(new_lo[k], value - pad)
                 else:
                     new_hi[k] = min(new_hi[k], value + pad)
         self.lower, self.upper = new_lo, np.maximum(new_hi, new_lo)
+        if self.keep_rows:
+            self._kept = (M_all, b_all, e_all)
         self.rows_used += b.size
         return BoundsUpdate(True)
 
-    def _inconsistent(self, A, b, e) -> BoundsUpdate:
-        m, n = A.shape
-        # variables [x (n), s (m)]: minimise sum s subject to |A x - b| <= e + s, x in box, s >= 0
+    def _inconsistent(self, M, b, e) -> BoundsUpdate:
+        """Elastic LP over the rows ``|M z - b| <= e`` (``z = [x, r]``); row indices count from the
+        first kept row when ``keep_rows``."""
+        m, n = M.shape
+        # variables [z (n), s (m)]: minimise sum s subject to |M z - b| <= e + s, z in boxes, s >= 0
         c = np.concatenate([np.zeros(n), np.ones(m)])
         I = np.eye(m)
-        A_ub = np.block([[A, -I], [-A, -I]])
-        b_ub = np.concatenate([b + e, e - b])
-        bounds = list(zip(self.lower, self.upper)) + [(0, None)] * m
+        G, g = self.cuts
+        G = np.hstack([G, np.zeros((G.shape[0], m))])
+        A_ub = np.vstack([np.block([[M, -I], [-M, -I]]), G])
+        b_ub = np.concatenate([b + e, e - b, g])
+        bounds = list(zip(np.concatenate([self.lower, self.r_lower]),
+                          np.concatenate([self.upper, self.r_upper]))) + [(0, None)] * m
         res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
         self.data_consistent = False
         if res.status != 0:

@@ -5,13 +5,17 @@ Methods:
   consistency is reported, not enforced.
 - ``lmi``: weighted least squares projected onto the physically consistent set inside the current
   guaranteed box (SDP); always consistent when the box admits a consistent vector.
+- ``guaranteed``: the same computation, named for what the caller relies on: the box. (With joint
+  torque sensing the node runs :class:`~.guaranteed.GuaranteedEstimator` on momentum rows instead.)
 
 - ``pmd``: point-mass discretization of the payload's shape (seed 004) from wrench rows and the
   sensor kinematics they carry; consistent by construction. Needs ``pmd`` (a configured
   :class:`~inertial_id.core.pmd.estimator.PmdEstimator`).
 
-All maintain :class:`~.bounds.IntervalBounds` from the rows' guaranteed error bounds (independent
-of the point estimate). Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
+All maintain :class:`~.bounds.IntervalBounds` from the rows' error bounds (independent of the point
+estimate). The box is reported as guaranteed only if every row was added with ``guaranteed=True``:
+rows whose right side uses the nominal robot model (joint-torque rows) hold only if that model is
+exact, so callers add them with ``guaranteed=False``. Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
 the rows buffered since the last call.
 """
 from __future__ import annotations
@@ -26,7 +30,7 @@ from .bounds import IntervalBounds
 from .consistent import InfeasibleError, consistent_estimate
 from .rls import RecursiveLeastSquares
 
-METHODS = ("rls", "lmi", "pmd")
+METHODS = ("rls", "lmi", "pmd", "guaranteed")
 
 
 @dataclass
@@ -68,8 +72,10 @@ class PayloadEstimator:
         self._rng = np.random.default_rng(seed)
         self.samples_used = 0
         self.message = ""
+        self.rows_guaranteed = True
 
-    def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1, kinematics=None) -> None:
+    def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1, kinematics=None,
+                 guaranteed: bool = True) -> None:
         """Rows ``A x = b`` with per-row error bounds and sigmas. For ``pmd``: wrench rows (6 per
         sample) with ``kinematics`` of each sample (``[a, w, alpha, g]``, 12 values, sensor frame)."""
         A = np.atleast_2d(np.asarray(A, float))
@@ -83,6 +89,7 @@ class PayloadEstimator:
         self.wls.update(A, b, w)
         if self.method == "rls":
             self.rls.update(A, b, w)
+        self.rows_guaranteed &= guaranteed
         self._pending.append((A, b, np.asarray(noise_bound, float)))
         self._pending_rows += b.size
         self.samples_used += samples
@@ -118,11 +125,11 @@ class PayloadEstimator:
             estimate = self.pmd.result()["estimate"]
         try:
             x_ls, cov = self.wls.solve()
-            if self.method == "lmi":
+            if self.method in ("lmi", "guaranteed"):
                 estimate = consistent_estimate(x_ls, self.wls.information, self.bounds.lower, self.bounds.upper)
         except np.linalg.LinAlgError:
             message = message or "not enough excitation yet: the data leave parameters undetermined"
-            if self.method == "lmi":
+            if self.method in ("lmi", "guaranteed"):
                 estimate = np.clip(self.rls.x, self.bounds.lower, self.bounds.upper)
         except InfeasibleError as exc:
             message = str(exc)
@@ -135,7 +142,7 @@ class PayloadEstimator:
             lower=self.bounds.lower.copy(), upper=self.bounds.upper.copy(),
             covariance=cov if np.all(np.isfinite(cov)) else np.zeros((0, 0)),
             physically_consistent=bool(finite and params.is_physically_consistent(estimate)),
-            bounds_guaranteed=self.bounds.data_consistent,
+            bounds_guaranteed=self.bounds.data_consistent and self.rows_guaranteed,
             data_consistent=self.bounds.data_consistent,
             samples_used=self.samples_used,
             condition_number=self.wls.condition_number(),

@@ -1,0 +1,98 @@
+"""Momentum regressors W_m, W_c and the windowed rows of seed 003 (no accelerations)."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from inertial_id.core import params
+from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.momentum import (MomentumRegressor, MomentumWindows, robot_parameter_names,
+                                       robot_parameters, torque_error_bound)
+from inertial_id.core.regressor import friction_torque
+from inertial_id.core.sim import NoiseModel, Simulator
+from inertial_id.core.trajectory import fourier_excitation
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return load_robot("kinova_gen3")
+
+
+def test_regressors_match_pinocchio_momentum_coriolis_gravity_and_friction(robot, rng):
+    model = robot.model
+    data = model.createData()
+    reg = MomentumRegressor(model)
+    theta = robot_parameters(model)
+    n_body = 10 * model.nv
+    assert len(robot_parameter_names(model)) == theta.size == reg.n_cols
+    friction = rng.uniform(0.0, 1.0, (model.nv, 4))
+    friction[:, 2] = model.armature                 # Ia is the armature the model already has
+    theta[n_body:] = friction.ravel()
+    for _ in range(5):
+        q, v = rng.uniform(-2.0, 2.0, model.nv), rng.normal(size=model.nv)
+        M = pin.crba(model, data, q)                # includes the armature
+        M = np.triu(M) + np.triu(M, 1).T
+        np.testing.assert_allclose(reg.momentum(q, v) @ theta, M @ v, atol=1e-12)
+        C = pin.computeCoriolisMatrix(model, data, q, v)
+        g = pin.computeGeneralizedGravity(model, data, q)
+        F = friction_torque(friction.ravel(), v, np.zeros(model.nv))
+        expected = C.T @ v - g - F
+        np.testing.assert_allclose(reg.coriolis_gravity(q, v) @ theta, expected, atol=1e-10)
+        # the identity d/dt p = tau + W_c theta is not the torque regressor with C (not C^T)
+        assert np.abs(expected - (C @ v - g - F)).max() > 1e-3
+
+
+def _window_residual(robot, sign_erratum=False):
+    """Rows from a noise-free simulation at 4 kHz against the true parameters."""
+    traj = fourier_excitation(robot.profile["sim"]["home"], [0.2] * robot.nv, 2.0, 2, 2.0, 1000.0, seed=3,
+                              ramp_s=0.4)
+    pi = payload_params("dumbbell_6lb")
+    sim = Simulator(robot, pi, step_hz=4000.0, noise=NoiseModel())
+    sim.command(traj)
+    windows = MomentumWindows(robot, 400, 0.0, 0.0, 0.0)
+    if sign_erratum:   # the printed "+ sum W_c dt"
+        coriolis = windows.regressor.coriolis_gravity
+        windows.regressor.coriolis_gravity = lambda q, v: -coriolis(q, v)
+    while sim.t < 2.0:
+        sim.step()
+        m = sim.measure()
+        windows.add_sample(m.t, m.q, m.qd, m.tau)
+    rows = windows.take_rows()
+    theta_r = robot_parameters(robot.model)
+    return rows, rows.Y @ pi + rows.Y_r @ theta_r - rows.U
+
+
+def test_window_rows_hold_to_integration_error(robot):
+    rows, residual = _window_residual(robot)
+    assert rows.rows == 7 * 19 and rows.samples == 19 * 400
+    h_dt = 400 / 4000.0
+    # the forward-Euler error of a 0.1 s window uses at most a quarter of the model-error bound the
+    # guaranteed rows assume (profile noise.model_error_Nm, an equivalent torque on every sample),
+    # while the integrated torque is of the order of N m s
+    assert np.abs(residual).max() < 0.25 * robot.profile["noise"]["model_error_Nm"] * h_dt
+    assert np.abs(rows.U).max() > 1.0
+    _, wrong = _window_residual(robot, sign_erratum=True)
+    assert np.abs(wrong).max() > 100 * np.abs(residual).max()
+
+
+def test_payload_columns_are_the_end_body_columns_in_the_payload_frame(robot):
+    rows, _ = _window_residual(robot)
+    frame = robot.model.frames[robot.payload_frame_id]
+    cols = slice(10 * (frame.parentJoint - 1), 10 * frame.parentJoint)
+    np.testing.assert_allclose(rows.Y, rows.Y_r[:, cols] @ params.transform_matrix(frame.placement), atol=1e-12)
+
+
+def test_torque_error_bound_from_the_measured_value_covers_the_error(rng):
+    tau_true = rng.uniform(-40, 40, 10000)
+    bound_true = 0.025 * np.abs(tau_true) + 0.05
+    tau_meas = tau_true + rng.choice([-1.0, 1.0], tau_true.size) * bound_true   # errors at the bound
+    assert np.all(np.abs(tau_meas - tau_true) <= torque_error_bound(tau_meas, 0.025, 0.05) + 1e-12)
+    # and is not loose: at most (1 + r) / (1 - r) times the bound at the true torque
+    assert np.all(torque_error_bound(tau_meas, 0.025, 0.05) <= 1.025 / 0.975 * bound_true + 1e-12)
+
+
+def test_samples_must_move_forward_in_time(robot):
+    windows = MomentumWindows(robot, 4, 0.0, 0.0, 0.0)
+    z = np.zeros(robot.nv)
+    windows.add_sample(0.0, z, z, z)
+    with pytest.raises(ValueError):
+        windows.add_sample(0.0, z, z, z)
