@@ -22,8 +22,9 @@ class EstimatorNode(Node):
         from inertial_id.msg import InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
-        self.method = declare(self, "method", self.robot.profile.get("identification", {}).get("method", "lmi"),
-                              f"estimation method: {' | '.join(METHODS)} (default: the profile's)")
+        profile_method = self.robot.profile.get("identification", {}).get("method", "lmi")
+        self.method = declare(self, "method", profile_method,
+                              f"estimation method: {' | '.join(METHODS)}; empty: the profile's") or profile_method
         self.max_rows = declare(self, "max_bound_rows", 3000, "rows per bounds update (LP size)")
         bounds_period = declare(self, "bounds_period_s", 2.0, "period of the guaranteed-bounds update, s")
         publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")

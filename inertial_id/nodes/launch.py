@@ -77,7 +77,8 @@ def launch_description(default_profile: str, with_sim: bool):
 
     args = [DeclareLaunchArgument("robot_profile", default_value=default_profile,
                                   description="robot profile name (config/robots) or YAML path"),
-            DeclareLaunchArgument("method", default_value="lmi", description="estimator method"),
+            DeclareLaunchArgument("method", default_value="",
+                                  description="estimator method (empty: the profile's identification.method)"),
             DeclareLaunchArgument("duration_s", default_value="30.0", description="exciting motion, s")]
     profile = LaunchConfiguration("robot_profile")
     per_node = {"estimator": {"method": LaunchConfiguration("method")},
