@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -18,3 +20,21 @@ def random_params(rng, consistent=True):
     if not consistent:
         I_C = np.diag([1.0, 0.01, 0.01])   # violates the triangle inequality
     return params.params_from_com(m, c, I_C)
+
+
+@pytest.fixture
+def ros_env():
+    """A private DDS domain for this test's processes and for rclpy in the test process."""
+    from inertial_id.nodes.launch import isolated_ros_env
+    env = isolated_ros_env()
+    saved = {k: os.environ.get(k) for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+    os.environ.update({k: env[k] for k in saved})
+    import rclpy
+    rclpy.init()
+    yield env
+    rclpy.try_shutdown()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

@@ -12,7 +12,7 @@ from inertial_id.core import model as robot_model
 from inertial_id.core.sim import Simulator
 from inertial_id.nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp
 from inertial_id.nodes.launch import start_node_set
-from ros_helpers import ros_env, spin_for, spin_until  # noqa: F401  (fixture)
+from ros_helpers import spin_for, spin_until
 
 pytestmark = pytest.mark.ros
 

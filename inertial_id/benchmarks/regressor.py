@@ -5,7 +5,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..core import model as robot_model
-from ..core.regressor import PayloadRegressor, joint_torque_regressor
+from ..core.regressor import PayloadRegressor
 from .timing import time_calls
 
 

@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
 
 from .. import params
 from ..momentum import WindowRows, robot_parameter_names

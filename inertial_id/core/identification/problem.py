@@ -136,7 +136,7 @@ def actuated_columns(chain: cc.ClosedChain, run: Run) -> Run:
 def build_rows(chain: cc.ClosedChain, layout: ParameterLayout, runs) -> Rows:
     """Complete the passive joints (IK, ``G``, ``Gdot``), then stack ``[G^T Y | Yf_a]`` and ``u``."""
     model, data = chain.model, chain.model.createData()
-    na, nv = chain.na, model.nv
+    na = chain.na
     with_friction = bool(layout.friction_joints)
     blocks, taus, states = [], [], []
     residual = np.zeros(3)
