@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pinocchio as pin
 
-from . import params
 from .model import Robot, model_with_payload
 from .regressor import PayloadRegressor
 from .trajectory import SampledTrajectory, interpolate
@@ -150,10 +149,3 @@ class Simulator:
             e = np.clip(self.rng.normal(size=6), -nz.bound_sigmas, nz.bound_sigmas) * nz.wrench_sigma()
             wrench = A @ self.pi_payload + e
         return Measurement(t, q, v, tau, wrench)
-
-    def payload_truth(self) -> np.ndarray:
-        return self.pi_payload.copy()
-
-
-def payload_parameter_names() -> list[str]:
-    return params.parameter_names("payload")

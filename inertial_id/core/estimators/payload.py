@@ -67,7 +67,6 @@ class PayloadEstimator:
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
         self.rls = RecursiveLeastSquares(centre, np.diag(spread**2))
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._pending_rows = 0
         self.max_bound_rows = max_bound_rows
         self._rng = np.random.default_rng(seed)
         self.samples_used = 0
@@ -91,7 +90,6 @@ class PayloadEstimator:
             self.rls.update(A, b, w)
         self.rows_guaranteed &= guaranteed
         self._pending.append((A, b, np.asarray(noise_bound, float)))
-        self._pending_rows += b.size
         self.samples_used += samples
 
     def update_bounds(self) -> None:
@@ -103,7 +101,6 @@ class PayloadEstimator:
         b = np.concatenate([p[1] for p in self._pending])
         e = np.concatenate([p[2] for p in self._pending])
         self._pending.clear()
-        self._pending_rows = 0
         if b.size > self.max_bound_rows:
             keep = self._rng.choice(b.size, self.max_bound_rows, replace=False)
             A, b, e = A[keep], b[keep], e[keep]
@@ -111,10 +108,6 @@ class PayloadEstimator:
         if not upd.consistent:
             self.message = (f"data contradict the assumed noise bounds: {upd.violating_rows.size} rows "
                             f"violate them (largest excess {upd.max_violation:.3g})")
-
-    @property
-    def pending_rows(self) -> int:
-        return self._pending_rows
 
     def result(self) -> Estimate:
         n = len(self.names)
