@@ -1,4 +1,5 @@
-"""Simulated arm + the three inertial_id nodes: ros2 launch inertial_id sim.launch.py robot_profile:=xarm7"""
+"""A simulated arm standing in for the driver, and the inertial_id nodes:
+ros2 launch inertial_id sim.launch.py robot_profile:=xarm7"""
 from inertial_id.nodes.launch import launch_description
 
 
