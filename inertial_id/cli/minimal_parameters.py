@@ -27,21 +27,22 @@ def register(sub) -> None:
 
 def report(args) -> dict:
     from ..core import builtin_models as bm
-    from ..core.identifiability import lin
+    from ..core.identifiability import minimal
+    from ..core.studies.minimal_parameters_noise import noise_study
 
     links, model = bm.STANFORD_LINKS, bm.stanford()
-    q_base, variants = lin.stanford_configurations(*([args.q_base] if args.q_base else []))
+    q_base, variants = minimal.stanford_configurations(*([args.q_base] if args.q_base else []))
     if q_base.size != len(links):
         raise UserError(f"--q-base needs {len(links)} values, got {q_base.size}")
-    noise = lin.Noise(args.noise, args.rate_noise)
+    noise = minimal.Noise(args.noise, args.rate_noise)
     try:
-        ident = lin.algorithm2(links, model, q_base, variants, noise, seed=args.seed,
+        ident = minimal.algorithm2(links, model, q_base, variants, noise, seed=args.seed,
                                own_joint_time=args.own_joint_time)
-    except lin.ConfigurationError as exc:
+    except minimal.ConfigurationError as exc:
         raise UserError(str(exc)) from None
     S = ident.S
-    truth = lin.values(S, lin.inertia_constants(links), links, model)
-    rows = lin.table1(model, S, q_base, variants)
+    truth = minimal.values(S, minimal.inertia_constants(links), links, model)
+    rows = minimal.table1(model, S, q_base, variants)
     table = [{f"u{S.r + 1}^({b})": (None if u is None else u) for b, u in row.items()} for row in rows]
     out = {
         "model": args.model, "r": S.r + 1, "s": S.s + 1,
@@ -52,14 +53,14 @@ def report(args) -> dict:
         "unknowns": {str(b): k for b, k in sorted(ident.unknowns.items())},
     }
     if args.q_base is None:
-        errs = [abs(np.asarray(p_row[b]) - row[b]).max() for p_row, row in zip(lin.STANFORD_TABLE1, rows)
+        errs = [abs(np.asarray(p_row[b]) - row[b]).max() for p_row, row in zip(minimal.STANFORD_TABLE1, rows)
                 for b in p_row if p_row[b] is not None]
         out["table1_max_abs_error_vs_paper"] = float(max(errs))
-    H_err, g_err = lin.rebuild_errors(links, model, lin.restrict(S, ident.constants), seed=args.seed)
+    H_err, g_err = minimal.rebuild_errors(links, model, minimal.restrict(S, ident.constants), seed=args.seed)
     out["rebuilt_H_max_abs_error"] = float(H_err)
     out["rebuilt_gravity_max_abs_error"] = float(g_err)
     if noise.any():
-        out["noise_study"] = lin.noise_study(links, model, q_base, variants, noise, args.trials, args.seed)
+        out["noise_study"] = noise_study(links, model, q_base, variants, noise, args.trials, args.seed)
     return out
 
 

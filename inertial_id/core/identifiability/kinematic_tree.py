@@ -61,7 +61,8 @@ def motion_subspaces(model: pin.Model) -> list[np.ndarray]:
     pin.computeJointJacobians(model, data, pin.neutral(model))
     out = []
     for jid in range(1, model.njoints):
-        J = pin.getJointJacobian(model, data, jid, pin.ReferenceFrame.LOCAL)
+        # (6, nv) even when nv == 1, where pinocchio hands back a flat vector
+        J = np.reshape(pin.getJointJacobian(model, data, jid, pin.ReferenceFrame.LOCAL), (6, model.nv))
         j = model.joints[jid]
         out.append(J[:, j.idx_v:j.idx_v + j.nv].copy())
     return out

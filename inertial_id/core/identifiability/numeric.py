@@ -195,8 +195,9 @@ def model_regressor(model: pin.Model, rotors=None, n_samples: int | None = None,
         v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
         return q, G @ v, G @ a
 
-    Y = sample_regressor(lambda q, v, a: G.T @ pin.computeJointTorqueRegressor(aug, data, q, v, a),
-                         sample, n_samples)
+    # (nv, cols) even for one joint, where pinocchio hands back a flat vector
+    Y = sample_regressor(lambda q, v, a: G.T @ np.reshape(pin.computeJointTorqueRegressor(aug, data, q, v, a),
+                                                          (aug.nv, -1)), sample, n_samples)
     cols, r = [], 0
     n_links = model.njoints - 1
     for b, rotor in enumerate(rotors):

@@ -6,12 +6,13 @@ import pytest
 from inertial_id.core import builtin_models as bm
 from inertial_id.core import params
 from inertial_id.core.identifiability import kinematic_tree as kt
-from inertial_id.core.identifiability import lin, rpna
+from inertial_id.core.identifiability import minimal, rpna
+from inertial_id.core.studies.minimal_parameters_noise import noise_study
 
 LINKS, MODEL = bm.STANFORD_LINKS, bm.stanford()
-TRUE = lin.inertia_constants(LINKS)
-S = lin.minimal_set(LINKS, MODEL)
-Q_BASE, VARIANTS = lin.stanford_configurations()
+TRUE = minimal.inertia_constants(LINKS)
+S = minimal.minimal_set(LINKS, MODEL)
+Q_BASE, VARIANTS = minimal.stanford_configurations()
 
 PUMA_LINKS = bm.PUMA560_LINKS
 
@@ -30,9 +31,9 @@ def composite_from_pinocchio(model, q, i):
 @pytest.mark.parametrize("links", [LINKS, PUMA_LINKS], ids=["stanford", "puma"])
 def test_lemma1_splits_composite_bodies(links):
     model = bm.mdh_model(links)
-    const = lin.inertia_constants(links)
+    const = minimal.inertia_constants(links)
     for q in np.random.default_rng(0).uniform(-np.pi, np.pi, (5, len(links))):
-        ell, V = lin.varying_parts(links, q, const)
+        ell, V = minimal.varying_parts(links, q, const)
         for i in range(len(links)):
             m, c, J = composite_from_pinocchio(model, q, i)
             assert np.isclose(const.m_hat[i], m)
@@ -44,7 +45,7 @@ def test_stanford_minimal_set_and_true_constants():
     assert (S.r, S.s) == (0, 1) and len(S) == 33
     assert S.names[0] == "U1_33" and S.names[-4:] == ("m3", "k3_x", "k3_y", "k3_z")
     # seed 002 Table II / the spec's true constants
-    v = dict(zip(S.names, lin.values(S, TRUE, LINKS, MODEL)))
+    v = dict(zip(S.names, minimal.values(S, TRUE, LINKS, MODEL)))
     expected = {"m3": 6.47, "k2_y": 2.739975, "k3_z": -2.739975, "k4_x": 0.009936, "k4_y": 0.005832,
                 "k5_y": -0.114912, "U1_33": 1.014418, "U2_11-U2_22": 4.384865, "U2_33": 4.405288,
                 "U4_11-U4_22": -0.023494, "U4_33": 0.004423, "U4_12": -0.000054,
@@ -58,21 +59,21 @@ def test_stanford_minimal_set_and_true_constants():
 def test_minimal_set_size_equals_rpna_count():
     for links in (LINKS, PUMA_LINKS):
         model = bm.mdh_model(links)
-        assert len(lin.minimal_set(links, model)) == rpna.rpna(kt.tree_from_model(model)).num_base_parameters
+        assert len(minimal.minimal_set(links, model)) == rpna.rpna(kt.tree_from_model(model)).num_base_parameters
 
 
 @pytest.mark.parametrize("links", [LINKS, PUMA_LINKS], ids=["stanford", "puma"])
 def test_dynamics_rebuilt_from_the_minimal_set(links):
     model = bm.mdh_model(links)
-    S_ = lin.minimal_set(links, model)
-    H_err, g_err = lin.rebuild_errors(links, model, lin.restrict(S_, lin.inertia_constants(links)))
+    S_ = minimal.minimal_set(links, model)
+    H_err, g_err = minimal.rebuild_errors(links, model, minimal.restrict(S_, minimal.inertia_constants(links)))
     assert H_err < 1e-10 and g_err < 1e-10
 
 
 def test_table1_reproduced():
-    rows = lin.table1(MODEL, S, Q_BASE, VARIANTS)
+    rows = minimal.table1(MODEL, S, Q_BASE, VARIANTS)
     errors = {}
-    for r, (paper, ours) in enumerate(zip(lin.STANFORD_TABLE1, rows)):
+    for r, (paper, ours) in enumerate(zip(minimal.STANFORD_TABLE1, rows)):
         for body, u in paper.items():
             assert (u is None) == (ours[body] is None)
             if u is not None:
@@ -83,42 +84,42 @@ def test_table1_reproduced():
 
 
 def test_algorithm2_noise_free_recovers_the_constants():
-    ident = lin.algorithm2(LINKS, MODEL, Q_BASE, VARIANTS)
-    assert np.abs(ident.values - lin.values(S, TRUE, LINKS, MODEL)).max() < 1e-6
+    ident = minimal.algorithm2(LINKS, MODEL, Q_BASE, VARIANTS)
+    assert np.abs(ident.values - minimal.values(S, TRUE, LINKS, MODEL)).max() < 1e-6
     assert ident.regressor_ranks == {6: 7, 5: 7, 4: 7, 3: 4, 2: 6, 1: 1}
-    H_err, g_err = lin.rebuild_errors(LINKS, MODEL, lin.restrict(S, ident.constants))
+    H_err, g_err = minimal.rebuild_errors(LINKS, MODEL, minimal.restrict(S, ident.constants))
     assert H_err < 1e-10 and g_err < 1e-10
 
 
 def test_measurement_rows_match_rnea():
     # (56) and (61) with the true composite quantities reproduce RNEA torques of a one-joint motion
     q = Q_BASE.copy()
-    meas = lin._Measurer(MODEL, lin.Noise(), np.random.default_rng(0), 10.0, (0.25,))
+    meas = minimal.OneJointMotions(MODEL, minimal.Noise(), np.random.default_rng(0), 10.0, (0.25,))
     (qt, qd, qdd, tau), = meas.move(q, 0)
-    m_hat, c_hat, J_hat = lin.composite(LINKS, qt, TRUE)
+    m_hat, c_hat, J_hat = minimal.composite(LINKS, qt, TRUE)
     for j in (1, 3, 4, 5):
         w, dw, amg = meas.body_kinematics(qt, 0, j, qd, qdd)
         J = J_hat[j]
         theta = [J[0, 0] - J[1, 1], J[2, 2], J[0, 1], J[0, 2], J[1, 2], c_hat[j][0], c_hat[j][1]]
-        assert np.isclose(lin.rotational_row(w, dw, amg) @ theta, tau[j], atol=1e-10)
+        assert np.isclose(minimal.rotational_row(w, dw, amg) @ theta, tau[j], atol=1e-10)
     w, dw, amg = meas.body_kinematics(qt, 0, 2, qd, qdd)
-    assert np.isclose(lin.translational_row(w, dw, amg) @ [*c_hat[2], m_hat[2]], tau[2], atol=1e-10)
+    assert np.isclose(minimal.translational_row(w, dw, amg) @ [*c_hat[2], m_hat[2]], tau[2], atol=1e-10)
 
 
 def test_bad_configurations_are_refused():
     q = Q_BASE.copy()
     q[1] = 0.0     # u_1^(3) = (1, 0, 0): one nonzero component only
-    with pytest.raises(lin.ConfigurationError, match="step 2.2"):
-        lin.algorithm2(LINKS, MODEL, q, lin.stanford_configurations(q)[1])
-    with pytest.raises(lin.ConfigurationError, match="qdd = 0"):
-        lin.algorithm2(LINKS, MODEL, Q_BASE, VARIANTS, own_joint_time=0.1)   # sigma t = 1
+    with pytest.raises(minimal.ConfigurationError, match="step 2.2"):
+        minimal.algorithm2(LINKS, MODEL, q, minimal.stanford_configurations(q)[1])
+    with pytest.raises(minimal.ConfigurationError, match="qdd = 0"):
+        minimal.algorithm2(LINKS, MODEL, Q_BASE, VARIANTS, own_joint_time=0.1)   # sigma t = 1
     same = {b: [Q_BASE.copy() for _ in qs] for b, qs in VARIANTS.items()}
-    with pytest.raises(lin.ConfigurationError, match="rank"):
-        lin.algorithm2(LINKS, MODEL, Q_BASE, same)
+    with pytest.raises(minimal.ConfigurationError, match="rank"):
+        minimal.algorithm2(LINKS, MODEL, Q_BASE, same)
 
 
 def test_noise_study_reports_propagation():
-    study = lin.noise_study(LINKS, MODEL, Q_BASE, VARIANTS, lin.Noise(torque=0.01), trials=8)
+    study = noise_study(LINKS, MODEL, Q_BASE, VARIANTS, minimal.Noise(torque=0.01), trials=8)
     bodies = study["per_body_in_identification_order"]
     assert [b["body"] for b in bodies] == [6, 5, 4, 3, 2, 1]
     assert bodies[0]["amplification"] == pytest.approx(1.0)    # nothing outboard of body 6
