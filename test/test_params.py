@@ -18,10 +18,9 @@ def test_pinocchio_order_is_to_dynamic_parameters(rng):
 
 
 @pytest.mark.parametrize("to, frm, first, names", [
-    (params.to_seed003, params.from_seed003, "m", ["m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz", "Ixy", "Iyz", "Ixz"]),
-    (params.to_seed000, params.from_seed000, "m", ["m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"]),
-    (params.to_seed004, params.from_seed004, "m", ["m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"]),
-    (params.to_seed001, params.from_seed001, "Ixx", ["Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mcx", "mcy", "mcz", "m"]),
+    (params.to_diagonal_first, params.from_diagonal_first, "m", ["m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz", "Ixy", "Iyz", "Ixz"]),
+    (params.to_row_major, params.from_row_major, "m", ["m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz"]),
+    (params.to_inertia_first, params.from_inertia_first, "Ixx", ["Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz", "mcx", "mcy", "mcz", "m"]),
 ])
 def test_paper_orders_round_trip_and_meaning(to, frm, first, names, rng):
     labels = np.arange(10.0)   # label k = position of the name in pinocchio order
@@ -57,7 +56,7 @@ def test_log_cholesky_matches_seed003_eq16(rng):
         s14**2 + s24**2 + s34**2 + 1, s14 * e(d1), s14 * s12 + s24 * e(d2), s14 * s13 + s24 * s23 + s34 * e(d3),
         s12**2 + s13**2 + s23**2 + e(2 * d2) + e(2 * d3), s13**2 + s23**2 + e(2 * d1) + e(2 * d3),
         s12**2 + e(2 * d1) + e(2 * d2), -s12 * e(d1), -s12 * s13 - s23 * e(d2), -s13 * e(d1)])
-    np.testing.assert_allclose(params.to_seed003(params.log_cholesky_to_params(eta)), expected_seed003, rtol=1e-12)
+    np.testing.assert_allclose(params.to_diagonal_first(params.log_cholesky_to_params(eta)), expected_seed003, rtol=1e-12)
 
 
 def test_frame_transform_matches_pinocchio_and_is_linear(rng):

@@ -5,7 +5,8 @@ Per-body parameter vector, **pinocchio order**, inertia about the body-frame ori
     pi = [m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
 
 which is what ``pinocchio.Inertia.toDynamicParameters()`` returns. Every paper uses another order;
-convert only at the boundary with the named functions below (``to_seed003`` / ``from_seed003`` ...).
+convert only at the boundary with the named functions below (``to_diagonal_first`` /
+``from_diagonal_first`` ...).
 
 Per-joint friction vector ``[Fc, Fv, Ia, beta]``: ``F = Fc*sign(qd) + Fv*qd + Ia*qdd + beta``.
 
@@ -32,13 +33,14 @@ def friction_names(joint: str) -> list[str]:
     return [f"{joint}.{n}" for n in FRICTION_NAMES]
 
 
-# Index maps: paper_vector = pi[PERM]; pi = paper_vector[argsort(PERM)].
-# seed 003: [m, mcx, mcy, mcz, XX, YY, ZZ, XY, YZ, XZ]
-_SEED003 = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
-# seed 000 / seed 004: [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]
-_SEED000 = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
-# seed 001: [XX, XY, XZ, YY, YZ, ZZ, mpx, mpy, mpz, m]
-_SEED001 = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])
+# Other orders, named by their layout. Index maps: other = pi[PERM]; pi = other[argsort(PERM)].
+# Diagonal first, [m, mcx, mcy, mcz, XX, YY, ZZ, XY, YZ, XZ]: Zhang, Zhou & Vasudevan (seed 003).
+_DIAGONAL_FIRST = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
+# Row-major upper triangle, [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]: Wensing et al. (seed 000),
+# Nadeau et al. (seed 004).
+_ROW_MAJOR = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
+# Inertia first, mass last, [XX, XY, XZ, YY, YZ, ZZ, mpx, mpy, mpz, m]: Zhang, Haugk & Vasudevan (seed 001).
+_INERTIA_FIRST = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])
 
 
 def _permute(x, perm) -> np.ndarray:
@@ -46,33 +48,28 @@ def _permute(x, perm) -> np.ndarray:
     return x[..., perm]
 
 
-def to_seed003(pi):
-    return _permute(pi, _SEED003)
+def to_diagonal_first(pi):
+    return _permute(pi, _DIAGONAL_FIRST)
 
 
-def from_seed003(theta):
-    return _permute(theta, np.argsort(_SEED003))
+def from_diagonal_first(theta):
+    return _permute(theta, np.argsort(_DIAGONAL_FIRST))
 
 
-def to_seed000(pi):
-    return _permute(pi, _SEED000)
+def to_row_major(pi):
+    return _permute(pi, _ROW_MAJOR)
 
 
-def from_seed000(theta):
-    return _permute(theta, np.argsort(_SEED000))
+def from_row_major(theta):
+    return _permute(theta, np.argsort(_ROW_MAJOR))
 
 
-# Seed 004 uses the same order as seed 000.
-to_seed004 = to_seed000
-from_seed004 = from_seed000
+def to_inertia_first(pi):
+    return _permute(pi, _INERTIA_FIRST)
 
 
-def to_seed001(pi):
-    return _permute(pi, _SEED001)
-
-
-def from_seed001(theta):
-    return _permute(theta, np.argsort(_SEED001))
+def from_inertia_first(theta):
+    return _permute(theta, np.argsort(_INERTIA_FIRST))
 
 
 def inertia_matrix(pi) -> np.ndarray:
