@@ -16,3 +16,17 @@ def spin_until(node, predicate, timeout_s: float) -> bool:
 
 def spin_for(node, seconds: float) -> None:
     spin_until(node, lambda: False, seconds)
+
+
+def require_launch_ros() -> None:
+    """launch_ros is not on PyPI: `make test` installs it from ../shared/vendor/ros2_launch. Skip (and
+    say so) only when that folder is absent; fail when it is present but was not installed."""
+    import importlib.util
+    from pathlib import Path
+
+    import pytest
+    vendor = Path(__file__).resolve().parents[2] / "shared" / "vendor" / "ros2_launch"
+    if importlib.util.find_spec("launch_ros") is None:
+        if vendor.is_dir():
+            pytest.fail(f"launch_ros is not installed although {vendor} is present: run `make test-deps`")
+        pytest.skip(f"launch tests need the ROS 2 launch packages of {vendor}, which is absent")
