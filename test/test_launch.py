@@ -146,3 +146,19 @@ def test_a_bad_profile_stops_a_node_with_one_line_naming_the_field(tmp_path, ros
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert "limits.torque" in lines[0] and "7" in lines[0]
+
+
+def test_without_launch_ros_the_declared_node_set_runs_as_processes(ros_env):
+    """What `inertial-id launch` does on a pure wheel install (launch_ros is not on PyPI)."""
+    from inertial_id.nodes.monitor import MonitorNode
+    code = ("import sys; from pathlib import Path; from inertial_id.cli.launch import run_embedded; "
+            f"sys.exit(run_embedded(Path({str(ROOT / 'launch' / 'sim.launch.py')!r}), {{'robot_profile': 'xarm7'}}))")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=ros_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    monitor = MonitorNode()
+    try:
+        got = spin_until(monitor, lambda: monitor.estimates_received >= 2 and proc.poll() is None, 90.0)
+    finally:
+        monitor.destroy_node()
+        code, out = stop(proc, signal.SIGTERM)
+    assert got and code == 0 and "Traceback" not in out, out[-3000:]
