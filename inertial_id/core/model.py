@@ -17,27 +17,30 @@ import pinocchio as pin
 import yaml
 
 from . import params
+from .profile import ProfileError, momentum_window_samples, validate
 
 PACKAGE_NAME = "inertial_id"
 
 
-class ProfileError(ValueError):
-    """A robot profile, payload or model file that cannot be used; the message names the problem."""
+
+
+def share_dirs() -> list[Path]:
+    """This package's data roots (holding ``config/`` and ``launch/``), first match wins: the source
+    tree, the ament index (ROS install, colcon workspace), then the interpreter's share directory
+    (pip data_files, or ``make setup``'s install into the venv)."""
+    dirs = [Path(__file__).resolve().parents[2]]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(Path(get_package_share_directory(PACKAGE_NAME)))
+    except Exception:  # ament_index is absent without a ROS install; the other entries still serve
+        pass
+    return dirs + [Path(sys.prefix) / "share" / PACKAGE_NAME]
 
 
 def config_dirs() -> list[Path]:
-    """Where profiles are looked up, first match wins: $INERTIAL_ID_CONFIG, the source tree,
-    the install share directory (pip data_files or ament), then the ament index."""
-    dirs = []
-    if os.environ.get("INERTIAL_ID_CONFIG"):
-        dirs.append(Path(os.environ["INERTIAL_ID_CONFIG"]))
-    dirs.append(Path(__file__).resolve().parents[2] / "config")
-    dirs.append(Path(sys.prefix) / "share" / PACKAGE_NAME / "config")
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        dirs.append(Path(get_package_share_directory(PACKAGE_NAME)) / "config")
-    except Exception:  # ament_index is absent without a ROS install; the other entries still serve
-        pass
+    """Where profiles are looked up: $INERTIAL_ID_CONFIG, then ``config/`` of :func:`share_dirs`."""
+    dirs = [Path(os.environ["INERTIAL_ID_CONFIG"])] if os.environ.get("INERTIAL_ID_CONFIG") else []
+    dirs += [d / "config" for d in share_dirs()]
     return [d for d in dirs if d.is_dir()]
 
 
@@ -64,10 +67,12 @@ def load_profile(name_or_path: str) -> dict:
         except ProfileError:
             raise ProfileError(f"unknown robot profile '{name_or_path}' "
                                f"(available: {', '.join(available_profiles())})") from None
-    with open(path) as f:
-        profile = yaml.safe_load(f)
-    if not isinstance(profile, dict) or "joints" not in profile or "model" not in profile:
-        raise ProfileError(f"{path}: a robot profile needs at least 'model' and 'joints'")
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ProfileError(f"{path.name}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
+    profile = validate(raw, path.name)
     profile["_path"] = str(path)
     return profile
 
@@ -104,7 +109,34 @@ def resolve_model_path(uri: str, profile_path: str | None = None) -> Path:
     return path
 
 
+# URDF attributes that hold numbers; urdfdom reports a bad one on stderr and goes on with a default.
+_URDF_NUMBERS = {"mass": ("value",), "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+                 "origin": ("xyz", "rpy"), "axis": ("xyz",)}
+
+
+def _check_urdf_numbers(path: Path) -> None:
+    import xml.etree.ElementTree as ET
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise ProfileError(f"cannot parse URDF '{path}': {exc}") from None
+    for tag, attributes in _URDF_NUMBERS.items():
+        for element in root.iter(tag):
+            for a in attributes:
+                text = element.get(a)
+                if text is None:
+                    continue
+                try:
+                    values = [float(x) for x in text.split()]
+                except ValueError:
+                    values = [float("nan")]
+                if not all(np.isfinite(values)) or (tag == "mass" and values[0] < 0):
+                    raise ProfileError(f"URDF '{path}': <{tag} {a}=\"{text}\"> is not a finite "
+                                       f"{'non-negative ' if tag == 'mass' else ''}number")
+
+
 def build_model_from_urdf(path: Path) -> pin.Model:
+    _check_urdf_numbers(path)
     try:
         return pin.buildModelFromUrdf(str(path))
     except (RuntimeError, ValueError) as exc:
@@ -137,6 +169,22 @@ class Robot:
     def payload_parent_joint(self) -> int:
         return self.model.frames[self.payload_frame_id].parentJoint
 
+    @property
+    def sensing(self) -> dict:
+        """What the driver publishes: ``joint_states_topic``, ``joint_states_hz``, ``wrench_topic``, ...
+        (profile ``sensing:``, checked by :mod:`inertial_id.core.profile`)."""
+        return self.profile["sensing"]
+
+    @property
+    def wrench_frame_id(self) -> str | None:
+        """``frame_id`` of the driver's WrenchStamped: its own label of the F/T frame (model frame
+        ``ft_frame``), e.g. ``uf_ft_sensor_ext_data`` for xarm_ros2."""
+        return self.sensing["wrench_frame_id"] or self.ft_frame
+
+    @property
+    def momentum_window_samples(self) -> int:
+        return momentum_window_samples(self.profile)
+
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame."""
         p = self.profile.get("payload", {})
@@ -157,8 +205,7 @@ def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
 
 def load_robot(profile: dict | str) -> Robot:
     """Build a :class:`Robot` from a profile (dict, name or YAML path)."""
-    if isinstance(profile, str):
-        profile = load_profile(profile)
+    profile = load_profile(profile) if isinstance(profile, str) else validate(profile, profile.get("name", "profile"))
     urdf = resolve_model_path(profile["model"]["urdf"], profile.get("_path"))
     model = build_model_from_urdf(urdf)
     joints = tuple(profile["joints"])

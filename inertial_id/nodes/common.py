@@ -27,9 +27,14 @@ LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
                          depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def declare(node: Node, name: str, default, description: str):
-    """Declare a parameter with its default and description; return its value."""
-    return node.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+def declare(node: Node, name: str, default, description: str, read_only: bool = True):
+    """Declare a parameter with its default and description; return its value.
+
+    Parameters are read once, at start-up; they are declared read-only so that a ``ros2 param set``
+    is refused instead of silently ignored. A node that applies a change at run time declares it
+    with ``read_only=False`` and registers a callback."""
+    descriptor = ParameterDescriptor(description=description, read_only=read_only)
+    return node.declare_parameter(name, default, descriptor).value
 
 
 def declare_robot(node: Node) -> Robot:
@@ -95,24 +100,38 @@ class DropCounter:
         self._pub.publish(msg)
 
 
-def run_node(node_class, args=None) -> int:
-    """Entry point shared by the nodes: init, spin until shutdown, clean exit on Ctrl-C."""
+def run_node(node_class, args=None, threads: int = 1) -> int:
+    """Entry point shared by the nodes: init, spin until shutdown.
+
+    SIGINT and SIGTERM (what ``ros2 launch`` and process managers send) end the node with exit code
+    0 and no traceback. A configuration the node cannot work with (profile, parameters: a
+    :class:`ProfileError` while constructing) is one line on stderr and exit code 2. Anything else is
+    a bug and keeps its traceback."""
+    from rclpy.executors import ExternalShutdownException
+
+    from ..core.profile import ProfileError
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
     try:
-        node = node_class()
-        rclpy.spin(node)
-    except KeyboardInterrupt:
-        pass
-    except Exception as exc:  # a profile or parameter the node cannot work with: say it in one line
-        from ..core.model import ProfileError
-        if isinstance(exc, (ProfileError, ValueError)):
+        try:
+            node = node_class()
+        except ProfileError as exc:
             print(f"{node_class.__name__}: {exc}", file=sys.stderr)
             return 2
-        raise
+        if threads > 1:     # callbacks in separate callback groups run while another one computes
+            from rclpy.executors import MultiThreadedExecutor
+            rclpy.spin(node, MultiThreadedExecutor(num_threads=threads))
+        else:
+            rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception:
+        # A signal shuts the context down under the executor; a message it was taking at that moment
+        # fails to convert. That is the shutdown, not a bug of this node.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
+        rclpy.try_shutdown()
     return 0

@@ -64,30 +64,50 @@ def start_node_set(profile: str, env: dict, log_dir: str | None = None, nodes=NO
     return procs
 
 
-def launch_description(default_profile: str, with_sim: bool):
-    """A launch_ros LaunchDescription of the node set (for ``ros2 launch inertial_id ...``).
+# Launch arguments of every launch file: (name, default, description). An empty default means "the
+# profile's value" (the profile names the real driver's topics and frames).
+LAUNCH_ARGUMENTS = (
+    ("robot_profile", None, "robot profile: a name in config/robots or a YAML path"),
+    ("method", "", "estimator method (empty: the profile's identification.method)"),
+    ("use_sim_time", "false", "run on /clock (rosbag replay, simulators) instead of the system clock"),
+    ("joint_states_topic", "", "the driver's JointState topic (empty: profile sensing.joint_states_topic)"),
+    ("wrench_topic", "", "the driver's F/T WrenchStamped topic (empty: profile sensing.wrench_topic)"),
+    ("wrench_frame_id", "", "frame_id the driver stamps on the wrench (empty: profile sensing.wrench_frame_id)"),
+)
+SIM_ARGUMENTS = (("payload", "", "payload of the simulated arm, config/payloads.yaml (empty: the profile's)"),)
 
-    Arguments: ``robot_profile`` (default ``default_profile``), ``method`` (estimator),
-    ``duration_s`` (exciting motion), and with the simulator ``payload``.
-    """
+
+def node_parameters(node: str, values: dict) -> dict:
+    """Parameters of ``node`` from launch argument values; empty values keep the node's default
+    (the profile's). ``use_sim_time`` goes to every node."""
+    per_node = {"estimator": ("method",),
+                "regressor_builder": ("joint_states_topic", "wrench_topic", "wrench_frame_id"),
+                "excitation_planner": ("joint_states_topic",),
+                "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload")}
+    out = {"robot_profile": values["robot_profile"],
+           "use_sim_time": values.get("use_sim_time", "false").lower() in ("true", "1")}
+    out.update({k: values[k] for k in per_node.get(node, ()) if values.get(k)})
+    return out
+
+
+def launch_description(default_profile: str, with_sim: bool):
+    """A launch_ros LaunchDescription of the node set, for ``ros2 launch inertial_id ...`` and
+    ``inertial-id launch``: the three inertial_id nodes, plus the simulated arm standing in for the
+    robot's driver when ``with_sim``. Arguments: :data:`LAUNCH_ARGUMENTS` (+ ``payload`` with the sim).
+    The excitation planner does not move the robot until its ``~/start`` service is called."""
     from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
-    args = [DeclareLaunchArgument("robot_profile", default_value=default_profile,
-                                  description="robot profile name (config/robots) or YAML path"),
-            DeclareLaunchArgument("method", default_value="",
-                                  description="estimator method (empty: the profile's identification.method)"),
-            DeclareLaunchArgument("duration_s", default_value="30.0", description="exciting motion, s")]
-    profile = LaunchConfiguration("robot_profile")
-    per_node = {"estimator": {"method": LaunchConfiguration("method")},
-                "excitation_planner": {"duration_s": LaunchConfiguration("duration_s")}}
-    if with_sim:
-        args.append(DeclareLaunchArgument("payload", default_value="dumbbell_5lb",
-                                          description="payload of the simulated arm (config/payloads.yaml)"))
-        per_node["sim_robot"] = {"payload": LaunchConfiguration("payload")}
-    nodes = [Node(package="inertial_id", executable=name, name=name, output="screen",
-                  parameters=[{"robot_profile": profile, **per_node.get(name, {})}])
-             for name in NODES if with_sim or name != "sim_robot"]
-    return LaunchDescription(args + nodes)
+    arguments = LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ())
+
+    def nodes(context):
+        values = {name: context.perform_substitution(LaunchConfiguration(name)) for name, _, _ in arguments}
+        return [Node(package="inertial_id", executable=name, name=name, output="screen",
+                     parameters=[node_parameters(name, values)])
+                for name in NODES if with_sim or name != "sim_robot"]
+
+    declared = [DeclareLaunchArgument(name, default_value=default_profile if default is None else default,
+                                      description=description) for name, default, description in arguments]
+    return LaunchDescription(declared + [OpaqueFunction(function=nodes)])
