@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 from inertial_id.cli import main
-from inertial_id.core import bounds_study as study
+from inertial_id.core.studies import bounds as study
 from inertial_id.core.estimators.guaranteed import robot_parameter_box
 from inertial_id.core.model import load_robot
 from inertial_id.core.momentum import robot_parameters
@@ -21,14 +21,14 @@ def test_reduced_study_reports_both_methods_side_by_side(tmp_path, monkeypatch, 
     report = json.loads(out.read_text())
     assert report["trials"] == 3 and report["trials_within_noise_bounds"] == 2 and report["trials_overnoise"] == 1
     assert 0 < report["max_row_error_ratio"] <= 1.0          # the simulated errors respect the stated bounds
-    for m in ("guaranteed", "seed003"):
+    for m in ("guaranteed", "log_cholesky"):
         assert all(k in report[m] for k in KEYS) and len(report[m]["median_width"]) == 10
         assert report[m]["physically_consistent_rate"] == 1.0
         assert np.all(np.asarray(report[m]["median_width"]) < np.asarray(report["initial_width"]))
     g = report["guaranteed"]
     assert g["containment_rate"] == 1.0 and g["bounds_guaranteed_rate"] == 1.0
     assert g["overnoise_excluded_unflagged"] == 0
-    assert report["seed003"]["bounds_guaranteed_rate"] == 0.0
+    assert report["log_cholesky"]["bounds_guaranteed_rate"] == 0.0
     assert 0 <= report["guaranteed_narrower_than_mvf"] <= 10
     assert "guaranteed narrower than MVF" in capsys.readouterr().out
 

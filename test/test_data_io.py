@@ -10,7 +10,7 @@ from inertial_id.core import closed_chain as cc
 from inertial_id.core import model as robot_model
 from inertial_id.core.data_io import DataError, Pipeline, Run, read_run, write_run
 from inertial_id.core.identification import problem as P
-from inertial_id.core.identification.synthetic import fourier_excitation, synthesize
+from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
 
 
 def make_run(n=200, joints=3, seed=0):
@@ -80,7 +80,7 @@ def four_bar_runs(tmp_path_factory):
     for seed in (0, 1):
         t = np.arange(800) * 0.005
         rng = np.random.default_rng(seed)
-        q, qd, qdd = fourier_excitation(t, [0.0], [2.5], rng, base_hz=0.25)
+        q, qd, qdd = fourier_joint_motion(t, [0.0], [2.5], rng, base_hz=0.25)
         write_run(root / f"run{seed}", synthesize(chain, layout, theta, t, q, qd, qdd, name=f"run{seed}"))
         folders.append(str(root / f"run{seed}"))
     return folders, layout, theta

@@ -8,7 +8,7 @@ from inertial_id.core.estimators.factory import MomentumEstimator, RowsEstimator
 
 @pytest.mark.parametrize("robot, method, cls, kinds", [
     ("kinova_gen3", "guaranteed", MomentumEstimator, ("momentum",)),
-    ("kinova_gen3", "seed003", MomentumEstimator, ("momentum",)),
+    ("kinova_gen3", "log_cholesky", MomentumEstimator, ("momentum",)),
     ("kinova_gen3", "lmi", RowsEstimator, ("joint_torque", "wrench")),
     ("xarm7", "guaranteed", RowsEstimator, ("wrench",)),
     ("xarm7", "pmd", RowsEstimator, ("wrench",)),
@@ -22,7 +22,7 @@ def test_methods_map_to_estimators_and_row_kinds(robot, method, cls, kinds):
 
 
 @pytest.mark.parametrize("robot, method, match", [
-    ("xarm7", "seed003", "joint torque sensing"),
+    ("xarm7", "log_cholesky", "joint torque sensing"),
     ("kinova_gen3", "pmd", "F/T sensor"),
     ("kinova_gen3", "magic", "unknown estimation method"),
 ])

@@ -6,13 +6,14 @@ from scipy.optimize import linprog
 
 from conftest import random_params
 
-from inertial_id.core import bounds_study as study
+from inertial_id.core.studies import bounds as study
 from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound
 from inertial_id.core.estimators.guaranteed import (GuaranteedEstimator, pseudo_inertia_diagonal_cuts,
                                                    robot_parameter_box)
 from inertial_id.core.model import load_robot
 from inertial_id.core.momentum import robot_parameters
-from inertial_id.core.sim import NoiseModel, Simulator
+from inertial_id.core.sensors import NoiseModel
+from inertial_id.core.sim import Simulator
 
 
 def _nuisance_problem(rng, rows=60):

@@ -8,7 +8,7 @@ from inertial_id.core import model as robot_model
 from inertial_id.core.data_io import Run
 from inertial_id.core.identification import problem as P
 from inertial_id.core.identification import solvers, validation
-from inertial_id.core.identification.synthetic import fourier_excitation, synthesize
+from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
 
 FRICTION_TRUE = np.array([  # per actuated leg joint: Fc (N m), Fv (N m s), beta (N m); Ia from the profile
     [1.5, 2.0, 0.2], [1.0, 1.5, -0.1], [2.0, 3.0, 0.3], [2.0, 3.0, -0.2], [0.5, 0.8, 0.05], [0.5, 0.8, 0.05]])
@@ -32,7 +32,7 @@ def leg_run(leg, n, seed, noise, duration_s=5.0):
     chain, layout, theta = leg
     rng = np.random.default_rng(seed)
     t = np.arange(n) * (duration_s / n)
-    x, dx, ddx = fourier_excitation(t, [0, 0, 0.3, 0.2, 0, 0], [0.5, 0.4, 0.6, 0.5, 0.3, 0.1], rng)
+    x, dx, ddx = fourier_joint_motion(t, [0, 0, 0.3, 0.2, 0, 0], [0.5, 0.4, 0.6, 0.5, 0.3, 0.1], rng)
     M = np.eye(6)
     M[4], M[5] = [0, 0, 0, 0, -1, 1], [0, 0, 0, 0, 1, 1]
     offset = np.array([0, 0, 0, 0, -0.2, 0.2])
@@ -111,7 +111,7 @@ def gen3_run(gen3, n, seed, noise=0.0, amplitude=0.9):
     chain, layout, theta = gen3
     rng = np.random.default_rng(seed)
     t = np.arange(n) * 0.01
-    return synthesize(chain, layout, theta, t, *fourier_excitation(t, np.zeros(7), np.full(7, amplitude), rng),
+    return synthesize(chain, layout, theta, t, *fourier_joint_motion(t, np.zeros(7), np.full(7, amplitude), rng),
                       noise_rel=noise, rng=rng)
 
 
@@ -171,7 +171,7 @@ def test_digit_arm_open_chain_recovers_base_parameters_noise_free():
     theta[layout.n_inertial:] = np.tile([0.8, 1.2, 0.15, 0.05], 4)
     rng = np.random.default_rng(7)
     t = np.arange(600) * 0.01
-    run = synthesize(chain, layout, theta, t, *fourier_excitation(t, np.zeros(4), np.full(4, 1.0), rng))
+    run = synthesize(chain, layout, theta, t, *fourier_joint_motion(t, np.zeros(4), np.full(4, 1.0), rng))
     problem = P.build_problem(chain, layout, [run])
     truth = problem.base.base_map @ theta[problem.free]
     est = solvers.solve(problem, "lmi")

@@ -10,13 +10,13 @@ from ..core import closed_chain as cc
 from ..core import model as robot_model
 from ..core.identification import problem as P
 from ..core.identification import solvers
-from ..core.identification.synthetic import fourier_excitation, synthesize
+from ..core.identification.synthetic import fourier_joint_motion, synthesize
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     parser.add_argument("--samples", type=int, default=10000, help="samples in the data set")
-    parser.add_argument("--method", choices=solvers.METHODS, default="lmi")
+    parser.add_argument("--method", choices=solvers.SOLVERS, default="lmi")
 
 
 def run(args) -> dict:
@@ -33,7 +33,7 @@ def run(args) -> dict:
     t = np.arange(args.samples) * 0.01
     center = np.clip(0.5 * (robot.position_lower + robot.position_upper), -1, 1)
     amplitude = np.minimum(1.0, 0.45 * (robot.position_upper - robot.position_lower))
-    run_data = synthesize(chain, layout, theta, t, *fourier_excitation(t, center, amplitude, rng),
+    run_data = synthesize(chain, layout, theta, t, *fourier_joint_motion(t, center, amplitude, rng),
                           noise_rel=0.01, rng=rng)
     t0 = time.perf_counter()
     problem = P.build_problem(chain, layout, [run_data])

@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from ..core.model import load_robot
-from ..core.pmd import study
+from ..core.studies import pmd as study
 from ..core.pmd.objects import bench_object
 from ..core.pmd.shapes import Box, sample_points
 from ..core.pmd.solver import PmdProblem

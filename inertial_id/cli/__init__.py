@@ -8,7 +8,8 @@ import importlib
 import sys
 
 # Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("demo", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study")
+COMMANDS = ("demo", "launch", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study",
+            "record_sim", "estimate", "plan_study", "replay", "convert_run", "report")
 
 
 class UserError(Exception):

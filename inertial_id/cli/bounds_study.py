@@ -17,34 +17,47 @@ def register(sub) -> None:
     p.add_argument("--overnoise-factor", type=float, default=3.0)
     p.add_argument("--update-period", type=float, default=1.5, help="seconds of data between bound updates")
     p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on a Dask cluster (dask.distributed scheduler address); "
+                        "default: local processes (--workers)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..core.bounds_study import METHODS, PAYLOADS, run_study
+    from ..core.studies.bounds import BOUND_METHODS, PAYLOADS, run_study
     unknown = [x for x in args.payloads if x not in PAYLOADS]
     if unknown or not args.payloads:
         raise UserError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
     if args.trials < 1 or args.workers < 1 or args.overnoise_every < 0 or not args.update_period > 0:
         raise UserError("--trials and --workers must be at least 1, --overnoise-every >= 0, --update-period > 0")
-    if not args.overnoise_factor > 1.0:
-        raise UserError("--overnoise-factor must exceed 1 (it multiplies the noise bound)")
-    report = run_study(args.robot, args.payloads, args.trials, args.seed, args.overnoise_every,
-                       args.overnoise_factor, args.update_period, args.workers)
+    if not 1.0 < args.overnoise_factor < float("inf") or not args.update_period < float("inf"):
+        raise UserError("--overnoise-factor must exceed 1 (it multiplies the noise bound), "
+                        "--update-period must be finite")
+    from ..core.model import load_robot
+    robot = load_robot(args.robot)
+    if not robot.profile.get("sensing", {}).get("joint_torque"):
+        raise UserError(f"robot '{robot.name}' has no joint torque sensing: the study's momentum rows need it")
+    try:
+        report = run_study(args.robot, args.payloads, args.trials, args.seed, args.overnoise_every,
+                           args.overnoise_factor, args.update_period, args.workers, scheduler=args.scheduler)
+    except OSError as exc:
+        if not args.scheduler:
+            raise
+        raise UserError(f"cannot reach the Dask scheduler at {args.scheduler}: {exc}") from None
     print(f"trials {report['trials']} (within noise bounds {report['trials_within_noise_bounds']}, "
           f"over-noise {report['trials_overnoise']}); largest row error / bound {report['max_row_error_ratio']:.3f}")
     print(f"{'method':11} {'contain':>8} {'mass w':>8} {'p50 s':>7} {'p95 s':>7} {'consist':>8} "
           f"{'over: flagged':>14} {'excluded unflagged':>19}")
-    for m in METHODS:
+    for m in BOUND_METHODS:
         r = report[m]
         print(f"{m:11} {r['containment_rate']:8.3f} {r['final_mass_width']:8.3f} {r['update_time_p50_s']:7.3f} "
               f"{r['update_time_p95_s']:7.3f} {r['physically_consistent_rate']:8.3f} {r['overnoise_flagged']:14d} "
               f"{r['overnoise_excluded_unflagged']:19d}")
     names = [n.split(".")[-1] for n in report["parameter_names"]]
     print("median width " + " ".join(f"{n:>7}" for n in names))
-    for m in METHODS:
+    for m in BOUND_METHODS:
         print(f"{m:12} " + " ".join(f"{w:7.4f}" for w in report[m]["median_width"]))
     if "guaranteed_narrower_than_mvf" in report:
         print(f"guaranteed narrower than MVF for {report['guaranteed_narrower_than_mvf']} of 10 parameters")

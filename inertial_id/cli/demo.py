@@ -18,10 +18,14 @@ def register(sub) -> None:
     p.add_argument("--payload", default=None, help="payload carried by the simulated arm (default: the profile's)")
     p.add_argument("--duration", type=float, default=30.0, help="seconds of exciting motion (at most 60)")
     p.add_argument("--method", default=None,
-                   help="estimator method: rls, lmi, pmd, guaranteed, seed003 (default: the profile's)")
+                   help="estimator method: rls, lmi, pmd, guaranteed, log_cholesky (default: the profile's)")
     p.add_argument("--real-time-factor", type=float, default=1.0, help="simulated seconds per wall second")
     p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
+    p.add_argument("--record", metavar="BAG", default=None,
+                   help="record the suite's topics into this rosbag2 folder (the final estimate then "
+                        "waits for the bounds over everything recorded)")
+    p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage of --record")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -45,14 +49,15 @@ def run(args) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
-                      args.log_dir, progress=not args.quiet)
+                      args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage)
     print_table(result)
     write_json(args.json, result)
     return 0 if result["truth_inside_bounds"] and result["physically_consistent"] else 1
 
 
 def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
-             log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0) -> dict:
+             log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
+             record: str | None = None, storage: str = "mcap") -> dict:
     """Start the node processes and a monitor; return the final estimate against the truth."""
     from ..nodes.launch import isolated_ros_env, start_node_set
     env = isolated_ros_env()
@@ -68,7 +73,10 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                            excitation_planner={"duration_s": float(duration_s)})
     rclpy.init()
     monitor = MonitorNode()
+    from ..nodes.recorder import finish_recording, start_recording
+    recorder = start_recording(profile, record, storage) if record else None
     try:
+        start_planner(monitor, t_start + timeout_margin_s)
         done_at = None
         last_print = 0.0
         deadline = t_start + duration_s / rtf + timeout_margin_s
@@ -91,11 +99,15 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             if progress and now - last_print >= 2.0:
                 last_print = now
                 print(progress_line(now - t_start, st, monitor.estimate), file=sys.stderr, flush=True)
+        if recorder is not None:
+            finish_recording(nodes, monitor)
         est, truth = monitor.estimate, monitor.truth
         while truth is None and time.monotonic() < deadline:
             rclpy.spin_once(monitor, timeout_sec=0.1)
             truth = monitor.truth
     finally:
+        if recorder is not None:
+            recorder.stop()
         monitor.destroy_node()
         rclpy.try_shutdown()
         nodes.stop()
@@ -115,7 +127,30 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "motion_s": float(duration_s),
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
+        **({"bag": record} if record else {}),
     }
+
+
+def start_planner(node, deadline: float) -> None:
+    """Call the planner's ``~/start`` once it answers and has joint states (nothing moves before)."""
+    from std_srvs.srv import Trigger
+    import rclpy
+    client = node.create_client(Trigger, "/excitation_planner/start")
+    try:
+        while time.monotonic() < deadline:
+            if not client.wait_for_service(timeout_sec=0.5):
+                continue
+            future = client.call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(node, future, timeout_sec=5.0)
+            response = future.result()
+            if response is not None and response.success:
+                return
+            if response is not None and "joint states" not in response.message:
+                raise RuntimeError(f"planner refused to start: {response.message}")
+            time.sleep(0.2)
+        raise RuntimeError("the planner's ~/start service did not accept a start in time")
+    finally:
+        node.destroy_client(client)
 
 
 def progress_line(t: float, status, est) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from . import UserError
 from .common import write_json
 
@@ -31,7 +33,13 @@ def analyse(args) -> dict:
     from ..core.identifiability import kinematic_tree as kt
     from ..core.identifiability import numeric, rpna
 
+    if not (np.isfinite(args.gear_ratio) and args.gear_ratio > 0):
+        raise UserError("--gear-ratio must be a positive number")
+    if args.samples is not None and args.samples < 1:
+        raise UserError("--samples must be at least 1")
     name, model = load_any_model(args.model)
+    if model.nv == 0:
+        raise UserError(f"'{args.model}' has no moving joints: no motion can identify anything")
     if args.static and args.no_gravity:
         raise UserError("--static with --no-gravity leaves nothing to measure")
     if args.floating_base:

@@ -1,7 +1,12 @@
 """``inertial-id identify``: whole-robot identification (link inertials, rotor inertia, friction) from
-recorded run folders, open or closed chains, optionally physically consistent (SDP)."""
+recorded run folders, open or closed chains, optionally physically consistent (SDP).
+
+With the default lmi method the estimate is also plausible: each link is pulled toward its nominal
+(CAD) inertials by the entropic divergence of pseudo-inertias, with the weight chosen on held-out
+parts of the --data runs, and its mass stays inside a bounding ellipsoid derived from the model."""
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -12,7 +17,7 @@ from .common import write_json
 
 
 def register(sub) -> None:
-    from ..core.identification.solvers import DEFAULT_LMI_MARGIN, METHODS
+    from ..core.identification.solvers import DEFAULT_LMI_MARGIN, SOLVERS
     p = sub.add_parser("identify", help="identify the full dynamic model from recorded runs",
                        description=__doc__)
     p.add_argument("--model", required=True, help="robot profile name, profile YAML or URDF path")
@@ -24,11 +29,22 @@ def register(sub) -> None:
     p.add_argument("--fixed", nargs="+", default=[], metavar="GROUP",
                    help="hold these parameter groups at their nominal values: inertial, friction, "
                         "Fc, Fv, Ia, beta, a body (link) name or a joint name")
-    p.add_argument("--method", choices=METHODS, default="lmi",
+    p.add_argument("--method", choices=SOLVERS, default="lmi",
                    help="ls, wls (per-joint weights), irls (Huber reweighting) or lmi (SDP, "
                         "physically consistent; default)")
     p.add_argument("--lmi-margin", type=float, default=DEFAULT_LMI_MARGIN,
                    help="pseudo-inertia >= margin * I (kg m^2)")
+    p.add_argument("--regularization", choices=("entropic", "none"), default=None,
+                   help="lmi only: pull each link toward its nominal (CAD) inertials by the entropic "
+                        "(log-det) divergence of pseudo-inertias (default: entropic; none: plain SDP)")
+    p.add_argument("--weight", default="auto", metavar="W|auto",
+                   help="weight of the divergence, in units of the chi-square of the torque fit; "
+                        "auto (default): chosen on held-out parts of the --data runs (never --validate)")
+    p.add_argument("--ellipsoids", action=argparse.BooleanOptionalAction, default=None,
+                   help="lmi only: keep each link's mass inside a bounding ellipsoid derived from the "
+                        "model (default: on with lmi)")
+    p.add_argument("--friction-support", action="store_true",
+                   help="with --friction: held-out error without each friction term, on the --data runs")
     p.add_argument("--cutoff-hz", type=float, default=None,
                    help="zero-phase Butterworth low-pass on qd, qdd, tau (default: none)")
     p.add_argument("--filter-order", type=int, default=4)
@@ -54,21 +70,68 @@ def load_chain(model_arg: str):
     return cc.chain_from_profile(robot.model, profile), profile.get("rotor_inertia") or {}
 
 
+def check_arguments(args) -> None:
+    """Options that would make the run meaningless, refused before any work."""
+    if args.downsample < 1:
+        raise UserError("--downsample must be at least 1 (keep every N-th sample)")
+    if args.filter_order < 1:
+        raise UserError("--filter-order must be at least 1")
+    if args.cutoff_hz is not None and not (np.isfinite(args.cutoff_hz) and args.cutoff_hz > 0):
+        raise UserError("--cutoff-hz must be a positive frequency")
+    if not (np.isfinite(args.lmi_margin) and args.lmi_margin >= 0):
+        raise UserError("--lmi-margin must be a finite value >= 0")
+
+
+def prior_options(args) -> tuple[bool, float | None, bool]:
+    """(regularise, fixed weight or None for auto, ellipsoids) from the options; the prior and the
+    ellipsoids belong to the lmi method and are refused with others rather than ignored."""
+    lmi = args.method == "lmi"
+    explicit = args.regularization == "entropic" or args.ellipsoids or args.weight != "auto"
+    if not lmi and explicit:
+        raise UserError(f"--regularization, --weight and --ellipsoids need --method lmi, not {args.method}")
+    regularise = lmi and args.regularization != "none"
+    weight = None
+    if args.weight != "auto":
+        try:
+            weight = float(args.weight)
+        except ValueError:
+            raise UserError(f"--weight must be a number >= 0 or 'auto', not '{args.weight}'") from None
+        if not (np.isfinite(weight) and weight >= 0):
+            raise UserError(f"--weight must be a finite number >= 0 or 'auto', not '{args.weight}'")
+        if not regularise:
+            raise UserError("--weight needs the entropic regularization")
+    if args.friction_support and not (lmi and args.friction):
+        raise UserError("--friction-support needs --friction and --method lmi")
+    return regularise, weight, lmi and args.ellipsoids is not False
+
+
 def run(args) -> int:
     from ..core import closed_chain as cc
-    from ..core.data_io import DataError, Pipeline, read_run
+    from ..core.data_io import DataError, Pipeline, read_run, segment_bounds
     from ..core.identification import problem as P
-    from ..core.identification import solvers, validation
+    from ..core.identification import plausible, selection, solvers, validation
 
+    check_arguments(args)
+    regularise, weight, use_ellipsoids = prior_options(args)
     t0 = time.perf_counter()
     try:
         chain, rotor = load_chain(args.model)
         pipeline = Pipeline(args.cutoff_hz, args.filter_order, args.downsample, args.differentiate)
-        train = [pipeline.apply(read_run(d)) for d in args.data]
-        held_out = [pipeline.apply(read_run(d)) for d in args.validate]
+        train_raw = [read_run(d) for d in args.data]
+        held_out_raw = [read_run(d) for d in args.validate]
+        train = [pipeline.apply(r) for r in train_raw]
+        held_out = [pipeline.apply(r) for r in held_out_raw]
         layout = P.make_layout(chain, args.friction, rotor)
         problem = P.build_problem(chain, layout, train, args.fixed)
-        estimate = solvers.solve(problem, args.method, args.lmi_margin)
+        ellipsoids = plausible.bounding_ellipsoids(chain.model, layout) if use_ellipsoids else {}
+        weight_selection = None
+        if regularise and weight is None:
+            weight_selection = selection.select_weight(problem, ellipsoids, lmi_margin=args.lmi_margin)
+            weight = weight_selection["weight"]
+        plaus = solvers.Plausibility(weight or 0.0, ellipsoids) if args.method == "lmi" else None
+        estimate = solvers.solve(problem, args.method, args.lmi_margin, plaus)
+        support = (selection.friction_support(chain, problem, args.fixed, weight or 0.0, ellipsoids, args.lmi_margin)
+                   if args.friction_support else None)
         val_rows = P.build_rows(chain, layout, held_out) if held_out else None
     except (DataError, P.IdentificationError, cc.ClosureError) as exc:
         raise UserError(str(exc)) from None
@@ -95,7 +158,16 @@ def run(args) -> int:
         "constraint_residual": problem.rows.constraint_residual,
         "joint_weights": per_joint(estimate.joint_weights),
         "solver": estimate.info,
+        "regularization": {"kind": "entropic" if regularise else "none", "weight": weight,
+                           "weight_selection": weight_selection},
+        "links": plausible.link_report(layout, theta, ellipsoids or None),
+        "recording_gaps": [{"run": d, "segments": len(segment_bounds(r.t)), "samples": r.n_samples,
+                            "samples_used": p.n_samples}
+                           for d, r, p in zip([*args.data, *args.validate], [*train_raw, *held_out_raw],
+                                              [*train, *held_out])],
     }
+    if support is not None:
+        report["friction_support"] = support
     if args.simulate and held_out:
         for key, values in (("simulation_l2", theta), ("nominal_simulation_l2", nominal_zero_friction)):
             sims = [validation.simulate_segments(chain, layout, values, r) for r in held_out]
@@ -113,4 +185,17 @@ def run(args) -> int:
                      f"   nominal {report['nominal_validation_rms'][j]:9.4f}")
         print(line)
     print(f"  min pseudo-inertia eigenvalue {min(report['lmi_min_eigenvalues'].values()):.3g} kg m^2")
+    if regularise:
+        how = "chosen on held-out training runs" if weight_selection else "given"
+        print(f"  entropic regularization weight {weight:g} ({how})")
+    for body, link in report["links"].items():
+        line = f"  {body:24s} mass {link['mass_kg']:8.3f} kg (nominal {link['nominal_mass_kg']:.3f})"
+        if link["divergence"] is not None:
+            line += f"   divergence {link['divergence']:.3g}"
+        if "com_ellipsoid_level" in link:
+            line += f"   COM ellipsoid level {link['com_ellipsoid_level']:.2f}"
+        print(line)
+    if support is not None:
+        print("  friction terms supported by held-out error: "
+              + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in support["supported"].items()))
     return 0

@@ -6,7 +6,7 @@ from .common import float_list, write_json
 
 
 def register(sub) -> None:
-    from ..core.pmd.study import NOISE_LEVELS
+    from ..core.studies.pmd import NOISE_LEVELS
     p = sub.add_parser("pmd-study", help="fast object identification at low SNR: OLS, RTLS, GEO, PMD in simulation")
     p.add_argument("--speeds", type=float_list, default=[1.0, 1.5, 2.0],
                    help="average angular speeds of the wrist, rad/s (comma separated)")
@@ -26,12 +26,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..core.pmd.shapes import ShapeError
     from ..core.pmd.baselines import GEO_GAMMA
-    from ..core.pmd.study import METHODS, run_study
-    if not args.speeds or min(args.speeds) <= 0 or max(args.speeds) > 4.0:
+    from ..core.studies.pmd import COMPARED_METHODS, run_study
+    if not args.speeds or not all(0 < s <= 4.0 for s in args.speeds):
         raise UserError("--speeds must be positive average angular speeds up to 4 rad/s")
     if not 10 <= args.samples <= 5000 or args.trials < 1:
         raise UserError("--samples must be in 10..5000 and --trials at least 1")
-    if args.geo_gamma is not None and not args.geo_gamma > 0:
+    if not (args.density > 0 and args.density < float("inf")):
+        raise UserError("--density must be a positive number of points per cm^3")
+    if args.geo_gamma is not None and not 0 < args.geo_gamma < float("inf"):
         raise UserError("--geo-gamma must be positive")
     try:
         report = run_study(args.speeds, args.noise, args.samples, args.trials, args.density, seed=args.seed,
@@ -40,7 +42,7 @@ def run(args) -> int:
         raise UserError(str(exc)) from None
     print(f"{'speed':>6} {'method':6} {'mass %':>9} {'COM %':>9} {'inertia %':>10} {'consistent':>10} {'p50 s':>8}")
     for speed, entry in report["speeds"].items():
-        for m in METHODS:
+        for m in COMPARED_METHODS:
             r = entry["methods"][m]
             print(f"{speed:>6} {m:6} {r['mass_err_pct']:9.3g} {r['com_err_pct']:9.3g} {r['inertia_err_pct']:10.3g} "
                   f"{r['consistent_rate']:10.2f} {r['solve_time_p50_s']:8.3f}")

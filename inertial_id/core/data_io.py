@@ -15,6 +15,11 @@ import numpy as np
 from . import filtering
 
 REQUIRED = ("t", "q", "qd", "tau")
+# Largest magnitude a physical reading of each file can have (rad, rad/s, rad/s^2, N m): beyond it
+# the file holds a unit or export fault, and squaring such values overflows every fit.
+PLAUSIBLE_MAGNITUDE = {"q": 1e4, "qd": 1e3, "qdd": 1e6, "tau": 1e6}
+# Fewest samples a run needs: the 4th-order central difference of qd uses five.
+MIN_SAMPLES = 5
 
 
 class DataError(ValueError):
@@ -45,9 +50,13 @@ class Run:
 
 def _read_table(path: Path) -> np.ndarray:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not a text table (binary, or an encoding other than UTF-8/ASCII)") from None
+    if "\0" in text:
+        raise DataError(f"{path}: not a text table (contains NUL bytes)")
     rows = [line.replace(",", " ").split() for line in text.splitlines() if line.strip()]
     if not rows:
         raise DataError(f"{path}: empty file")
@@ -62,15 +71,21 @@ def _read_table(path: Path) -> np.ndarray:
 
 
 def read_run(folder, n_joints: int | None = None) -> Run:
-    """Read a run folder; checks equal lengths, finite values, increasing time, column counts."""
+    """Read a run folder (or a rosbag2 folder: :func:`~.bags.run_tables`); checks equal lengths,
+    finite values, increasing time, column counts."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"run folder '{folder}' does not exist")
-    missing = [f"{k}.csv" for k in REQUIRED if not (folder / f"{k}.csv").exists()]
-    if missing:
-        raise DataError(f"run folder '{folder}' lacks {', '.join(missing)}")
-    names = REQUIRED + (("qdd",) if (folder / "qdd.csv").exists() else ())
-    tables = {k: _read_table(folder / f"{k}.csv") for k in names}
+    if (folder / "metadata.yaml").is_file():     # a rosbag2 recording: its streams, same checks below
+        from .bags import run_tables
+        tables = run_tables(folder)
+        names = tuple(tables)
+    else:
+        missing = [f"{k}.csv" for k in REQUIRED if not (folder / f"{k}.csv").exists()]
+        if missing:
+            raise DataError(f"run folder '{folder}' lacks {', '.join(missing)}")
+        names = REQUIRED + (("qdd",) if (folder / "qdd.csv").exists() else ())
+        tables = {k: _read_table(folder / f"{k}.csv") for k in names}
     lengths = {k: v.shape[0] for k, v in tables.items()}
     if len(set(lengths.values())) != 1:
         raise DataError(f"run '{folder}': files have different numbers of rows: "
@@ -86,6 +101,13 @@ def read_run(folder, n_joints: int | None = None) -> Run:
         bad = np.flatnonzero(~np.all(np.isfinite(v), axis=1))
         if bad.size:
             raise DataError(f"{folder / (k + '.csv')}: {bad.size} rows with NaN/Inf (first: row {bad[0] + 1})")
+    for k, limit in PLAUSIBLE_MAGNITUDE.items():
+        if k in tables and np.any(np.abs(tables[k]) > limit):
+            row = int(np.flatnonzero(np.any(np.abs(tables[k]) > limit, axis=1))[0])
+            raise DataError(f"{folder / (k + '.csv')}: |value| above {limit:g} at row {row + 1}, not a "
+                            "physical reading in SI units")
+    if lengths["t"] < MIN_SAMPLES:
+        raise DataError(f"run '{folder}': {lengths['t']} samples, at least {MIN_SAMPLES} needed")
     t = tables["t"][:, 0]
     if np.any(np.diff(t) <= 0):
         k = int(np.flatnonzero(np.diff(t) <= 0)[0])
@@ -101,6 +123,36 @@ def write_run(folder, run: Run) -> None:
     for k in ("q", "qd", "tau", "qdd"):
         if getattr(run, k) is not None:
             np.savetxt(folder / f"{k}.csv", getattr(run, k))
+
+
+# A step longer than this many median sample periods is a gap in the recording (dropped packets,
+# a paused logger): the stretches on either side are processed as separate segments.
+GAP_FACTOR = 5.0
+
+
+def segment_bounds(t, factor: float = GAP_FACTOR) -> list[tuple[int, int]]:
+    """``[start, end)`` sample ranges of the stretches between gaps of the time stamps ``t``."""
+    t = np.asarray(t, dtype=float)
+    if t.size < 2:
+        return [(0, t.size)]
+    dt = np.diff(t)
+    cuts = (np.flatnonzero(dt > factor * np.median(dt)) + 1).tolist()
+    return list(zip([0, *cuts], [*cuts, t.size]))
+
+
+def split_at_gaps(run: Run, factor: float = GAP_FACTOR) -> list[Run]:
+    """The run's stretches between gaps, as runs of the same name."""
+    def part(x, s, e):
+        return None if x is None else x[s:e]
+    return [Run(run.name, run.t[s:e], run.q[s:e], run.qd[s:e], run.tau[s:e], part(run.qdd, s, e))
+            for s, e in segment_bounds(run.t, factor)]
+
+
+def concatenate(name: str, parts) -> Run:
+    """One run from consecutive segments (all with or all without ``qdd``)."""
+    parts = list(parts)
+    qdd = None if parts[0].qdd is None else np.concatenate([p.qdd for p in parts])
+    return Run(name, *(np.concatenate([getattr(p, k) for p in parts]) for k in ("t", "q", "qd", "tau")), qdd)
 
 
 @dataclass(frozen=True)
@@ -121,6 +173,32 @@ class Pipeline:
     differentiate: bool = False
 
     def apply(self, run: Run) -> Run:
+        """The processed run: each stretch between gaps (:func:`segment_bounds`) on its own, so that
+        no derivative or filter reaches across a gap; stretches too short to differentiate or
+        filter are left out (:meth:`segments` says which)."""
+        kept = [p for p in self.segments(run) if p is not None]
+        if not kept:
+            raise DataError(f"run '{run.name}': no stretch between time gaps is long enough to "
+                            f"{'filter' if self.cutoff_hz is not None else 'differentiate'}")
+        return concatenate(run.name, kept)
+
+    def min_samples(self, run: Run) -> int:
+        """Fewest samples a stretch needs: 5 for the central difference, more than scipy's largest
+        padding (``3 (2 n_sections + 1)``) for the forward-backward filter, else one."""
+        need = 1
+        if run.qdd is None or self.differentiate:
+            need = 5
+        if self.cutoff_hz is not None:
+            need = max(need, 3 * (2 * ((self.order + 1) // 2) + 1) + 1)
+        return need
+
+    def segments(self, run: Run) -> list:
+        """Each stretch between gaps processed, or ``None`` where it is too short to process."""
+        return [self._segment(part) for part in split_at_gaps(run)]
+
+    def _segment(self, run: Run):
+        if run.n_samples < self.min_samples(run):
+            return None
         qdd = run.qdd
         if qdd is None or self.differentiate:
             qdd = filtering.central_difference(run.qd, run.t)

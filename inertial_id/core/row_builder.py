@@ -18,12 +18,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from .filtering import StreamingDifferentiator
+from .profile import ProfileError
 from .regressor import PayloadRegressor
-from .sim import NoiseModel
+from .sensors import NoiseModel
+
+
+class ImplausibleSample(ValueError):
+    """A sample whose differentiated acceleration no robot reaches (a stamp or velocity fault)."""
+
+
+# Accelerations beyond this multiple of the profile's limits are not physical (as the node's
+# magnitude checks on the readings themselves).
+ABSURD_ACCELERATION_FACTOR = 10.0
 
 
 @dataclass
-class Rows:
+class MeasurementRows:
     kind: str                 # "joint_torque" | "wrench"
     t: float
     A: np.ndarray             # (rows, 10) payload columns, pinocchio order, payload frame
@@ -37,9 +47,9 @@ class RowBuilder:
     def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, fs_hz: float | None = None,
                  cutoff_hz: float | None = None):
         if use_wrench and robot.ft_frame_id is None:
-            raise ValueError(f"profile '{robot.name}' declares no F/T sensor frame")
+            raise ProfileError(f"profile '{robot.name}' declares no F/T sensor frame")
         if not (use_joint_torque or use_wrench):
-            raise ValueError("nothing to build: enable joint-torque rows or wrench rows")
+            raise ProfileError("nothing to build: enable joint-torque rows or wrench rows")
         self.robot = robot
         self.use_joint_torque = use_joint_torque
         self.use_wrench = use_wrench
@@ -49,13 +59,14 @@ class RowBuilder:
         self.model_error_N = float(err.get("model_error_N", 0.0))
         self.core = PayloadRegressor(robot)
         self.diff = StreamingDifferentiator(robot.nv, fs_hz, cutoff_hz)
+        self.max_acceleration = ABSURD_ACCELERATION_FACTOR * np.asarray(robot.acceleration_limit, float)
         self._wrenches: dict[float, np.ndarray] = {}
 
     def reset(self) -> None:
         self.diff.reset()
         self._wrenches.clear()
 
-    def push(self, t: float, q, qd, tau, wrench=None) -> list[Rows]:
+    def push(self, t: float, q, qd, tau, wrench=None) -> list[MeasurementRows]:
         if self.use_wrench:
             if wrench is None:
                 raise ValueError("wrench rows need a wrench with every sample")
@@ -64,13 +75,18 @@ class RowBuilder:
         if out is None:
             return []
         tk, qk, vk, ak, tauk = out
+        if not np.all(np.abs(ak) <= self.max_acceleration):
+            # the samples around this one are suspect too: start differentiating afresh
+            self.reset()
+            raise ImplausibleSample(f"differentiated acceleration {np.max(np.abs(ak)):.3g} rad/s^2 beyond "
+                                    f"{ABSURD_ACCELERATION_FACTOR:g}x the profile's limits")
         rows = []
         if self.use_joint_torque:
             A, b = self.core.torque_rows(qk, vk, ak, tauk)
             nz = self.noise
             r, c = nz.torque_relative, nz.torque_absolute_Nm
             e = r * (np.abs(tauk) + c) / (1.0 - r) + c + self.model_error_Nm
-            rows.append(Rows("joint_torque", tk, A, b, e, e / np.sqrt(3.0)))
+            rows.append(MeasurementRows("joint_torque", tk, A, b, e, e / np.sqrt(3.0)))
         if self.use_wrench:
             w = self._wrenches.pop(tk)
             for old in [s for s in self._wrenches if s < tk]:
@@ -78,5 +94,5 @@ class RowBuilder:
             A, b = self.core.wrench_rows(qk, vk, ak, w)
             sigma = self.noise.wrench_sigma()
             e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
-            rows.append(Rows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
+            rows.append(MeasurementRows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
         return rows

@@ -1,5 +1,6 @@
 """Simulated arm: pinocchio forward dynamics (ABA) at a fixed step, computed-torque tracking of a
-commanded trajectory, a hidden payload, and bounded sensor noise as set in the robot profile.
+commanded trajectory, a hidden payload, and sensor errors drawn by :class:`~.sensors.SensorNoise`
+(independent of the bounds the profile states; see :mod:`.sensors`).
 
 It exists so that the demo and the tests run without hardware. The controller only knows the
 nominal robot (no payload), like a real arm carrying an unknown object: computed torque
@@ -17,34 +18,8 @@ import pinocchio as pin
 
 from .model import Robot, model_with_payload
 from .regressor import PayloadRegressor
+from .sensors import NoiseModel, SensorNoise
 from .trajectory import SampledTrajectory, interpolate
-
-
-@dataclass(frozen=True)
-class NoiseModel:
-    """Sensor error bounds of a profile (``noise:`` section)."""
-
-    torque_relative: float = 0.0
-    torque_absolute_Nm: float = 0.0
-    encoder_resolution_rad: float = 0.0
-    force_sigma_N: float = 0.0
-    torque_sigma_Nm: float = 0.0
-    bound_sigmas: float = 3.0
-
-    @classmethod
-    def from_profile(cls, profile: dict) -> "NoiseModel":
-        n = profile.get("noise", {})
-        jt = n.get("joint_torque", {})
-        wr = n.get("wrench", {})
-        return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
-                   np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
-                   wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0))
-
-    def torque_bound(self, tau) -> np.ndarray:
-        return self.torque_relative * np.abs(tau) + self.torque_absolute_Nm
-
-    def wrench_sigma(self) -> np.ndarray:
-        return np.array([self.force_sigma_N] * 3 + [self.torque_sigma_Nm] * 3)
 
 
 @dataclass
@@ -58,14 +33,15 @@ class Measurement:
 
 class Simulator:
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
-                 kd: float = 40.0, ki: float = 2000.0, noise: NoiseModel | None = None, seed: int = 0, q0=None,
+                 kd: float = 40.0, ki: float = 2000.0, noise: SensorNoise | NoiseModel | None = None, seed: int = 0, q0=None,
                  true_model: pin.Model | None = None):
         if step_hz < 1000.0:
             raise ValueError("the simulator steps at 1 kHz or faster")
         self.robot = robot
         self.dt = 1.0 / step_hz
         self.kp, self.kd, self.ki = kp, kd, ki
-        self.noise = noise or NoiseModel()
+        # a stated NoiseModel stands for the default sensors of those bounds (SensorNoise.from_bounds)
+        self.noise = SensorNoise.from_bounds(noise) if isinstance(noise, NoiseModel) else (noise or SensorNoise())
         self.rng = np.random.default_rng(seed)
         self.pi_payload = np.asarray(pi_payload, float)
         # the plant: the nominal robot unless ``true_model`` (same kinematics, other inertias,
@@ -95,7 +71,7 @@ class Simulator:
         """Step rate, gains and sensor noise from the profile's ``sim:`` and ``noise:`` sections."""
         sim = robot.profile["sim"]
         return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"],
-                   NoiseModel.from_profile(robot.profile) if noise else NoiseModel(), seed)
+                   SensorNoise.from_profile(robot.profile) if noise else SensorNoise(), seed)
 
     def command(self, traj: SampledTrajectory, start_time: float | None = None) -> None:
         """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point."""
@@ -139,13 +115,8 @@ class Simulator:
         that step (call after :meth:`step`)."""
         nz = self.noise
         t, q_true, v, tau_true, a = self._last
-        q = q_true
-        if nz.encoder_resolution_rad > 0:
-            q = np.round(q_true / nz.encoder_resolution_rad) * nz.encoder_resolution_rad
-        tau = tau_true + self.rng.uniform(-1.0, 1.0, self.robot.nv) * nz.torque_bound(tau_true)
         wrench = None
         if self._ft is not None:
             A, _ = self._ft.wrench_rows(q_true, v, a, np.zeros(6))
-            e = np.clip(self.rng.normal(size=6), -nz.bound_sigmas, nz.bound_sigmas) * nz.wrench_sigma()
-            wrench = A @ self.pi_payload + e
-        return Measurement(t, q, v, tau, wrench)
+            wrench = nz.wrench(self.rng, A @ self.pi_payload)
+        return Measurement(t, nz.position(q_true), nz.velocity(self.rng, v), nz.torque(self.rng, tau_true), wrench)

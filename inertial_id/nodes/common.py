@@ -49,8 +49,8 @@ def stamp_to_s(stamp) -> float:
 
 def s_to_stamp(t: float, msg_stamp) -> None:
     sec = int(np.floor(t))
-    msg_stamp.sec = sec
-    msg_stamp.nanosec = int(round((t - sec) * 1e9)) % 1_000_000_000
+    carry, nanosec = divmod(int(round((t - sec) * 1e9)), 1_000_000_000)   # a fraction that rounds up to 1 s
+    msg_stamp.sec, msg_stamp.nanosec = sec + carry, nanosec
 
 
 class DropCounter:

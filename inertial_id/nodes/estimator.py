@@ -2,21 +2,48 @@
 InertialEstimate (plus an RViz MarkerArray of the payload's centre of mass and inertia box)."""
 from __future__ import annotations
 
+import threading
 import time
+from collections import deque
 
 import numpy as np
 import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..core import params
 from ..core.estimators.factory import METHODS, make_estimator
+from ..core.estimators.consistent import SolverFailure
+from ..core.estimators.persistence import default_state_path, load_state, remove_state, save_state
+from ..core.estimators.row_checks import RowLimits
 from .common import RELIABLE_QOS, DropCounter, declare, declare_robot, run_node
+from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
+
+# What a numerical routine may raise on data that passed the row checks (ill-conditioned, not
+# absurd): the estimator keeps its last state and counts the failure instead of dying. Anything
+# else is a bug and ends the node with a traceback.
+NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, ArithmeticError, SolverFailure)
+
+
+# Rows are few and each one counts: reliable, and keep all until taken (intake only checks and
+# queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
+# reports and the node counts as lost_in_transport).
+ROWS_IN_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
+# Estimates as RELIABLE_QOS, but kept for late joiners that ask for them (transient local): the
+# box restored at start-up is published before anyone has discovered the new process.
+ESTIMATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                          depth=RELIABLE_QOS.depth, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class EstimatorNode(Node):
+    """Row intake runs in the executor and only checks and queues; a worker thread owns the
+    estimator (folds rows in, updates the bounds, solves for the estimate, saves the state), so a
+    long LP never stalls intake. The executor's timers set the schedule and publish the worker's
+    results."""
+
     def __init__(self):
         super().__init__("estimator")
         from inertial_id.msg import InertialEstimate, RegressorSample
@@ -25,47 +52,106 @@ class EstimatorNode(Node):
         profile_method = self.robot.profile.get("identification", {}).get("method", "lmi")
         self.method = declare(self, "method", profile_method,
                               f"estimation method: {' | '.join(METHODS)}; empty: the profile's") or profile_method
-        self.max_rows = declare(self, "max_bound_rows", 3000, "rows per bounds update (LP size)")
-        bounds_period = declare(self, "bounds_period_s", 2.0, "period of the guaranteed-bounds update, s")
-        publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")
+        self.max_rows = declare(self, "max_bound_rows", 0,
+                                "most rows in one bounds LP (0: 3000 per-sample rows, 300 kept momentum rows)")
+        self.bounds_period = declare(self, "bounds_period_s", 2.0, "period of the guaranteed-bounds update, s")
+        self.publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")
+        self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
+                                        "rows stamped further ahead of this node's clock are dropped")
+        state_file = declare(self, "state_file", "default",
+                             "where the estimator state is kept across restarts: a path, 'default' "
+                             "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
+        self.state_max_age = declare(self, "state_max_age_s", 600.0,
+                                     "a saved state older than this belongs to another session: not restored")
+        self.limits = RowLimits(self.robot.torque_limit)
         self.names = params.parameter_names("payload")
         self.drops = DropCounter(self)
+        self.state_path = default_state_path(self.robot.name, self.method) if state_file == "default" else \
+            (None if state_file in ("", "none") else state_file)
         self.estimator = self._new_estimator()
-        self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", RELIABLE_QOS)
+        self.resets = 0
+        self.restored = False
+        self._restore()
+        self.kinds, self.column_names = self.estimator.kinds, self.estimator.column_names
+        self.queue: deque = deque()          # ("rows", args) | ("reset", None); appends are thread-safe
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.results: deque = deque()        # estimates from the worker, published in order
+        self.bounds_due = self.result_due = False
+        self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
-        self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, RELIABLE_QOS)
+        self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_IN_QOS,
+                                 event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
         self.create_service(Trigger, "~/reset", self.on_reset)
-        self.create_timer(bounds_period, self.update_bounds)
-        self.create_timer(publish_period, self.publish)
-        self.dirty = False
+        self.create_timer(self.publish_period, self.publish)
+        self.create_timer(self.bounds_period, self._bounds_due)
+        self.worker = threading.Thread(target=self._work, name="estimator-worker", daemon=True)
+        self.worker.start()
 
     def _new_estimator(self):
-        return make_estimator(self.robot, self.method, self.max_rows)
+        return make_estimator(self.robot, self.method, self.max_rows or None)
+
+    def _state_header(self) -> dict:
+        lo, hi = self.robot.payload_prior()
+        return {"method": self.method, "robot": self.robot.name, "columns": list(self.estimator.column_names),
+                "prior_lower": lo.tolist(), "prior_upper": hi.tolist()}
+
+    def _restore(self) -> None:
+        if self.state_path is None:
+            return
+        state, why = load_state(self.state_path, self._state_header(), self.state_max_age)
+        if state is None:
+            self.get_logger().info(f"starting from the prior box: {why}")
+            return
+        try:
+            self.estimator.restore(state)
+        except (ValueError, KeyError) as exc:
+            self.estimator = self._new_estimator()
+            self.get_logger().warning(f"saved state {self.state_path} not usable ({exc}); starting from the prior")
+            return
+        r = self.estimator.result()
+        self.restored = True
+        self.drops.set_status(DiagnosticStatus.OK, f"restored the box saved at {self.state_path} "
+                                                   f"({r.samples_used} samples)")
+        self.get_logger().info(f"restored estimator state from {self.state_path}: mass in "
+                               f"[{r.lower[0]:.4g}, {r.upper[0]:.4g}] kg")
+
+    def _save(self) -> None:
+        state = self.estimator.state() if self.state_path is not None else None
+        if state is None:
+            return
+        try:
+            save_state(self.state_path, self._state_header(), state)
+        except OSError as exc:
+            self.drops.drop("state_not_saved", f"{self.state_path}: {exc}")
 
     def on_reset(self, request, response):
-        self.estimator = self._new_estimator()
-        response.success, response.message = True, "estimator reset to the prior box"
+        """Back to the prior box: rows queued before the call are discarded, the saved state removed."""
+        self.queue.append(("reset", None))
+        self.wake.set()
+        response.success, response.message = True, "estimator reset to the prior box (saved state removed)"
         return response
 
     def on_rows(self, msg) -> None:
-        est = self.estimator
-        if msg.kind not in est.kinds:
+        if msg.kind not in self.kinds:
             self.drops.ignore(f"{msg.kind}_rows")     # another estimator may use them
             return
         cols = len(msg.parameter_names)
-        if list(msg.parameter_names) != est.column_names:
+        if list(msg.parameter_names) != self.column_names:
             self.drops.drop("parameter_names", f"columns {list(msg.parameter_names)[:3]}... do not match")
+            return
+        try:
+            checked_stamp(msg.header.stamp, self.get_clock().now().nanoseconds * 1e-9, self.future_tolerance)
+        except Rejected as r:
+            self.drops.drop(r.reason, r.detail)
             return
         A = np.asarray(msg.regressor, float)
         b = np.asarray(msg.measurement, float)
         e = np.asarray(msg.noise_bound, float)
         sigma = np.asarray(msg.noise_sigma, float)
-        if A.size != msg.rows * cols or b.size != msg.rows or e.size != msg.rows or sigma.size != msg.rows:
-            self.drops.drop("wrong_length", f"{msg.rows} rows but {A.size} regressor entries")
-            return
-        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b)) and np.all(np.isfinite(e))
-                and np.all(np.isfinite(sigma)) and np.all(e >= 0) and np.all(sigma > 0)):
-            self.drops.drop("non_finite", "NaN/Inf or non-positive noise in the rows")
+        bad = self.limits.rejection(msg.kind, cols, msg.rows, msg.samples, A, b, e, sigma)
+        if bad:
+            self.drops.drop(*bad)
             return
         kinematics = None
         if self.method == "pmd":
@@ -73,23 +159,69 @@ class EstimatorNode(Node):
                 self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
                 return
             kinematics = np.asarray(msg.kinematics, float)
-        est.add(msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics)
+        self.queue.append(("rows", (msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics)))
         self.drops.ok()
-        self.dirty = True
 
-    def update_bounds(self) -> None:
-        t0 = time.perf_counter()
-        self.estimator.update_bounds()
-        self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+    def _work(self) -> None:
+        """Owns the estimator. The schedule comes from the node's timers (which follow simulated
+        time on a replay): they set ``bounds_due`` / ``result_due`` and wake this thread."""
+        new_rows = dirty = False
+        new_box = self.restored          # publish the restored box before any row arrives
+        while not self.stopping.is_set():
+            self.wake.wait(1.0)
+            self.wake.clear()
+            while self.queue:
+                item, args = self.queue.popleft()
+                if item == "reset":
+                    self._reset()
+                    new_rows, new_box = False, True
+                    continue
+                try:
+                    self.estimator.add(*args)
+                    new_rows = dirty = True
+                except NUMERICAL_FAILURES as exc:
+                    self.drops.drop("solver_failed_on_rows", f"{type(exc).__name__}: {exc}")
+            if self.bounds_due and new_rows:
+                self.bounds_due, new_rows, new_box = False, False, True
+                t0 = time.perf_counter()
+                try:
+                    self.estimator.update_bounds()
+                    self._save()
+                except NUMERICAL_FAILURES as exc:
+                    # the box keeps its last certified value; counted, the next update tries again
+                    self.drops.drop("solver_failed_bounds", f"{type(exc).__name__}: {exc}")
+                self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+            # a new box is published at once, even if no rows follow (end of a recording or replay);
+            # new rows alone at the publication period
+            if new_box or (dirty and self.result_due):
+                self.result_due, new_box, dirty = False, False, False
+                try:
+                    self.results.append(self.estimator.result())
+                except NUMERICAL_FAILURES as exc:
+                    self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
+
+    def _bounds_due(self) -> None:
+        self.bounds_due = True
+        self.wake.set()
+
+    def _reset(self) -> None:
+        self.estimator = self._new_estimator()
+        if self.state_path is not None:
+            remove_state(self.state_path)
+        self.resets += 1
+        self.drops.set_status(DiagnosticStatus.OK, f"reset to the prior box by ~/reset (reset {self.resets})")
+        self.get_logger().info("estimator reset to the prior box")
 
     def publish(self) -> None:
-        if not self.dirty:
-            return
-        self.dirty = False
-        r = self.estimator.result()
+        self.result_due = True
+        self.wake.set()
+        while self.results:
+            self.publish_one(self.results.popleft())
+
+    def publish_one(self, r) -> None:
         if not r.data_consistent:
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
-        if not np.all(np.isfinite(r.estimate)) or not (np.all(np.isfinite(r.lower)) and np.all(np.isfinite(r.upper))):
+        if not (np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.lower)) and np.all(np.isfinite(r.upper))):
             self.drops.drop("non_finite_estimate", "estimate not finite yet; not published")
             return
         msg = self.InertialEstimate()
@@ -99,7 +231,8 @@ class EstimatorNode(Node):
         msg.method = r.method
         msg.parameter_names = r.parameter_names
         msg.estimate, msg.lower, msg.upper = r.estimate.tolist(), r.lower.tolist(), r.upper.tolist()
-        msg.covariance = r.covariance.ravel().tolist()
+        cov = r.covariance.ravel()
+        msg.covariance = cov.tolist() if np.all(np.isfinite(cov)) else []
         msg.physically_consistent = r.physically_consistent
         msg.bounds_guaranteed = r.bounds_guaranteed
         msg.data_consistent = r.data_consistent
@@ -107,6 +240,12 @@ class EstimatorNode(Node):
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
         self.pub_markers.publish(self.markers(r.estimate, msg.header))
+
+    def destroy_node(self):
+        self.stopping.set()
+        self.wake.set()
+        self.worker.join(timeout=5.0)
+        return super().destroy_node()
 
     def markers(self, pi, header) -> MarkerArray:
         """COM sphere and the box of uniform density with the estimated mass and inertia."""

@@ -1,58 +1,120 @@
-"""excitation_planner: moves the arm to its home pose, then plays the profile's fixed Fourier-series
-exciting trajectory. Every trajectory is checked against the position, velocity and acceleration
-limits at the profile's sample rate (1 kHz) before it is published; on stale joint states while
-moving it commands a hold at the last measured position."""
+"""excitation_planner: the certified receding-horizon excitation planner (seed 003) as a thin node
+over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
+
+- Nothing moves until ``~/start`` (std_srvs/Trigger); ``~/stop`` brakes on a certified plan.
+- Plans are optimised and certified in a worker thread; a plan is published only with a certificate
+  (for every payload in the box of the newest estimate whose bounds are guaranteed and data
+  consistent, robot parameters in their box, states in the tracking tube).
+- Commands go out on the controller topic, reliable and VOLATILE (a late joiner must not replay an
+  old trajectory), as JointTrajectory points sampled from the Bezier timeline, stamped with the time
+  they start; a command is stamped at or before the time it is sent, so a controller honouring the
+  stamp continues without a step.
+- Joint states older than ``planner.stale_after_s`` or a tracking error beyond the certified tube
+  brake on a certified braking plan from the current desired state; a new start is needed to move again.
+- ``excitation_status`` carries the state, the certificate's finite margins and clearance, the
+  excitation cost and seed 003's cond(W_e) of the last plan.
+"""
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..core.trajectory import SampledTrajectory, check_limits, excitation_from_profile, quintic_ramp
-from .common import LATCHED_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node
+from ..core.planning.certifier import CertifierSettings
+from ..core.planning.config import PlannerSettings
+from ..core.planning.optimizer import PlanOptimizer, PlanResult, cached_certify
+from ..core.planning.receding import RecedingHorizon
+from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from .inputs import JointStateParser, Rejected
 
+# Commands: every message matters and none may be replayed to a late joiner.
+COMMAND_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                         depth=10, durability=DurabilityPolicy.VOLATILE)
+# commands start this far in the past (repeating what was already commanded), so a receiver whose
+# clock lags ours (a simulator falling behind under load) never sees a step
+BACKDATE_S = 0.5
 
-def move_to(q_from, q_to, velocity_limit, acceleration_limit, sample_hz: float) -> SampledTrajectory:
-    """Quintic point-to-point move, slow enough for the velocity and acceleration limits."""
-    dq = np.asarray(q_to, float) - np.asarray(q_from, float)
-    # peak |s'| = 1.875/T, peak |s''| = 5.774/T^2 for the quintic ramp
-    T = max(1.0, float(np.max(1.875 * np.abs(dq) / (0.5 * velocity_limit))),
-            float(np.sqrt(np.max(5.774 * np.abs(dq) / (0.5 * acceleration_limit)))))
-    t = np.arange(0.0, T + 0.5 / sample_hz, 1.0 / sample_hz)
-    s, ds, dds = quintic_ramp(t, T)
-    return SampledTrajectory(t, q_from + np.outer(s, dq), np.outer(ds, dq), np.outer(dds, dq))
+
+class PlanWorker:
+    """One background thread running the optimiser on the newest request."""
+
+    def __init__(self, optimizer: PlanOptimizer):
+        self.optimizer = optimizer
+        self._lock = threading.Condition()
+        self._job = None
+        self._done = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def submit(self, request_id, request) -> None:
+        with self._lock:
+            self._job = (request_id, request)
+            self._lock.notify()
+
+    def take(self):
+        with self._lock:
+            done, self._done = self._done, None
+            return done
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while self._job is None:
+                    self._lock.wait()
+                request_id, request = self._job
+                self._job = None
+            try:
+                result = self.optimizer.plan(request)
+            except Exception as exc:     # a bug must not leave the loop waiting: no plan, said why
+                result = PlanResult(None, None, reason=f"planner error: {type(exc).__name__}: {exc}")
+            with self._lock:
+                self._done = (request_id, result)
 
 
 class ExcitationPlannerNode(Node):
     def __init__(self):
         super().__init__("excitation_planner")
-        from inertial_id.msg import ExcitationStatus
+        from inertial_id.msg import ExcitationStatus, InertialEstimate
         self.ExcitationStatus = ExcitationStatus
         self.robot = declare_robot(self)
-        self.duration = declare(self, "duration_s", 30.0, "length of the exciting trajectory, s")
-        self.start_delay = declare(self, "start_delay_s", 1.0, "wait after the first joint state, s")
-        self.stale_after = declare(self, "stale_after_s", 0.5, "joint states older than this stop the arm, s")
-        self.point_hz = float(self.robot.profile["excitation"]["point_hz"])
-        self.sample_hz = float(self.robot.profile["excitation"]["sample_hz"])
+        self.budget = declare(self, "duration_s", 30.0, "time budget of the exciting motion after a start, s")
+        self.point_hz = declare(self, "point_hz", 100.0, "points per second of the published trajectories")
+        topic = declare(self, "joint_states_topic", self.robot.profile["sensing"]["joint_states_topic"],
+                        "JointState topic")
+        self.settings = PlannerSettings.from_profile(self.robot)
+        cert = CertifierSettings.from_profile(self.robot)
+        # separate certifier contexts: the worker thread and this thread certify concurrently
+        self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert))
+        self.worker = PlanWorker(PlanOptimizer(self.robot, self.settings, cert, cached_certify(self.robot, cert)))
+        self.submitted = None
         self.drops = DropCounter(self)
-        self.parser = JointStateParser(self.robot, need_effort=False)
-        self.pub_traj = self.create_publisher(JointTrajectory, self.robot.profile["controller"]["topic"], LATCHED_QOS)
+        self.parser = JointStateParser(self.robot, need_effort=False, clock_s=self.now)
+        self.pub_traj = self.create_publisher(JointTrajectory, self.robot.profile["controller"]["topic"], COMMAND_QOS)
         self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
-        self.create_subscription(JointState, "/joint_states", self.on_joint_state, SENSOR_QOS)
-        self.state, self.message = "idle", "waiting for joint states"
-        self.q = None
-        self.last_js = None
-        self.first_js = None
-        self.end_time = None
-        self.trajectory_id = 0
-        self.report = None
-        self.solve_time = 0.0
-        self.create_timer(0.1, self.tick)
+        # joint states in a group of their own: they keep arriving (and staleness stays meaningful)
+        # while the main group certifies a braking plan or a hold
+        self.create_subscription(JointState, topic, self.on_joint_state, SENSOR_QOS,
+                                 callback_group=MutuallyExclusiveCallbackGroup())
+        self.create_subscription(InertialEstimate, "inertial_estimate", self.on_estimate, RELIABLE_QOS)
+        self.create_service(Trigger, "~/start", self.on_start)
+        self.create_service(Trigger, "~/stop", self.on_stop)
+        self.last_js = None          # (receipt, monotonic s; sample)
+        self.last_said = None
+        self.create_timer(0.02, self.tick)
+        self.create_timer(0.1, self.publish_status)
+
+    def now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    # --- inputs ----------------------------------------------------------------------------------
 
     def on_joint_state(self, msg) -> None:
         try:
@@ -60,80 +122,99 @@ class ExcitationPlannerNode(Node):
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
-        self.q = s.q
-        self.last_js = time.monotonic()
-        self.first_js = self.first_js or self.last_js
+        self.last_js = (time.monotonic(), s)
         self.drops.ok()
 
-    def tick(self) -> None:
-        now = time.monotonic()
-        if self.state == "idle" and self.first_js is not None and now - self.first_js >= self.start_delay:
-            self.plan_and_start(now)
-        elif self.state == "executing":
-            if now - self.last_js > self.stale_after:
-                self.hold("joint states stale: holding position")
-            elif now >= self.end_time:
-                self.state, self.message = "done", "exciting trajectory finished"
-        self.publish_status()
-
-    def plan_and_start(self, now: float) -> None:
-        self.state = "planning"
-        t0 = time.perf_counter()
-        r = self.robot
-        home = np.asarray(r.profile["sim"]["home"], float)
-        approach = move_to(self.q, home, r.velocity_limit, r.acceleration_limit, self.sample_hz)
-        excitation, _ = excitation_from_profile(r, self.duration)
-        t = np.concatenate([approach.t, approach.t[-1] + excitation.t[1:]])
-        traj = SampledTrajectory(t, np.vstack([approach.q, excitation.q[1:]]),
-                                 np.vstack([approach.qd, excitation.qd[1:]]),
-                                 np.vstack([approach.qdd, excitation.qdd[1:]]))
-        report = check_limits(traj, r.position_lower, r.position_upper, r.velocity_limit, r.acceleration_limit)
-        self.solve_time = time.perf_counter() - t0
-        self.report = report
-        if not report.ok:   # never publish what the check did not pass
-            self.state, self.message = "failed", f"trajectory not certified: {report.message}"
-            self.get_logger().error(self.message)
+    def on_estimate(self, msg) -> None:
+        if msg.header.frame_id != self.robot.payload_frame or len(msg.lower) != 10 or len(msg.upper) != 10:
+            self.drops.drop("estimate_frame_or_size", f"frame '{msg.header.frame_id}', {len(msg.lower)} bounds")
             return
-        self.trajectory_id += 1
-        self.pub_traj.publish(self.to_msg(traj.resample(self.point_hz)))
-        self.state, self.message = "executing", f"exciting trajectory {traj.duration:.1f} s ({report.message})"
-        self.end_time = now + traj.duration + 0.5
+        self.rh.update_box(msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent)
 
-    def hold(self, why: str) -> None:
+    def on_start(self, request, response):
+        if self.last_js is None or time.monotonic() - self.last_js[0] > self.settings.stale_after_s:
+            response.success, response.message = False, "no recent joint states: not starting"
+            return response
+        sample = self.last_js[1]
+        if np.max(np.abs(sample.qd)) > 0.05:
+            response.success, response.message = False, "the arm is moving: a start needs it at rest"
+            return response
+        response.success = self.rh.start(self.now(), sample.q, float(self.budget))
+        response.message = self.rh.message
+        return response
+
+    def on_stop(self, request, response):
+        self.send(self.rh.stop(self.now()))
+        response.success, response.message = True, self.rh.message
+        return response
+
+    # --- loop ------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        rh = self.rh
+        req = rh.request(self.now())
+        if req is not None and self.submitted != req[0]:
+            self.submitted = req[0]
+            self.worker.submit(*req)
+        done = self.worker.take()
+        if done is not None:
+            self.send(rh.offer(self.now(), *done))
+        age = None if self.last_js is None else time.monotonic() - self.last_js[0]
+        if age is None and rh.state in ("planning", "executing", "braking"):
+            age = np.inf
+        measured = None
+        if self.last_js is not None:
+            s = self.last_js[1]
+            measured = (s.t, s.q, s.qd)
+        self.send(rh.tick(self.now(), age, measured))
+        if (rh.state, rh.message) != self.last_said:      # every change of state or reason, once
+            self.last_said = (rh.state, rh.message)
+            if rh.state in ("failed", "braking"):
+                self.get_logger().error(f"{rh.state}: {rh.message}")
+            else:
+                self.get_logger().info(f"{rh.state}: {rh.message}")
+
+    def send(self, cmd) -> None:
+        if cmd is None:
+            return
+        t_from = min(cmd.t_from, self.now() - BACKDATE_S)
+        t, q, qd, qdd = self.rh.sample(t_from, cmd.t_to, float(self.point_hz))
         msg = JointTrajectory()
+        s_to_stamp(t_from, msg.header.stamp)
         msg.joint_names = list(self.robot.joint_names)
-        msg.points = [JointTrajectoryPoint(positions=self.q.tolist(), velocities=[0.0] * self.robot.nv)]
+        points = []
+        for tk, a, b, c in zip(t, q.tolist(), qd.tolist(), qdd.tolist()):
+            sec = int(tk)
+            points.append(JointTrajectoryPoint(positions=a, velocities=b, accelerations=c, time_from_start=Duration(
+                sec=sec, nanosec=min(int(round((tk - sec) * 1e9)), 999_999_999))))
+        msg.points = points
         self.pub_traj.publish(msg)
-        self.state, self.message = "failed", why
-        self.get_logger().error(why)
-
-    def to_msg(self, traj: SampledTrajectory) -> JointTrajectory:
-        msg = JointTrajectory()
-        msg.joint_names = list(self.robot.joint_names)
-        pts = []
-        for t, q, qd, qdd in zip(traj.t, traj.q.tolist(), traj.qd.tolist(), traj.qdd.tolist()):
-            sec = int(t)
-            pts.append(JointTrajectoryPoint(positions=q, velocities=qd, accelerations=qdd,
-                                            time_from_start=Duration(sec=sec, nanosec=min(int((t - sec) * 1e9), 999_999_999))))
-        msg.points = pts
-        return msg
+        self.get_logger().info(f"published {len(points)} points from {t_from:.3f} s: {cmd.reason}")
 
     def publish_status(self) -> None:
+        rh = self.rh
         st = self.ExcitationStatus()
         st.header.stamp = self.get_clock().now().to_msg()
-        st.state, st.trajectory_id, st.message = self.state, self.trajectory_id, self.message
-        st.solve_time = self.solve_time
-        if self.report is not None:
-            st.min_joint_margin = self.report.min_position_margin
-            st.min_velocity_margin = self.report.min_velocity_margin
-        st.min_torque_margin = float("nan")      # torque is not certified by the fixed planner
-        st.min_obstacle_clearance = float("inf")  # no obstacles are declared for the fixed planner
-        st.excitation_cost = float("nan")
+        st.state, st.trajectory_id, st.message = rh.state, rh.plans, rh.message
+        result = rh.last_result
+        cert = rh.segments[-1].certificate if rh.segments else rh.last_certificate
+        if result is not None:
+            st.solve_time = float(result.total_s)
+            if result.certified:
+                st.excitation_cost = float(result.cost)
+        if cert is not None:
+            st.min_joint_margin = float(cert.min_joint_margin_rad)
+            st.min_velocity_margin = float(cert.min_velocity_margin_rad_s)
+            st.min_torque_margin = float(cert.min_torque_margin_Nm)
+            st.min_obstacle_clearance = float(cert.min_obstacle_clearance_m)
+        st.certified = bool(cert is not None and cert.certified)
+        if result is not None and result.certified:
+            st.condition_number = float(result.condition_number)
         self.pub_status.publish(st)
 
 
 def main(args=None) -> int:
-    return run_node(ExcitationPlannerNode, args)
+    return run_node(ExcitationPlannerNode, args, threads=2)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -15,8 +16,9 @@ NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner")
 
 def isolated_ros_env(domain_id: int | None = None) -> dict:
     """Environment for a self-contained run: a DDS domain of its own and discovery on this host only
-    (nothing leaves loopback), unless the caller's environment already chose."""
-    env = dict(os.environ)
+    (nothing leaves loopback), unless the caller's environment already chose; and a ROS_HOME of its
+    own, so that no state a node saves (the estimator's box) carries over from another run."""
+    env = dict(os.environ, ROS_HOME=tempfile.mkdtemp(prefix="inertial_id_ros_home_"))
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)

@@ -4,18 +4,28 @@ wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) mome
 seed 003 with the payload columns followed by the robot's own columns."""
 from __future__ import annotations
 
+import bisect
+import time
 from collections import deque
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from ..core import params
 from ..core.momentum import MomentumWindows, robot_parameter_names
-from ..core.row_builder import RowBuilder
+from ..core.profile import ProfileError
+from ..core.row_builder import ImplausibleSample, RowBuilder
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
-from .inputs import JointStateParser, Rejected, parse_wrench
+from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
+
+
+LOSSLESS_INPUT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
+# Wrenches kept for matching with joint samples (seconds at the sensor rate; the stream is trimmed
+# to this length when it reaches twice it).
+WRENCH_BUFFER = 400
 
 
 class RegressorBuilderNode(Node):
@@ -24,80 +34,143 @@ class RegressorBuilderNode(Node):
         from inertial_id.msg import RegressorSample
         self.RegressorSample = RegressorSample
         self.robot = declare_robot(self)
-        sensing = self.robot.profile.get("sensing", {})
-        use_tau = declare(self, "use_joint_torque", bool(sensing.get("joint_torque", False)),
+        sensing = self.robot.sensing
+        use_tau = declare(self, "use_joint_torque", sensing["joint_torque"],
                           "build joint-torque rows from JointState.effort")
-        use_wrench = declare(self, "use_wrench", bool(sensing.get("wrench", False)),
+        use_wrench = declare(self, "use_wrench", sensing["wrench"],
                              "build wrench rows from the wrist F/T sensor")
         self.batch = declare(self, "batch_samples", 20, "samples per published RegressorSample message")
         self.sync_tol = declare(self, "sync_tolerance_s", 0.0005, "max stamp difference joint state <-> wrench")
         self.max_gap = declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation")
-        cutoff = declare(self, "cutoff_hz", 0.0, "causal low-pass on all signals before differencing (0: off)")
-        rate = float(self.robot.profile.get("sim", {}).get("publish_hz", 500.0))
-        self.rows = RowBuilder(self.robot, use_tau, use_wrench, rate, cutoff or None)
-        ident = self.robot.profile.get("identification", {})
-        self.momentum_window = declare(self, "momentum_window", int(ident.get("momentum_window", 0)),
+        cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
+                         "causal low-pass on all signals before differencing (0: off)")
+        self.rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
+                                     "the driver's JointState rate: differentiation, and samples missing "
+                                     "from the stream (stamp gaps) are counted against it"))
+        self.rows = RowBuilder(self.robot, use_tau, use_wrench, self.rate_hz, cutoff or None)
+        self.momentum_window = declare(self, "momentum_window", self.robot.momentum_window_samples,
                                        "samples per momentum window (0: no momentum rows)")
         if self.momentum_window and not use_tau:
-            raise ValueError("momentum rows need joint torque sensing (use_joint_torque)")
+            raise ProfileError("momentum rows need joint torque sensing (use_joint_torque)")
         self.windows = self._new_windows()
-        self.parser = JointStateParser(self.robot, need_effort=use_tau)
+        self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
+                                        "inputs stamped further ahead of this node's clock are dropped")
+        self.parser = JointStateParser(self.robot, need_effort=use_tau, clock_s=self.now_s,
+                                       future_tolerance_s=self.future_tolerance)
         self.names = params.parameter_names("payload")
         self.momentum_names = self.names + robot_parameter_names(self.robot.model)
         self.drops = DropCounter(self)
-        self.wrenches: deque = deque(maxlen=400)
+        self.wrench_t: list[float] = []      # increasing stamps (StampOrder) for bisection
+        self.wrench_w: list[np.ndarray] = []
+        self.wrench_wait = declare(self, "wrench_wait_s", 0.5,
+                                   "longest wall time a joint sample waits for its wrench")
+        if use_wrench:
+            self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
+        self.wrench_order = StampOrder("wrench_stamp_not_increasing")
         self.joint_samples: deque = deque(maxlen=100)
         self.pending: dict[str, list] = {}
         self.pub = self.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
-        self.create_subscription(JointState, "/joint_states", self.on_joint_state, SENSOR_QOS)
+        # Drivers publish sensor data best effort; a replay or a test that must not lose a message
+        # publishes reliably and asks for reliable, unbounded (flow-controlled) delivery here.
+        input_qos = LOSSLESS_INPUT_QOS if declare(self, "lossless_inputs", False,
+                                                  "subscribe reliably, keep all (publishers must be reliable)") \
+            else SENSOR_QOS
+        self.create_subscription(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
+                                                     "the driver's JointState topic"),
+                                 self.on_joint_state, input_qos,
+                                 event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
         if use_wrench:
-            self.create_subscription(WrenchStamped, declare(self, "wrench_topic", "/wrench", "wrist F/T topic"),
-                                     self.on_wrench, SENSOR_QOS)
+            self.create_subscription(WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
+                                                            "the driver's WrenchStamped topic of the F/T sensor"),
+                                     self.on_wrench, input_qos,
+                                     event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
+            self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
+                                           "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
         self.last_t = None
+
+    def now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
 
     def on_wrench(self, msg: WrenchStamped) -> None:
         try:
-            self.wrenches.append(parse_wrench(msg, self.robot.ft_frame))
+            t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
+            if self.wrench_order.check(t):
+                self.wrench_t, self.wrench_w = [], []
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
+        self.wrench_t.append(t)
+        self.wrench_w.append(w)
+        if len(self.wrench_t) > 2 * WRENCH_BUFFER:
+            del self.wrench_t[:-WRENCH_BUFFER], self.wrench_w[:-WRENCH_BUFFER]
+        self.drops.ok()
         self.drain()
 
     def on_joint_state(self, msg: JointState) -> None:
         try:
-            self.joint_samples.append(self.parser.parse(msg))
+            sample = self.parser.parse(msg)
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
+        if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
+            # the stream went back in time (the parser followed it): what waits belongs to the old one
+            self.drop_waiting("stream_restarted")
+        self.joint_samples.append((sample, time.monotonic()))
         self.drain()
+
+    def drop_waiting(self, why: str) -> None:
+        while self.joint_samples:
+            s, _ = self.joint_samples.popleft()
+            self.drops.drop("no_matching_wrench", f"sample at {s.t:.4f} s: {why}")
+
+    def _matching_wrench(self, t: float):
+        """The wrench nearest to ``t`` within the sync tolerance, or None."""
+        k = bisect.bisect_left(self.wrench_t, t)
+        near = [j for j in (k - 1, k) if 0 <= j < len(self.wrench_t) and abs(self.wrench_t[j] - t) <= self.sync_tol]
+        return min(near, key=lambda j: abs(self.wrench_t[j] - t), default=None)
 
     def drain(self) -> None:
         """Process queued joint samples in order; with wrench rows, each waits for its wrench (the
-        two topics arrive in any order) until the wrench stream has passed its stamp."""
+        two topics arrive in any order) until the wrench stream has passed its stamp, or for at most
+        ``wrench_wait_s`` of wall time."""
         while self.joint_samples:
-            s = self.joint_samples[0]
+            s, arrived = self.joint_samples[0]
             wrench = None
             if self.rows.use_wrench:
-                best = min(self.wrenches, key=lambda tw: abs(tw[0] - s.t), default=None)
-                if best is None or abs(best[0] - s.t) > self.sync_tol:
-                    newest = self.wrenches[-1][0] if self.wrenches else -np.inf
-                    if newest <= s.t + self.sync_tol and len(self.joint_samples) < self.joint_samples.maxlen:
+                j = self._matching_wrench(s.t)
+                if j is None:
+                    newest = self.wrench_t[-1] if self.wrench_t else -np.inf
+                    if (newest <= s.t + self.sync_tol and len(self.joint_samples) < self.joint_samples.maxlen
+                            and time.monotonic() - arrived < self.wrench_wait):
                         return   # its wrench may still come
                     self.joint_samples.popleft()
                     self.drops.drop("no_matching_wrench", f"no wrench within {self.sync_tol} s of {s.t:.4f} s")
                     continue
-                wrench = best[1]
+                wrench = self.wrench_w[j]
             self.joint_samples.popleft()
             self.process(s, wrench)
 
     def process(self, s, wrench) -> None:
-        if self.last_t is not None and s.t - self.last_t > self.max_gap:
-            self.drops.drop("gap", f"{s.t - self.last_t:.3f} s without samples: restarting differentiation")
-            self.rows.reset()
-            self.windows = self._new_windows()
+        if self.last_t is not None:
+            # samples the driver sent that never reached this node (a full DDS queue under load)
+            # show as stamp gaps at the driver's rate: counted, not silently lost
+            dt = s.t - self.last_t
+            missed = int(round(dt * self.rate_hz)) - 1
+            if missed > 0 and dt <= self.max_gap:
+                self.drops.counts["missed_samples"] += missed
+            if not 0 < dt <= self.max_gap:     # a gap, or the stream went back in time
+                self.drops.drop("gap", f"{s.t - self.last_t:.3f} s between samples: restarting differentiation")
+                self.rows.reset()
+                self.windows = self._new_windows()
         self.last_t = s.t
         tau = s.tau if s.tau is not None else np.zeros(self.robot.nv)
-        for rows in self.rows.push(s.t, s.q, s.qd, tau, wrench):
+        try:
+            built = self.rows.push(s.t, s.q, s.qd, tau, wrench)
+        except ImplausibleSample as exc:
+            self.drops.drop("absurd_acceleration", str(exc))
+            self.windows = self._new_windows()
+            return
+        for rows in built:
             self.pending.setdefault(rows.kind, []).append(rows)
         self.drops.ok()
         for kind, batch in list(self.pending.items()):

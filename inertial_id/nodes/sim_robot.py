@@ -26,17 +26,25 @@ class SimRobotNode(Node):
                           "payload the simulated arm carries (name in config/payloads.yaml)")
         self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second")
         seed = declare(self, "seed", 0, "seed of the sensor noise")
-        publish_hz = declare(self, "publish_hz", float(prof["sim"]["publish_hz"]), "sensor publishing rate, Hz")
-        step_hz = float(prof["sim"]["step_hz"])
+        # The simulator stands in for the robot's driver: same topics, rate and frame names.
+        sensing = self.robot.sensing
+        publish_hz = declare(self, "publish_hz", sensing["joint_states_hz"], "sensor publishing rate, Hz")
+        extra = declare(self, "extra_joints", "", "comma-separated joints the driver also reports "
+                        "(e.g. a gripper's), published at rest before the arm's joints")
+        self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
+        step_hz = prof["sim"]["step_hz"]
         self.truth = payload_params(payload)
         self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self.drops = DropCounter(self)
-        self.pub_js = self.create_publisher(JointState, "/joint_states", SENSOR_QOS)
+        self.pub_js = self.create_publisher(JointState, declare(
+            self, "joint_states_topic", sensing["joint_states_topic"], "JointState topic"), SENSOR_QOS)
         self.pub_wrench = None
         if self.robot.ft_frame_id is not None:
             self.pub_wrench = self.create_publisher(WrenchStamped, declare(
-                self, "wrench_topic", "/wrench", "topic of the wrist F/T sensor"), SENSOR_QOS)
+                self, "wrench_topic", sensing["wrench_topic"], "topic of the wrist F/T sensor"), SENSOR_QOS)
+            self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
+                                           "frame_id of the published wrench (the driver's name of the F/T frame)")
         from inertial_id.msg import InertialEstimate
         truth_pub = self.create_publisher(InertialEstimate, "/sim/payload_truth", LATCHED_QOS)
         msg = InertialEstimate(body="payload", method="truth", parameter_names=params.parameter_names("payload"),
@@ -75,7 +83,11 @@ class SimRobotNode(Node):
         if not (np.all(np.isfinite(q)) and np.all(np.diff(t) > 0)):
             self.drops.drop("trajectory_invalid", "non-finite positions or non-increasing times")
             return
-        self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")))
+        # a set header.stamp is when the trajectory starts (joint_trajectory_controller semantics): a
+        # command stamped in the past continues exactly where the previous one was, whatever the latency
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        start = stamp - self.t0_stamp if stamp > 0 else None
+        self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")), start_time=start)
         self.drops.ok()
 
     def advance(self) -> None:
@@ -88,13 +100,14 @@ class SimRobotNode(Node):
     def publish(self, m) -> None:
         js = JointState()
         s_to_stamp(self.t0_stamp + m.t, js.header.stamp)
-        js.name = list(self.robot.joint_names)
-        js.position, js.velocity, js.effort = m.q.tolist(), m.qd.tolist(), m.tau.tolist()
+        rest = [0.0] * len(self.extra_joints)
+        js.name = self.extra_joints + list(self.robot.joint_names)
+        js.position, js.velocity, js.effort = rest + m.q.tolist(), rest + m.qd.tolist(), rest + m.tau.tolist()
         self.pub_js.publish(js)
         if self.pub_wrench is not None:
             w = WrenchStamped()
             w.header.stamp = js.header.stamp
-            w.header.frame_id = self.robot.ft_frame
+            w.header.frame_id = self.wrench_frame_id
             (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
              w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = m.wrench.tolist()
             self.pub_wrench.publish(w)

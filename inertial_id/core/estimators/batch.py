@@ -23,11 +23,16 @@ class WeightedLeastSquares:
 
     def condition_number(self) -> float:
         """Condition number of the weighted regressor (square root of that of the information)."""
-        eig = np.linalg.eigvalsh(self.information)
-        return float(np.sqrt(eig[-1] / eig[0])) if eig[0] > 0 else float("inf")
+        try:
+            eig = np.linalg.eigvalsh(self.information)
+        except np.linalg.LinAlgError:     # e.g. overflowed (non-finite) information
+            return float("inf")
+        return float(np.sqrt(eig[-1] / eig[0])) if eig[0] > 0 and np.isfinite(eig[-1]) else float("inf")
 
     def solve(self) -> tuple[np.ndarray, np.ndarray]:
         """(estimate, covariance). Raises ``np.linalg.LinAlgError`` when the data are rank deficient."""
+        if not np.all(np.isfinite(self.information)) or not np.all(np.isfinite(self.rhs)):
+            raise np.linalg.LinAlgError("information matrix is not finite")
         cov = np.linalg.inv(self.information)
         if not np.all(np.isfinite(cov)):
             raise np.linalg.LinAlgError("information matrix is singular")

@@ -7,8 +7,14 @@ onto ``x`` of the polytope ``{(x, r) : |A x + N r - b| <= e, x in box, r in nuis
 (``G x <= g``: optional cuts every admissible ``x`` satisfies, or ``G [x; r] <= g``); its per-parameter minimum and
 maximum (two LPs per parameter, HiGHS, warm-started: only the cost changes between them) enclose
 ``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
-widens. With ``keep_rows`` every update uses all rows received so far, which keeps the nuisance
+widens. With ``keep_rows`` every update uses the rows received so far, which keeps the nuisance
 parameters the same unknown across batches (tighter than intersecting per-batch boxes).
+
+Bounded cost (``max_rows``): after an update only the rows that came closest to binding in its LP
+solutions (smallest slack relative to their bound) are kept for the next one, at most
+``max_rows``. Any subset of valid rows still encloses the truth and the box is intersected with
+the previous one, so pruning only ever costs tightness, never the guarantee; rows far from binding
+at every optimum are the ones least likely to matter later.
 
 Solver tolerance: each bound is the **dual bound** of its LP, not the primal optimum: for any row
 multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j l_j, d_j u_j)`` with
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
+from scipy import sparse
 from scipy.optimize import linprog
 
 
@@ -73,7 +80,8 @@ class _RangeLP:
         self._cols = np.arange(M.shape[1], dtype=np.int32)
 
     def minimize(self, c) -> tuple[str, float]:
-        """('optimal', guaranteed lower bound) | ('infeasible', nan) | ('failed', nan)."""
+        """('optimal', guaranteed lower bound) | ('infeasible', nan) | ('failed', nan).
+        After an optimal solve, ``row_activity`` holds ``M z`` at the optimum."""
         self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
         self.h.run()
         status = self.h.getModelStatus()
@@ -81,7 +89,9 @@ class _RangeLP:
             return "infeasible", np.nan
         if status != highspy.HighsModelStatus.kOptimal:
             return "failed", np.nan
-        y = np.asarray(self.h.getSolution().row_dual)
+        solution = self.h.getSolution()
+        self.row_activity = np.asarray(solution.row_value)
+        y = np.asarray(solution.row_dual)
         # the sign convention of the multipliers does not matter: both give valid bounds
         bound = max(_dual_lower_bound(c, self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi, s * y)
                     for s in (1.0, -1.0))
@@ -90,11 +100,15 @@ class _RangeLP:
 
 class IntervalBounds:
     def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
-                 cuts=None, keep_rows: bool = False):
+                 cuts=None, keep_rows: bool = False, max_rows: int | None = None):
         """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
         ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
         when ``G`` also has the nuisance columns);
-        ``keep_rows``: solve each update over all rows so far, not only the new batch."""
+        ``keep_rows``: solve each update over the rows so far, not only the new batch;
+        ``max_rows``: with ``keep_rows``, keep at most this many (the nearest to binding)."""
+        if max_rows is not None and max_rows < 1:
+            raise ValueError("max_rows must be at least 1")
+        self.max_rows = max_rows
         self.lower = np.asarray(lower, dtype=float).copy()
         self.upper = np.asarray(upper, dtype=float).copy()
         if self.lower.shape != self.upper.shape or np.any(self.lower > self.upper):
@@ -149,6 +163,8 @@ class IntervalBounds:
                       np.concatenate([b_all + e_all, g]),
                       np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
         new_lo, new_hi = self.lower.copy(), self.upper.copy()
+        # smallest slack of each row over the optimal points, relative to its bound
+        slack = np.full(b_all.size, np.inf)
         for k in range(n):
             for sign in (1.0, -1.0):
                 c = np.zeros(M_lp.shape[1])
@@ -158,6 +174,8 @@ class IntervalBounds:
                     return self._inconsistent(M_all, b_all, e_all)
                 if status != "optimal":
                     continue                 # no certificate from this LP: keep the old bound
+                residual = np.abs(lp.row_activity[:b_all.size] - b_all)
+                slack = np.minimum(slack, (e_all - residual) / np.maximum(e_all, 1e-300))
                 value = sign * value
                 pad = self.pad_rel * (1.0 + abs(value))
                 if sign > 0:
@@ -166,20 +184,45 @@ class IntervalBounds:
                     new_hi[k] = min(new_hi[k], value + pad)
         self.lower, self.upper = new_lo, np.maximum(new_hi, new_lo)
         if self.keep_rows:
+            if self.max_rows is not None and b_all.size > self.max_rows:
+                keep = np.sort(np.argsort(slack, kind="stable")[:self.max_rows])
+                M_all, b_all, e_all = M_all[keep], b_all[keep], e_all[keep]
             self._kept = (M_all, b_all, e_all)
         self.rows_used += b.size
         return BoundsUpdate(True)
+
+    @property
+    def kept_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(M, b, e)`` of the rows the next update reuses (``M = [A, A_nuisance]``)."""
+        return self._kept
+
+    def restore(self, lower, upper, data_consistent: bool, rows_used: int, kept=None) -> None:
+        """Set the state saved from an earlier instance (same prior, nuisance box and cuts)."""
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        if lower.shape != self.lower.shape or upper.shape != self.upper.shape:
+            raise ValueError("saved box has another number of parameters")
+        # never wider than this instance's prior
+        self.lower, self.upper = np.maximum(self.lower, lower), np.minimum(self.upper, upper)
+        self.upper = np.maximum(self.upper, self.lower)
+        self.data_consistent = bool(data_consistent)
+        self.rows_used = int(rows_used)
+        if kept is not None:
+            M, b, e = (np.asarray(x, dtype=float) for x in kept)
+            if M.ndim != 2 or M.shape[1] != self._kept[0].shape[1] or b.shape != e.shape or b.size != M.shape[0]:
+                raise ValueError("saved rows do not match the parameter and nuisance columns")
+            self._kept = (M, b.ravel(), e.ravel())
 
     def _inconsistent(self, M, b, e) -> BoundsUpdate:
         """Elastic LP over the rows ``|M z - b| <= e`` (``z = [x, r]``); row indices count from the
         first kept row when ``keep_rows``."""
         m, n = M.shape
         # variables [z (n), s (m)]: minimise sum s subject to |M z - b| <= e + s, z in boxes, s >= 0
+        # (sparse: the slack block is an identity, dense it would be m x m)
         c = np.concatenate([np.zeros(n), np.ones(m)])
-        I = np.eye(m)
+        I = sparse.identity(m, format="csr")
         G, g = self.cuts
-        G = np.hstack([G, np.zeros((G.shape[0], m))])
-        A_ub = np.vstack([np.block([[M, -I], [-M, -I]]), G])
+        A_ub = sparse.vstack([sparse.hstack([M, -I]), sparse.hstack([-M, -I]),
+                              sparse.hstack([G, sparse.csr_matrix((G.shape[0], m))])], format="csr")
         b_ub = np.concatenate([b + e, e - b, g])
         bounds = list(zip(np.concatenate([self.lower, self.r_lower]),
                           np.concatenate([self.upper, self.r_upper]))) + [(0, None)] * m

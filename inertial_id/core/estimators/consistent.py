@@ -15,6 +15,10 @@ class InfeasibleError(RuntimeError):
     """No physically consistent parameter vector lies inside the given box."""
 
 
+class SolverFailure(RuntimeError):
+    """The conic solver gave no answer (numerical trouble); the data may still be fine."""
+
+
 def pseudo_inertia_expr(pi):
     """Pseudo-inertia of a cvxpy 10-vector in pinocchio order (affine in ``pi``)."""
     m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (pi[k] for k in range(10))
@@ -30,8 +34,13 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
     pi_ls = np.asarray(pi_ls, dtype=float)
     n = pi_ls.size
     info = np.asarray(information, dtype=float)
+    if not (np.all(np.isfinite(pi_ls)) and np.all(np.isfinite(info))):
+        raise SolverFailure("least-squares estimate or information not finite")
     # Scale-aware square root; a tiny ridge keeps it defined when the data leave directions free.
-    w, V = np.linalg.eigh(0.5 * (info + info.T))
+    try:
+        w, V = np.linalg.eigh(0.5 * (info + info.T))
+    except np.linalg.LinAlgError as exc:
+        raise SolverFailure(f"information matrix: {exc}") from None
     w = np.maximum(w, 1e-12 * max(w.max(), 1.0))
     R = (V * np.sqrt(w)).T
     x = cp.Variable(n)
@@ -42,7 +51,15 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
     if upper is not None:
         cons.append(x <= np.asarray(upper, dtype=float))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(R @ (x - pi_ls))), cons)
-    prob.solve(solver=cp.CLARABEL)
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as exc:
+        raise SolverFailure(f"Clarabel: {exc}") from None
+    except BaseException as exc:
+        # a panic inside the Rust solver arrives as pyo3's PanicException, a BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise SolverFailure(f"Clarabel panicked: {exc}") from None
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
         raise InfeasibleError(f"no physically consistent parameters in the box (solver: {prob.status})")
     return np.asarray(x.value, dtype=float)

@@ -5,16 +5,17 @@
 | ``rls``, ``lmi`` | joint_torque or wrench | RLS / consistent WLS (SDP) | wrench rows: yes; joint-torque rows: no (they assume the nominal robot exact) |
 | ``pmd`` | wrench (+ sensor kinematics) | point-mass discretization (seed 004) | as ``lmi`` |
 | ``guaranteed`` | momentum (torque sensing) or wrench | consistent WLS in the box | yes: LP over payload and robot-parameter box (momentum) or the wrench rows' polytope |
-| ``seed003`` | momentum | log-Cholesky IPOPT (seed 003) | no: Mean-Value-Form box at the nominal point |
+| ``log_cholesky`` | momentum | log-Cholesky IPOPT (seed 003) | no: Mean-Value-Form box at the nominal point |
 """
 from __future__ import annotations
 
 
 from .. import params
+from ..profile import ProfileError
 from ..momentum import WindowRows, robot_parameter_names
 from .payload import PayloadEstimator
 
-METHODS = ("rls", "lmi", "pmd", "guaranteed", "seed003")
+METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 
 
 class RowsEstimator:
@@ -27,6 +28,12 @@ class RowsEstimator:
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
         self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
+
+    def state(self) -> dict:
+        return self.estimator.state()
+
+    def restore(self, state: dict) -> None:
+        self.estimator.restore(state)
 
     def update_bounds(self) -> None:
         self.estimator.update_bounds()
@@ -47,6 +54,13 @@ class MomentumEstimator:
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
         self.estimator.add_rows(WindowRows(A[:, :10], A[:, 10:], b, e, samples))
 
+    def state(self) -> dict | None:
+        """None for a method whose state is not saved (log_cholesky keeps every row)."""
+        return self.estimator.state() if hasattr(self.estimator, "state") else None
+
+    def restore(self, state: dict) -> None:
+        self.estimator.restore(state)
+
     def update_bounds(self) -> None:
         self.estimator.update_bounds()
 
@@ -54,31 +68,40 @@ class MomentumEstimator:
         return self.estimator.result()
 
 
-def make_estimator(robot, method: str, max_bound_rows: int = 3000):
-    """The estimator for ``method`` on ``robot`` (profile decides torque vs wrench rows)."""
+# Most rows in one bounds LP when the caller does not say: per-sample rows have 10 columns and the
+# LP only sees each batch once; momentum rows carry ~100 robot columns and are kept across updates.
+MAX_BOUND_ROWS = 3000
+
+
+def make_estimator(robot, method: str, max_bound_rows: int | None = None):
+    """The estimator for ``method`` on ``robot`` (profile decides torque vs wrench rows).
+    ``max_bound_rows``: most rows in one bounds LP (default: :data:`MAX_BOUND_ROWS` for per-sample
+    rows, :data:`~.guaranteed.MAX_LP_ROWS` kept rows for momentum windows)."""
     if method not in METHODS:
-        raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+        raise ProfileError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
     lo, hi = robot.payload_prior()
-    ident = robot.profile.get("identification", {})
-    momentum = bool(robot.profile.get("sensing", {}).get("joint_torque")) and ident.get("momentum_window", 0) > 0
-    if method == "seed003" or (method == "guaranteed" and momentum):
+    ident = robot.profile["identification"]
+    momentum = robot.sensing["joint_torque"] and robot.momentum_window_samples > 0
+    if method == "log_cholesky" or (method == "guaranteed" and momentum):
         if not momentum:
-            raise ValueError("method 'seed003' needs joint torque sensing and identification.momentum_window > 0")
-        from .guaranteed import GuaranteedEstimator
-        from .seed003 import Seed003Estimator
-        cls = Seed003Estimator if method == "seed003" else GuaranteedEstimator
-        return MomentumEstimator(cls(robot, lo, hi, window=int(ident["momentum_window"]),
-                                     robot_relative_error=float(ident.get("robot_relative_error", 0.05))))
+            raise ProfileError("method 'log_cholesky' needs joint torque sensing and identification.momentum_window_s > 0")
+        from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
+        from .log_cholesky import LogCholeskyEstimator
+        kw = {} if method == "log_cholesky" else {"max_rows": max_bound_rows or MAX_LP_ROWS}
+        cls = LogCholeskyEstimator if method == "log_cholesky" else GuaranteedEstimator
+        return MomentumEstimator(cls(robot, lo, hi, window=robot.momentum_window_samples,
+                                     robot_relative_error=ident["robot_relative_error"], **kw))
+    max_bound_rows = max_bound_rows or MAX_BOUND_ROWS
     names = params.parameter_names("payload")
     if method == "pmd":
         from ..model import relative_placement
         from ..pmd.estimator import PmdEstimator
         if robot.ft_frame_id is None:
-            raise ValueError("method 'pmd' needs an F/T sensor frame in the profile")
+            raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
         pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
         return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",))
     if method == "guaranteed" and robot.ft_frame_id is None:
-        raise ValueError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
+        raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
     kinds = ("wrench",) if method == "guaranteed" else ("joint_torque", "wrench")
     return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), kinds)

@@ -17,7 +17,7 @@ comes with the prior box.
 Interface (what the node calls): ``add_samples(t, q, qd, tau)`` with the raw sample stream — the
 momentum form needs positions, velocities and measured joint torques at a fixed high rate, not
 acceleration rows; windows of ``window`` samples close as data arrive — then ``update_bounds()``
-and ``result() -> Estimate``.
+and ``result() -> PayloadEstimate``.
 """
 from __future__ import annotations
 
@@ -26,20 +26,39 @@ import numpy as np
 from .. import params
 from ..model import Robot
 from ..momentum import MomentumWindows, WindowRows, robot_parameters
-from ..sim import NoiseModel
+from ..sensors import NoiseModel
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, consistent_estimate
-from .payload import Estimate
+from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+from .payload import PayloadEstimate
 
 ROBOT_RELATIVE_ERROR = 0.05
+# Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.3 s per update for a
+# 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
+# of data is as tight as with 500 kept rows (the pruned rows are the non-binding ones).
+MAX_LP_ROWS = 300
 
 
-def robot_parameter_box(model, relative: float = ROBOT_RELATIVE_ERROR):
+# Half widths the robot box keeps where the nominal value is zero or small: a nominal zero (no
+# friction in the URDF, a product of inertia that happens to vanish) is a lack of knowledge, not
+# exact knowledge. Friction floors per joint, [Fc N m, Fv N m s/rad, Ia kg m^2, beta N m]; body
+# floors relative to the body's own scale (largest |first moment|, largest |diagonal inertia|).
+FRICTION_FLOOR = np.array([0.05, 0.02, 0.0, 0.05])
+
+
+def robot_parameter_box(model, relative: float = ROBOT_RELATIVE_ERROR, friction_floor=FRICTION_FLOOR):
     """(nominal, lower, upper) of the robot part ``theta_r`` (see :mod:`..momentum`): every nominal
-    value ± ``relative`` of its magnitude; zero nominal values (no friction, zero products of
-    inertia) are taken as exact."""
+    value ± ``relative`` of its magnitude, and at least ± ``relative`` of its body's scale (first
+    moments: the body's largest |m c|; inertias: its largest diagonal entry) or ± the friction
+    floor; only the mass, never zero, keeps a purely relative box."""
     nominal = robot_parameters(model)
     half = relative * np.abs(nominal)
+    n_bodies = model.njoints - 1
+    bodies = nominal[:10 * n_bodies].reshape(n_bodies, 10)
+    floor = np.zeros((n_bodies, 10))
+    floor[:, 1:4] = relative * np.abs(bodies[:, 1:4]).max(axis=1, keepdims=True)
+    floor[:, 4:] = relative * np.abs(bodies[:, [4, 6, 9]]).max(axis=1, keepdims=True)
+    floors = np.concatenate([floor.ravel(), np.tile(np.asarray(friction_floor, float), model.nv)])
+    half = np.maximum(half, floors)
     return nominal, nominal - half, nominal + half
 
 
@@ -72,8 +91,8 @@ class MomentumEstimatorBase:
                                        model_error_Nm)
         self.robot_nominal, self.robot_lower, self.robot_upper = \
             robot_parameter_box(robot.model, robot_relative_error)
-        self.rows = WindowRows.empty(self.robot_nominal.size)
-        self._new_rows = WindowRows.empty(self.robot_nominal.size)
+        self._new_rows: list[WindowRows] = []
+        self.statistics = RowStatistics()
         self.samples_used = 0
         self.message = ""
 
@@ -88,18 +107,68 @@ class MomentumEstimatorBase:
     def add_rows(self, batch: WindowRows) -> None:
         """Window rows formed elsewhere (e.g. one :class:`MomentumWindows` feeding several
         estimators); they must use this estimator's window and error bounds."""
-        self._new_rows.extend(batch)
-        self.rows.extend(batch)
+        if batch.rows == 0:
+            return
+        self._new_rows.append(batch)
+        self.statistics.add(batch.Y, batch.U - batch.Y_r @ self.robot_nominal, batch.noise_bound)
         self.samples_used += batch.samples
 
     def _take_new_rows(self) -> WindowRows:
-        batch, self._new_rows = self._new_rows, WindowRows.empty(self.robot_nominal.size)
+        batch = concatenate_rows(self._new_rows, self.robot_nominal.size)
+        self._new_rows = []
         return batch
 
     def condition_number(self) -> float:
-        if self.rows.rows < 10:
+        return self.statistics.condition_number()
+
+
+def concatenate_rows(parts, n_r: int) -> WindowRows:
+    """All rows of ``parts`` in one (one copy, however many parts)."""
+    if not parts:
+        return WindowRows.empty(n_r)
+    return WindowRows(np.vstack([p.Y for p in parts]), np.vstack([p.Y_r for p in parts]),
+                      np.concatenate([p.U for p in parts]), np.concatenate([p.noise_bound for p in parts]),
+                      sum(p.samples for p in parts))
+
+
+class RowStatistics:
+    """Running sums of rows ``Y x = u`` (``u`` with the nominal robot moved to the right side):
+    the weighted normal equations (weights ``1/e^2``) and the unweighted Gram matrix, so that the
+    point estimate and the conditioning cost the same after one minute as after ten."""
+
+    def __init__(self, n: int = 10):
+        self.information = np.zeros((n, n))
+        self.rhs = np.zeros(n)
+        self.gram = np.zeros((n, n))
+        self.rows = 0
+
+    def add(self, Y, u, e) -> None:
+        w = 1.0 / np.maximum(e, 1e-12) ** 2
+        self.information += Y.T @ (w[:, None] * Y)
+        self.rhs += Y.T @ (w * u)
+        self.gram += Y.T @ Y
+        self.rows += u.size
+
+    def condition_number(self) -> float:
+        """Condition number of the stacked ``Y`` (square root of that of its Gram matrix)."""
+        if self.rows < self.gram.shape[0]:
             return float("inf")
-        return float(np.linalg.cond(self.rows.Y))
+        try:
+            eig = np.linalg.eigvalsh(self.gram)
+        except np.linalg.LinAlgError:
+            return float("inf")
+        return float(np.sqrt(eig[-1] / eig[0])) if eig[0] > 0 and np.isfinite(eig[-1]) else float("inf")
+
+    def state(self) -> dict:
+        return {"information": self.information, "rhs": self.rhs, "gram": self.gram, "rows": self.rows}
+
+    def restore(self, state: dict) -> None:
+        for k in ("information", "rhs", "gram"):
+            value = np.asarray(state[k], dtype=float)
+            if value.shape != getattr(self, k).shape or not np.all(np.isfinite(value)):
+                raise ValueError(f"saved '{k}' has the wrong shape or is not finite")
+            setattr(self, k, value)
+        self.rows = int(state["rows"])
 
 
 class GuaranteedEstimator(MomentumEstimatorBase):
@@ -111,7 +180,8 @@ class GuaranteedEstimator(MomentumEstimatorBase):
 
     method = "guaranteed"
 
-    def __init__(self, robot: Robot, prior_lower, prior_upper, robot_uncertainty: str = "lp", **kwargs):
+    def __init__(self, robot: Robot, prior_lower, prior_upper, robot_uncertainty: str = "lp",
+                 max_rows: int | None = MAX_LP_ROWS, **kwargs):
         super().__init__(robot, prior_lower, prior_upper, **kwargs)
         if robot_uncertainty not in ("lp", "interval"):
             raise ValueError(f"robot_uncertainty must be 'lp' or 'interval', not '{robot_uncertainty}'")
@@ -121,7 +191,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         nuisance = {} if robot_uncertainty == "interval" else \
             dict(nuisance_lower=self.robot_lower[free], nuisance_upper=self.robot_upper[free])
         self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_diagonal_cuts(),
-                                     keep_rows=True, **nuisance)
+                                     keep_rows=True, max_rows=max_rows, **nuisance)
         self.violating_rows = np.zeros(0, dtype=int)
 
     def update_bounds(self) -> None:
@@ -144,23 +214,37 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                             f"{upd.violating_rows.tolist()} (window*nv + joint) must violate them "
                             f"(largest excess {upd.max_violation:.3g} N m s)")
 
-    def result(self) -> Estimate:
+    def state(self) -> dict:
+        """What a restart needs: the box, the rows the next LP reuses and the running sums (rows
+        not yet in the box are not kept: call after :meth:`update_bounds`)."""
+        b = self.bounds
+        M, rows_b, rows_e = b.kept_rows
+        return {"lower": b.lower, "upper": b.upper, "data_consistent": b.data_consistent, "rows_used": b.rows_used,
+                "kept_M": M, "kept_b": rows_b, "kept_e": rows_e, **self.statistics.state(),
+                "samples_used": self.samples_used, "message": self.message}
+
+    def restore(self, state: dict) -> None:
+        self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]),
+                            kept=(state["kept_M"], state["kept_b"], state["kept_e"]))
+        self.statistics.restore(state)
+        self.samples_used = int(state["samples_used"])
+        self.message = str(state["message"])
+
+    def result(self) -> PayloadEstimate:
         n = len(self.names)
         lo, hi = self.bounds.lower.copy(), self.bounds.upper.copy()
         message = self.message
         estimate = 0.5 * (lo + hi)
-        if self.rows.rows >= n:
+        stats = self.statistics
+        if stats.rows >= n:
             # least squares with the nominal robot, then the consistent vector nearest to it in the box
-            w = 1.0 / np.maximum(self.rows.noise_bound, 1e-12) ** 2
-            Y, U = self.rows.Y, self.rows.U - self.rows.Y_r @ self.robot_nominal
-            info = Y.T @ (w[:, None] * Y)
             try:
-                x_ls = np.linalg.lstsq(info, Y.T @ (w * U), rcond=None)[0]
-                estimate = consistent_estimate(x_ls, info, lo, hi)
-            except InfeasibleError as exc:
+                x_ls = np.linalg.lstsq(stats.information, stats.rhs, rcond=None)[0]
+                estimate = consistent_estimate(x_ls, stats.information, lo, hi)
+            except (InfeasibleError, SolverFailure, np.linalg.LinAlgError) as exc:
                 message = message or str(exc)
         ok = self.bounds.data_consistent
-        return Estimate(
+        return PayloadEstimate(
             parameter_names=self.names, method=self.method, estimate=estimate, lower=lo, upper=hi,
             covariance=np.zeros((0, 0)),
             physically_consistent=bool(np.all(np.isfinite(estimate)) and params.is_physically_consistent(estimate)),

@@ -27,14 +27,14 @@ import numpy as np
 from .. import params
 from .batch import WeightedLeastSquares
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, consistent_estimate
+from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .rls import RecursiveLeastSquares
 
-METHODS = ("rls", "lmi", "pmd", "guaranteed")
+ROW_METHODS = ("rls", "lmi", "pmd", "guaranteed")
 
 
 @dataclass
-class Estimate:
+class PayloadEstimate:
     parameter_names: list
     method: str
     estimate: np.ndarray
@@ -52,8 +52,8 @@ class Estimate:
 class PayloadEstimator:
     def __init__(self, method: str, parameter_names, prior_lower, prior_upper,
                  max_bound_rows: int = 3000, seed: int = 0, pmd=None):
-        if method not in METHODS:
-            raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+        if method not in ROW_METHODS:
+            raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(ROW_METHODS)})")
         if (method == "pmd") != (pmd is not None):
             raise ValueError("method 'pmd' needs a PmdEstimator (and only it takes one)")
         self.method = method
@@ -97,6 +97,9 @@ class PayloadEstimator:
         subsampling them (to bound the LP size) keeps the result guaranteed, only less tight."""
         if not self._pending:
             return
+        if not self.bounds.data_consistent:
+            self._pending.clear()          # the box is frozen: the data broke its assumptions
+            return
         A = np.vstack([p[0] for p in self._pending])
         b = np.concatenate([p[1] for p in self._pending])
         e = np.concatenate([p[2] for p in self._pending])
@@ -109,7 +112,31 @@ class PayloadEstimator:
             self.message = (f"data contradict the assumed noise bounds: {upd.violating_rows.size} rows "
                             f"violate them (largest excess {upd.max_violation:.3g})")
 
-    def result(self) -> Estimate:
+    def state(self) -> dict:
+        """What a restart needs (after :meth:`update_bounds`: rows not yet in the box are not kept).
+        The ``pmd`` estimate is not part of it: it starts again from the rows that follow."""
+        b = self.bounds
+        return {"lower": b.lower, "upper": b.upper, "data_consistent": b.data_consistent, "rows_used": b.rows_used,
+                "information": self.wls.information, "rhs": self.wls.rhs, "wls_rows": self.wls.rows_used,
+                "rls_x": self.rls.x, "rls_P": self.rls.P, "samples_used": self.samples_used,
+                "rows_guaranteed": self.rows_guaranteed, "message": self.message}
+
+    def restore(self, state: dict) -> None:
+        n = len(self.names)
+        arrays = {k: np.asarray(state[k], dtype=float) for k in ("information", "rhs", "rls_x", "rls_P")}
+        if arrays["information"].shape != (n, n) or arrays["rls_P"].shape != (n, n) or \
+                arrays["rhs"].shape != (n,) or arrays["rls_x"].shape != (n,) or \
+                not all(np.all(np.isfinite(v)) for v in arrays.values()):
+            raise ValueError("saved estimator state does not fit this estimator")
+        self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]))
+        self.wls.information, self.wls.rhs = arrays["information"], arrays["rhs"]
+        self.wls.rows_used = int(state["wls_rows"])
+        self.rls.x, self.rls.P = arrays["rls_x"], arrays["rls_P"]
+        self.samples_used = int(state["samples_used"])
+        self.rows_guaranteed = bool(state["rows_guaranteed"])
+        self.message = str(state["message"])
+
+    def result(self) -> PayloadEstimate:
         n = len(self.names)
         cov = np.full((n, n), np.nan)
         estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)
@@ -124,13 +151,13 @@ class PayloadEstimator:
             message = message or "not enough excitation yet: the data leave parameters undetermined"
             if self.method in ("lmi", "guaranteed"):
                 estimate = np.clip(self.rls.x, self.bounds.lower, self.bounds.upper)
-        except InfeasibleError as exc:
+        except (InfeasibleError, SolverFailure) as exc:
             message = str(exc)
             estimate = np.clip(x_ls, self.bounds.lower, self.bounds.upper)
         finite = np.all(np.isfinite(estimate))
         if finite and not np.all(self.bounds.contains(estimate)):
             message = message or "the point estimate lies outside the guaranteed box"
-        return Estimate(
+        return PayloadEstimate(
             parameter_names=self.names, method=self.method, estimate=estimate,
             lower=self.bounds.lower.copy(), upper=self.bounds.upper.copy(),
             covariance=cov if np.all(np.isfinite(cov)) else np.zeros((0, 0)),

@@ -110,7 +110,7 @@ def make_layout(chain: cc.ClosedChain, friction: bool, rotor_inertia: dict | Non
 
 
 @dataclass
-class Rows:
+class StackedRows:
     """Stacked rows ``W theta = u`` of one or more runs (all parameters; nothing held fixed)."""
 
     W: np.ndarray             # (N * na, n_params)
@@ -120,6 +120,12 @@ class Rows:
     v: np.ndarray
     a: np.ndarray
     constraint_residual: dict  # max |c| (m), |J v| (m/s), |J a + Jdot v| (m/s^2) over the samples
+    run_lengths: tuple = ()   # samples of each run, in stacking order
+
+    def run_samples(self) -> list[np.ndarray]:
+        """Sample indices of each run."""
+        ends = np.cumsum(self.run_lengths, dtype=int)
+        return [np.arange(e - n, e) for n, e in zip(self.run_lengths, ends)]
 
 
 def actuated_columns(chain: cc.ClosedChain, run: Run) -> Run:
@@ -133,7 +139,7 @@ def actuated_columns(chain: cc.ClosedChain, run: Run) -> Run:
                     f"({', '.join(chain.actuated_joints)}) and {chain.model.nv} joints in all")
 
 
-def build_rows(chain: cc.ClosedChain, layout: ParameterLayout, runs) -> Rows:
+def build_rows(chain: cc.ClosedChain, layout: ParameterLayout, runs) -> StackedRows:
     """Complete the passive joints (IK, ``G``, ``Gdot``), then stack ``[G^T Y | Yf_a]`` and ``u``."""
     model, data = chain.model, chain.model.createData()
     na = chain.na
@@ -163,12 +169,13 @@ def build_rows(chain: cc.ClosedChain, layout: ParameterLayout, runs) -> Rows:
         blocks.append(W.reshape(n * na, layout.size))
         taus.append(run.tau.reshape(-1))
         states.append((q, v, a))
-    return Rows(np.vstack(blocks), np.concatenate(taus), sum(s[0].shape[0] for s in states),
+    return StackedRows(np.vstack(blocks), np.concatenate(taus), sum(s[0].shape[0] for s in states),
                 *(np.vstack([s[i] for s in states]) for i in range(3)),
-                dict(zip(("position_m", "velocity_m_per_s", "acceleration_m_per_s2"), residual.tolist())))
+                dict(zip(("position_m", "velocity_m_per_s", "acceleration_m_per_s2"), residual.tolist())),
+                tuple(s[0].shape[0] for s in states))
 
 
-def structural_base(chain: cc.ClosedChain, layout: ParameterLayout, free: np.ndarray, rows: Rows,
+def structural_base(chain: cc.ClosedChain, layout: ParameterLayout, free: np.ndarray, rows: StackedRows,
                     n_samples: int = 80, seed: int = 0) -> BaseParameters:
     """Base parameters of the model (not of the data): the projected regressor sampled at states
     near the recorded configurations (actuated positions perturbed by up to 0.3 rad, IK warm-started
@@ -206,7 +213,7 @@ class Problem:
     A: np.ndarray
     b: np.ndarray
     base: BaseParameters              # structural base parameters of the free columns
-    rows: Rows
+    rows: StackedRows
 
     @property
     def na(self) -> int:
@@ -227,6 +234,16 @@ class Problem:
     def base_names(self) -> list[str]:
         return self.base.combinations(self.free_names)
 
+    def subset(self, samples) -> "Problem":
+        """The same problem (same base parameters) on some of its samples, e.g. a fold."""
+        samples = np.asarray(samples, dtype=int)
+        r = (samples[:, None] * self.na + np.arange(self.na)).ravel()
+        rows = self.rows
+        sub = StackedRows(rows.W[r], rows.u[r], samples.size, rows.q[samples], rows.v[samples], rows.a[samples],
+                   rows.constraint_residual, (samples.size,))
+        return Problem(self.layout, self.joint_names, self.free, self.fixed, self.theta_fixed, self.A[r], self.b[r],
+                       self.base, sub)
+
 
 def check_excitation(problem: Problem, rel_tol: float = DATA_REL_TOL) -> None:
     """Raise naming the base parameters that the data leave undetermined (rank of ``A Pb``)."""
@@ -245,12 +262,18 @@ def build_problem(chain: cc.ClosedChain, layout: ParameterLayout, runs, fixed_gr
                   theta_fixed=None) -> Problem:
     """Stack the runs, move fixed groups (at ``theta_fixed``, default nominal) to the right side,
     compute the structural base parameters of the free part and check the data excite them all."""
-    rows = build_rows(chain, layout, runs)
+    return problem_from_rows(chain, layout, build_rows(chain, layout, runs), fixed_groups, theta_fixed)
+
+
+def problem_from_rows(chain: cc.ClosedChain, layout: ParameterLayout, rows: StackedRows, fixed_groups=(),
+                      theta_fixed=None, check: bool = True) -> Problem:
+    """:func:`build_problem` on rows already built (e.g. the same data with other groups held)."""
     fixed = layout.indices(fixed_groups)
     free = np.setdiff1d(np.arange(layout.size), fixed)
     theta = layout.nominal if theta_fixed is None else np.asarray(theta_fixed, dtype=float)
     b = rows.u - rows.W[:, fixed] @ theta[fixed]
     problem = Problem(layout, chain.actuated_joints, free, fixed, theta[fixed].copy(), rows.W[:, free], b,
                       structural_base(chain, layout, free, rows), rows)
-    check_excitation(problem)
+    if check:
+        check_excitation(problem)
     return problem

@@ -17,24 +17,44 @@ body with free parameters, ``pseudo_inertia(pi_k) >= margin * I`` (seed 001's LM
 parameters ``theta_b = x_b + Kd x_d``; the dependent coordinates ``x_d`` are pulled towards their
 nominal values by ``1e-9 * mean(diag(A^T A)) |x_d - x_d,nominal|^2``, which makes the answer unique
 without biasing the base parameters (unless an LMI is active).
+
+Plausible SDP (``lmi`` with a :class:`Plausibility`): adds ``weight * sum_k d(J_k || J0_k)``, the
+entropic divergence of each body's pseudo-inertia from the nominal one (``plausible.py``), to the
+weighted objective, and ``tr(J_k Q_k) >= 0`` (mass inside the body's bounding ellipsoid). The data
+term is a chi-square (rows weighted by ``1 / sigma_j``), so ``weight`` is in units of noise
+variance: where the data determine a direction they outweigh the prior as they grow, and where they
+do not, the prior alone sets it (the pull of ``x_d`` above is then off). The divergence is a
+barrier, so ``J_k`` stays well inside the cone. The weight is chosen on held-out training data by
+``selection.py``.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 
 from ..params import pseudo_inertia
+from .plausible import has_positive_definite_nominal
 from .problem import IdentificationError, Problem
 
-METHODS = ("ls", "wls", "irls", "lmi")
+SOLVERS = ("ls", "wls", "irls", "lmi")
 DEFAULT_LMI_MARGIN = 1e-8
 HUBER_K = 1.345
 
 
+@dataclass(frozen=True)
+class Plausibility:
+    """Options of the plausible SDP: divergence weight (0: none) and bounding ellipsoids per body."""
+
+    weight: float = 0.0
+    ellipsoids: dict = field(default_factory=dict)
+
+
 @dataclass
-class Estimate:
+class RobotEstimate:
     method: str
     theta: np.ndarray             # all parameters (fixed ones at their held values)
     base_values: np.ndarray       # structural base parameters of the free part
@@ -72,24 +92,31 @@ def joint_weights(problem: Problem) -> np.ndarray:
     return 1.0 / _joint_sigma(problem, theta_b)
 
 
-def solve(problem: Problem, method: str = "lmi", lmi_margin: float = DEFAULT_LMI_MARGIN) -> Estimate:
-    if method not in METHODS:
-        raise IdentificationError(f"unknown method '{method}' (choose from {', '.join(METHODS)})")
+def solve(problem: Problem, method: str = "lmi", lmi_margin: float = DEFAULT_LMI_MARGIN,
+          plausibility: Plausibility | None = None, weights: np.ndarray | None = None,
+          sdp: "ConsistentSDP | None" = None) -> RobotEstimate:
+    """``weights``: per-joint row weights to use instead of :func:`joint_weights` (e.g. those of the
+    whole data set when solving on a part of it); ``plausibility`` applies to ``lmi`` only, and so
+    does ``sdp``, the compiled :class:`ConsistentSDP` of this problem and weights, to reuse."""
+    if method not in SOLVERS:
+        raise IdentificationError(f"unknown method '{method}' (choose from {', '.join(SOLVERS)})")
+    if plausibility is not None and method != "lmi":
+        raise IdentificationError(f"regularisation and bounding ellipsoids need method 'lmi', not '{method}'")
     ones = np.ones(problem.na)
     if method == "ls":
         theta_b = _wls(problem, np.ones(problem.b.size))
-        return Estimate(method, problem.full(_complete(problem, theta_b)), theta_b, ones)
-    w = joint_weights(problem)
+        return RobotEstimate(method, problem.full(_complete(problem, theta_b)), theta_b, ones)
+    w = joint_weights(problem) if weights is None else np.asarray(weights, dtype=float)
     row_w = np.tile(w, problem.b.size // problem.na)
     if method == "wls":
         theta_b = _wls(problem, row_w)
-        return Estimate(method, problem.full(_complete(problem, theta_b)), theta_b, w)
+        return RobotEstimate(method, problem.full(_complete(problem, theta_b)), theta_b, w)
     if method == "irls":
         return _irls(problem, w)
-    return _lmi(problem, row_w, w, lmi_margin)
+    return _lmi(problem, row_w, w, lmi_margin, plausibility or Plausibility(), sdp)
 
 
-def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 1e-8) -> Estimate:
+def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 1e-8) -> RobotEstimate:
     n_rows = problem.b.size
     base_w = np.tile(w, n_rows // problem.na)
     theta_b = _wls(problem, base_w)
@@ -104,50 +131,92 @@ def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 
         if step <= rel_tol * np.linalg.norm(theta_b):
             converged = True
             break
-    return Estimate("irls", problem.full(_complete(problem, theta_b)), theta_b, w,
+    return RobotEstimate("irls", problem.full(_complete(problem, theta_b)), theta_b, w,
                     {"iterations": it, "converged": converged})
 
 
-def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float) -> Estimate:
-    layout = problem.layout
-    A = problem.A * row_w[:, None]
-    b = problem.b * row_w
-    # The objective only needs R and Q^T b of A = QR: an n x n problem however many samples.
-    Q, R = np.linalg.qr(A)
-    c = Q.T @ b
-    n = A.shape[1]
-    x_nom = layout.nominal[problem.free]
-    lam = 1e-9 * np.mean(np.sum(R**2, axis=0))
-    x = cp.Variable(n)
-    # theta = S x + theta_fixed (scattered): constraints are written on the whole vector
-    S = np.zeros((layout.size, n))
-    S[problem.free, np.arange(n)] = 1.0
-    theta = S @ x + problem.full(np.zeros(n))
-    is_free = np.zeros(layout.size, dtype=bool)
-    is_free[problem.free] = True
-    basis = [pseudo_inertia(e) for e in np.eye(10)]   # pseudo_inertia is linear in pi
-    constraints = []
-    for _, sl in layout.body_slices():
-        if is_free[sl].any():   # bodies held fixed are checked, not constrained
-            J = sum(theta[sl][i] * E for i, E in enumerate(basis))
+class ConsistentSDP:
+    """The ``lmi`` problem of one data set (``problem`` with row weights ``row_w``), compiled once:
+    the prior weight is a cvxpy parameter, so a weight grid re-solves without re-compiling.
+
+    The data enter as the constant quadratic ``|R x - c|^2`` of ``diag(row_w) A = Q R``, ``c = Q^T
+    diag(row_w) b`` (an ``n x n`` problem however many samples). Without a prior, a faint pull
+    ``lam |x_d - x_d,nominal|^2``, ``lam = 1e-9 mean(diag(R^T R))``, of the dependent coordinates
+    picks one answer; the divergence does that job (and more) when it is on, and ``lam`` is 0.
+    Clarabel solves it as posed; if it fails (it can on noise-free data, whose row weights reach
+    ~1e6), the objective divided by ``max|R|^2`` is solved again with tight tolerances.
+    """
+
+    def __init__(self, problem: Problem, row_w: np.ndarray, margin: float = DEFAULT_LMI_MARGIN,
+                 ellipsoids=None, divergence: bool = False):
+        layout, n = problem.layout, problem.free.size
+        # R of [A b] holds both: its first n columns are R, its last column is Q^T b (Q never formed)
+        R_ab = scipy.linalg.qr(np.column_stack([problem.A, problem.b]) * row_w[:, None], mode="r")[0]
+        R, c = R_ab[:n, :n], R_ab[:n, n]
+        self.lam_data = 1e-9 * np.mean(np.sum(R**2, axis=0))
+        self.rescale = 1.0 / max(np.abs(R).max(), 1e-300) ** 2
+        self.x = x = cp.Variable(n)
+        self.k, self.weight, self.lam = (cp.Parameter(nonneg=True) for _ in range(3))
+        # theta = S x + theta_fixed (scattered): constraints are written on the whole vector
+        S = np.zeros((layout.size, n))
+        S[problem.free, np.arange(n)] = 1.0
+        theta = S @ x + problem.full(np.zeros(n))
+        is_free = np.zeros(layout.size, dtype=bool)
+        is_free[problem.free] = True
+        vec_J = np.column_stack([pseudo_inertia(e).ravel() for e in np.eye(10)])   # linear in pi
+        constraints, div = [], 0
+        for body, sl in layout.body_slices():
+            if not is_free[sl].any():   # bodies held fixed are checked, not constrained
+                continue
+            J = cp.reshape(vec_J @ theta[sl], (4, 4), order="C")
             constraints.append(0.5 * (J + J.T) >> margin * np.eye(4))
-    friction = np.arange(layout.n_inertial, layout.size).reshape(-1, 4)[:, :3].ravel()   # Fc, Fv, Ia
-    friction = friction[is_free[friction]]
-    if friction.size:
-        constraints.append(theta[friction] >= 0)
-    dep = problem.base.dependent
-    objective = cp.Minimize(cp.sum_squares(R @ x - c) + lam * cp.sum_squares(x[dep] - x_nom[dep]))
-    prob = cp.Problem(objective, constraints)
-    try:
-        prob.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as exc:
-        raise IdentificationError(f"the SDP solver failed: {exc}") from None
-    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
-        raise IdentificationError(f"the physically consistent problem has no solution (status {prob.status}); "
-                                  "the held-fixed parameters may violate the constraints")
-    x_val = np.asarray(x.value)
-    return Estimate("lmi", problem.full(x_val), problem.base.base_map @ x_val, w,
-                    {"solver_status": prob.status, "lmi_margin": margin})
+            if ellipsoids and body in ellipsoids:
+                constraints.append(vec_J.T @ ellipsoids[body].Q.ravel() @ theta[sl] >= 0)   # tr(J Q)
+            if divergence and has_positive_definite_nominal(layout.nominal[sl]):
+                # in the nominal's own coordinates, J~ = L0^-1 J L0^-T with J0 = L0 L0^T, the divergence
+                # is -log det J~ + tr J~ - 4: entries near one however small or large the link
+                L0_inv = np.linalg.inv(np.linalg.cholesky(pseudo_inertia(layout.nominal[sl])))
+                J_n = cp.reshape(np.kron(L0_inv, L0_inv) @ vec_J @ theta[sl], (4, 4), order="C")
+                div = div - cp.log_det(0.5 * (J_n + J_n.T)) + cp.trace(J_n)
+        friction = np.arange(layout.n_inertial, layout.size).reshape(-1, 4)[:, :3].ravel()   # Fc, Fv, Ia
+        friction = friction[is_free[friction]]
+        if friction.size:
+            constraints.append(theta[friction] >= 0)
+        dep = problem.base.dependent
+        x_nom = layout.nominal[problem.free]
+        objective = self.k * cp.sum_squares(R @ x - c) + self.lam * cp.sum_squares(x[dep] - x_nom[dep])
+        if divergence:
+            objective = objective + self.weight * div
+        self.problem = cp.Problem(cp.Minimize(objective), constraints)
+
+    def solve(self, weight: float) -> tuple[np.ndarray, str]:
+        lam = 0.0 if weight > 0 else self.lam_data
+        failure = None
+        for k, tight in ((1.0, False), (self.rescale, True)):
+            self.k.value, self.weight.value, self.lam.value = k, k * weight, k * lam
+            tolerances = dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10) if tight else {}
+            try:
+                with warnings.catch_warnings():   # an inaccurate solution is reported in the status instead
+                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                    self.problem.solve(solver=cp.CLARABEL, **tolerances)
+            except cp.error.SolverError as exc:
+                failure = f"the SDP solver failed: {exc}"
+                continue
+            if self.problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and self.x.value is not None:
+                return np.asarray(self.x.value), self.problem.status
+            failure = (f"the physically consistent problem has no solution (status {self.problem.status}); "
+                       "the held-fixed parameters may violate the constraints")
+        raise IdentificationError(failure)
+
+
+def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float, plaus: Plausibility,
+         sdp: ConsistentSDP | None) -> RobotEstimate:
+    if sdp is None:
+        sdp = ConsistentSDP(problem, row_w, margin, plaus.ellipsoids, plaus.weight > 0)
+    x_val, status = sdp.solve(plaus.weight)
+    return RobotEstimate("lmi", problem.full(x_val), problem.base.base_map @ x_val, w,
+                    {"solver_status": status, "lmi_margin": margin, "regularization_weight": plaus.weight,
+                     "bounding_ellipsoids": bool(plaus.ellipsoids)})
 
 
 def lmi_min_eigenvalues(problem_or_layout, theta) -> dict[str, float]:

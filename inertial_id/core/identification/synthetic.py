@@ -15,7 +15,7 @@ from .problem import ParameterLayout
 from .validation import model_with_parameters
 
 
-def fourier_excitation(t, center, amplitude, rng, harmonics: int = 4, base_hz: float = 0.2):
+def fourier_joint_motion(t, center, amplitude, rng, harmonics: int = 4, base_hz: float = 0.2):
     """``(q, qd, qdd)`` of ``q_j(t) = center_j + amplitude_j * s_j(t)``, ``s_j`` a random sum of
     ``harmonics`` sines of the base frequency normalised to ``max|s_j| <= 1`` (analytic derivatives)."""
     t = np.asarray(t, dtype=float)[:, None]

@@ -6,12 +6,12 @@ import numpy as np
 import pinocchio as pin
 
 from .. import closed_chain as cc
-from ..data_io import Run
+from ..data_io import Run, segment_bounds
 from ..regressor import friction_torque
-from .problem import ParameterLayout, Rows, actuated_columns
+from .problem import ParameterLayout, StackedRows, actuated_columns
 
 
-def torque_rms(rows: Rows, theta, na: int) -> np.ndarray:
+def torque_rms(rows: StackedRows, theta, na: int) -> np.ndarray:
     """Per actuated joint RMS of ``u - W theta`` (N m)."""
     r = (rows.u - rows.W @ np.asarray(theta, dtype=float)).reshape(-1, na)
     return np.sqrt(np.mean(r**2, axis=0))
@@ -74,10 +74,10 @@ def simulate_segments(chain: cc.ClosedChain, layout: ParameterLayout, theta, run
     run = actuated_columns(chain, run)
     fd = ForwardDynamics(chain, layout, theta)
     t = run.t
-    # a segment also restarts after a gap in the recording (> 5 median sample periods): holding a
-    # torque across missing samples would measure the gap, not the model
-    dt = np.diff(t)
-    gap = np.concatenate([[True], dt > 5 * np.median(dt)])
+    # a segment also restarts after a gap in the recording: holding a torque across missing
+    # samples would measure the gap, not the model
+    gap = np.zeros(t.size, dtype=bool)
+    gap[[s for s, _ in segment_bounds(t)]] = True
     window = np.floor((t - t[0]) / segment_s)
     starts = []
     for k in range(t.size):

@@ -26,8 +26,9 @@ import numpy as np
 
 from .. import params
 from ..model import Robot
-from .guaranteed import MomentumEstimatorBase
-from .payload import Estimate
+from ..momentum import WindowRows
+from .guaranteed import MomentumEstimatorBase, concatenate_rows
+from .payload import PayloadEstimate
 
 
 def log_cholesky_casadi(eta):
@@ -82,11 +83,11 @@ def _nlp() -> _LogCholeskyLeastSquares:
     return _NLP
 
 
-class Seed003Estimator(MomentumEstimatorBase):
+class LogCholeskyEstimator(MomentumEstimatorBase):
     """Seed 003's SysID: consistent estimate from all rows so far, MVF box around it (clipped to the
     prior box, which the truth is assumed to lie in). Not guaranteed (see the module docstring)."""
 
-    method = "seed003"
+    method = "log_cholesky"
 
     def __init__(self, robot: Robot, prior_lower, prior_upper, **kwargs):
         super().__init__(robot, prior_lower, prior_upper, **kwargs)
@@ -98,6 +99,17 @@ class Seed003Estimator(MomentumEstimatorBase):
         self.estimate = params.log_cholesky_to_params(self._eta)
         self.lower, self.upper = self.prior_lower.copy(), self.prior_upper.copy()
         self.solver_ok = True
+        # the MVF radius |S| e needs every row: this method keeps them all (its cost grows with the run)
+        self._all_rows: list[WindowRows] = []
+
+    def add_rows(self, batch: WindowRows) -> None:
+        super().add_rows(batch)
+        if batch.rows:
+            self._all_rows = [concatenate_rows(self._all_rows + [batch], self.robot_nominal.size)]
+
+    @property
+    def rows(self) -> WindowRows:
+        return concatenate_rows(self._all_rows, self.robot_nominal.size)
 
     def update_bounds(self) -> None:
         self._take_new_rows()
@@ -111,7 +123,11 @@ class Seed003Estimator(MomentumEstimatorBase):
         self.solver_ok = bool(ok)
         self._eta, self.estimate = eta, P
         # S = dP Htil^{-1} dP^T Y^T (the scale cancels: H was computed on the scaled objective)
-        K = dP @ np.linalg.solve(H, dP.T) * scale
+        try:
+            K = dP @ np.linalg.solve(H, dP.T) * scale
+        except np.linalg.LinAlgError:
+            self.message = "singular Hessian at the estimate: bounds not updated"
+            return
         S = K @ rows.Y.T
         dtheta_r = 0.5 * (self.robot_upper - self.robot_lower)
         radius = np.abs(S) @ rows.noise_bound + np.abs(K @ (rows.Y.T @ rows.Y_r)) @ dtheta_r
@@ -119,8 +135,8 @@ class Seed003Estimator(MomentumEstimatorBase):
         self.upper = np.minimum(P + radius, self.prior_upper)
         self.message = "" if ok else "IPOPT did not converge; the estimate is its last iterate"
 
-    def result(self) -> Estimate:
-        return Estimate(
+    def result(self) -> PayloadEstimate:
+        return PayloadEstimate(
             parameter_names=self.names, method=self.method, estimate=self.estimate.copy(),
             lower=self.lower.copy(), upper=np.maximum(self.upper, self.lower), covariance=np.zeros((0, 0)),
             physically_consistent=params.is_physically_consistent(self.estimate),

@@ -17,22 +17,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from multiprocessing import get_context
 
 import numpy as np
 import pinocchio as pin
 
-from . import params
-from .estimators.guaranteed import GuaranteedEstimator, ROBOT_RELATIVE_ERROR
-from .estimators.seed003 import Seed003Estimator
-from .model import load_payloads, load_robot, payload_params
-from .momentum import MomentumWindows, robot_parameters
-from .sim import NoiseModel, Simulator
-from .trajectory import SampledTrajectory, check_limits, fourier_excitation, quintic_ramp
+from .. import params
+from ..estimators.guaranteed import GuaranteedEstimator, ROBOT_RELATIVE_ERROR
+from ..estimators.log_cholesky import LogCholeskyEstimator
+from ..fanout import map_tasks
+from ..model import load_payloads, load_robot, payload_params
+from ..momentum import MomentumWindows, robot_parameters
+from ..sensors import NoiseModel
+from ..sim import Simulator
+from ..trajectory import SampledTrajectory, check_limits, fourier_excitation, quintic_ramp
 
 PAYLOADS = {"4lb": "dumbbell_4lb", "5lb": "dumbbell_5lb", "6lb": "dumbbell_6lb", "7lb": "dumbbell_7lb",
             "8lb": "dumbbell_8lb"}
-METHODS = {"guaranteed": GuaranteedEstimator, "seed003": Seed003Estimator}
+BOUND_METHODS = {"guaranteed": GuaranteedEstimator, "log_cholesky": LogCholeskyEstimator}
 # Seed 003 Table I in pinocchio order and the payload frame (flange z out of the arm, so the
 # paper's mpz range [-1.0, -0.1] becomes [0.1, 1.0]).
 TABLE_I_LOWER = np.array([1.2, -0.4, -0.4, 0.1, -0.2, -0.2, -0.2, -0.2, -0.2, -0.2])
@@ -116,7 +117,7 @@ def simulate(robot, pi_payload, true_model, seed: int, noise_factor: float = 1.0
 
 
 def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.0,
-              update_period_s: float = 1.5, methods=tuple(METHODS)) -> dict:
+              update_period_s: float = 1.5, methods=tuple(BOUND_METHODS)) -> dict:
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     pi = grasped_payload(PAYLOADS[payload], rng)
@@ -126,7 +127,7 @@ def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.
     t, q, qd, tau = simulate(robot, pi, true_model, seed, noise_factor)
     noise = NoiseModel.from_profile(robot.profile)
     model_error = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
-    estimators = {m: METHODS[m](robot, TABLE_I_LOWER, TABLE_I_UPPER, window=WINDOW) for m in methods}
+    estimators = {m: BOUND_METHODS[m](robot, TABLE_I_LOWER, TABLE_I_UPPER, window=WINDOW) for m in methods}
     windows = MomentumWindows(robot, WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
     per_update = int(round(update_period_s * STEP_HZ))
     times = {m: [] for m in methods}
@@ -171,7 +172,7 @@ def _run_trial_args(a):
     return run_trial(*a)
 
 
-def summarize(results: list, methods=tuple(METHODS)) -> dict:
+def summarize(results: list, methods=tuple(BOUND_METHODS)) -> dict:
     nominal = [r for r in results if r["noise_factor"] == 1.0]
     over = [r for r in results if r["noise_factor"] != 1.0]
     report = {"trials": len(results), "trials_within_noise_bounds": len(nominal), "trials_overnoise": len(over),
@@ -199,25 +200,21 @@ def summarize(results: list, methods=tuple(METHODS)) -> dict:
             "overnoise_excluded": int(sum(not e["contained"] for e in over_entries)),
             "overnoise_excluded_unflagged": int(sum(e["data_consistent"] and not e["contained"] for e in over_entries)),
         }
-    if all(m in report for m in ("guaranteed", "seed003")) and nominal:
+    if all(m in report for m in ("guaranteed", "log_cholesky")) and nominal:
         report["guaranteed_narrower_than_mvf"] = int(np.sum(np.asarray(report["guaranteed"]["median_width"])
-                                                            < np.asarray(report["seed003"]["median_width"])))
+                                                            < np.asarray(report["log_cholesky"]["median_width"])))
     return report
 
 
 def run_study(robot: str = "kinova_gen3", payloads=tuple(PAYLOADS), trials: int = 10, seed: int = 0,
               overnoise_every: int = 0, overnoise_factor: float = 3.0, update_period_s: float = 1.5,
-              workers: int = 1, keep_trials: bool = False) -> dict:
+              workers: int = 1, keep_trials: bool = False, scheduler: str | None = None) -> dict:
     payloads = list(payloads)
     unknown = [p for p in payloads if p not in PAYLOADS]
     if unknown:
         raise ValueError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
     args = list(_trial_args(robot, payloads, trials, seed, overnoise_every, overnoise_factor, update_period_s))
-    if workers > 1:
-        with get_context("spawn").Pool(workers) as pool:
-            results = pool.map(_run_trial_args, args, chunksize=1)
-    else:
-        results = [_run_trial_args(a) for a in args]
+    results = map_tasks(_run_trial_args, args, workers, scheduler)   # each trial carries its seed
     report = summarize(results)
     report.update(robot=robot, payloads=payloads, seed=seed, window=WINDOW, step_hz=STEP_HZ,
                   trajectories=TRAJECTORIES, trajectory_s=TRAJECTORY_S, update_period_s=update_period_s,

@@ -27,14 +27,14 @@ import pinocchio as pin
 
 from .. import params
 from ..model import Robot, load_robot
-from . import baselines, metrics
-from .kalman import smooth_poses
-from .objects import BenchObject, bench_objects
-from .samples import WristSamples, stack_rows
-from .shapes import bounding_box_size, sample_points
-from .solver import PmdProblem
+from ..pmd import baselines, metrics
+from ..pmd.kalman import smooth_poses
+from ..pmd.objects import BenchObject, bench_objects
+from ..pmd.samples import WristSamples, stack_rows
+from ..pmd.shapes import bounding_box_size, sample_points
+from ..pmd.solver import PmdProblem
 
-METHODS = ("OLS", "RTLS", "GEO", "PMD")
+COMPARED_METHODS = ("OLS", "RTLS", "GEO", "PMD")
 # Table II wrench noise, standard deviations of (force N, torque Nm)
 NOISE_LEVELS = {"low": (0.05, 0.0025), "moderate": (0.1, 0.005), "high": (0.33, 0.0067)}
 POSE_NOISE = 1e-4                     # m and rad: encoder quantization seen through the kinematics
@@ -157,9 +157,9 @@ def run_study(speeds=(1.0, 1.5, 2.0), noise: str = "moderate", n_samples: int = 
               "points": {o.name: len(problems[o.name].p_S) for o in objects}, "speeds": {}}
     for speed in speeds:
         motion = wrist_motion(robot, speed, n_samples)
-        errs = {m: [] for m in METHODS}
-        consistent = {m: [] for m in METHODS}
-        times = {m: [] for m in METHODS}
+        errs = {m: [] for m in COMPARED_METHODS}
+        consistent = {m: [] for m in COMPARED_METHODS}
+        times = {m: [] for m in COMPARED_METHODS}
         for obj in objects:
             for _ in range(trials):
                 samples = measured_samples(motion, obj.pi_S, sigma, rng, n_samples)
@@ -171,7 +171,7 @@ def run_study(speeds=(1.0, 1.5, 2.0), noise: str = "moderate", n_samples: int = 
         report["speeds"][f"{speed:g}"] = {
             "mean_speed_rad_s": float(np.mean(np.linalg.norm(motion.samples.w_S[-n_samples:], axis=1))),
             "methods": {m: {**_mean_errors(errs[m]), "consistent_rate": float(np.mean(consistent[m])),
-                            "solve_time_p50_s": float(np.median(times[m]))} for m in METHODS}}
+                            "solve_time_p50_s": float(np.median(times[m]))} for m in COMPARED_METHODS}}
     report["stop_and_go"] = stop_and_go(robot, objects, problems, box, n_samples)
     return report
 

@@ -1,0 +1,101 @@
+"""``inertial-id estimate --bag BAG``: the estimator pipeline offline on a recording, as fast as the
+computer allows. Uses the recorded /regressor_samples when the bag has rows for the method (the
+exact messages the live estimator folded in), else builds rows from /joint_states (and /wrench)
+with the builder's core classes. Compares with the bag's last recorded estimate when it has one."""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from . import UserError
+from .common import write_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("estimate", help="run the estimator offline on a rosbag2", description=__doc__)
+    p.add_argument("--bag", required=True, help="rosbag2 folder (MCAP or sqlite3)")
+    p.add_argument("--robot", default="kinova_gen3", help="robot profile the bag was recorded with")
+    p.add_argument("--method", default=None, help="estimator method (default: the profile's)")
+    p.add_argument("--source", choices=("auto", "rows", "samples"), default="auto",
+                   help="recorded rows, recorded sensor samples, or rows when present (default)")
+    p.add_argument("--bounds-period", type=float, default=None, metavar="S",
+                   help="bounds update every S s of data time (default: the estimator node's 2 s; "
+                        "0: once at the end)")
+    p.add_argument("--max-bound-rows", type=int, default=0,
+                   help="most rows in one bounds LP (0: the estimator node's default)")
+    p.add_argument("--as-live", action="store_true",
+                   help="use only the recorded rows the live estimator received (those published before "
+                        "it subscribed are skipped, by its last recorded samples_used)")
+    p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core import bags, offline
+    from ..core.model import load_robot
+    from .progress import progress_bar
+    robot = load_robot(args.robot)
+    method = args.method or robot.profile.get("identification", {}).get("method", "lmi")
+    period = offline.BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
+    if period < 0:
+        raise UserError("--bounds-period must be >= 0")
+    t0 = time.perf_counter()
+    try:
+        js_topics = bags.topics_in(args.bag)
+        live = bags.read_estimates(args.bag) if bags.ESTIMATE in js_topics else None
+        if args.as_live and (live is None or not len(live) or args.source == "samples"):
+            raise UserError("--as-live needs recorded estimates and rows (a bag of demo --record)")
+        with progress_bar(desc="estimating", unit="sample") as bar:
+            intake, r, info = offline.estimate_from_bag(
+                args.bag, robot, method, "rows" if args.as_live else args.source, args.max_bound_rows or None,
+                period, bar.update, samples_used=int(live.samples_used[-1]) if args.as_live else None)
+        truth = bags.read_truth(args.bag) if bags.TRUTH in js_topics else None
+        data_s = recorded_duration_s(args.bag, js_topics)
+    except (bags.BagError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    wall = time.perf_counter() - t0
+    out = {
+        "bag": args.bag, "robot": robot.name, "method": r.method, "parameter_names": r.parameter_names,
+        "estimate": r.estimate, "lower": r.lower, "upper": r.upper,
+        "samples": int(r.samples_used), "physically_consistent": bool(r.physically_consistent),
+        "bounds_guaranteed": bool(r.bounds_guaranteed), "data_consistent": bool(r.data_consistent),
+        "condition_number": float(r.condition_number), "message": r.message,
+        "bounds_period_s": period, "updates": len(intake.history.t), **info,
+        "data_duration_s": data_s, "wall_time_s": wall,
+        "speed_vs_real_time": data_s / wall if wall > 0 and data_s else None,
+        "history": {"t": intake.history.t, "lower": intake.history.lower, "upper": intake.history.upper,
+                    "estimate": intake.history.estimate, "samples_used": intake.history.samples_used,
+                    "condition_number": intake.history.condition_number},
+    }
+    if truth is not None:
+        out["truth"] = truth
+        out["truth_inside_bounds"] = bool(np.all((truth >= r.lower) & (truth <= r.upper)))
+    if live is not None and len(live):
+        out["live"] = {"lower": live.lower[-1], "upper": live.upper[-1], "estimate": live.estimate[-1],
+                       "samples": int(live.samples_used[-1]), "method": live.method}
+        out["max_relative_difference_to_live"] = relative_difference(
+            np.concatenate([r.lower, r.upper]), np.concatenate([live.lower[-1], live.upper[-1]]))
+    write_json(args.json, out)
+    print(f"{r.method} on {args.bag} ({info['source']}): {r.samples_used} samples, "
+          f"{data_s:.1f} s of data in {wall:.2f} s ({out['speed_vs_real_time'] or 0:.1f}x real time)",
+          file=sys.stderr)
+    for name, x, lo, hi in zip(r.parameter_names, r.estimate, r.lower, r.upper):
+        print(f"{name:>16s} {x:11.5f} in [{lo:11.5f}, {hi:11.5f}]")
+    if "max_relative_difference_to_live" in out:
+        print(f"largest relative difference of the bounds to the live run's last estimate: "
+              f"{out['max_relative_difference_to_live']:.3g}")
+    return 0
+
+
+def relative_difference(a, b) -> float:
+    """max |a - b| / max(|a|, |b|, 1e-12), elementwise."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-12)))
+
+
+def recorded_duration_s(bag, topics) -> float:
+    """Span of the recorded sensor stream (joint states; else the rows), s."""
+    from ..core import bags
+    return bags.log_time_span_s(bag, bags.JOINT_STATES if bags.JOINT_STATES in topics else bags.ROWS)

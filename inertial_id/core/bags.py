@@ -1,0 +1,483 @@
+"""rosbag2 recordings (MCAP or sqlite3) without a ROS install, through the ``rosbags`` library.
+
+Writing: :class:`BagWriter` declares each topic with its message type and the QoS its publisher
+offers (written into ``metadata.yaml`` and the storage the way ``ros2 bag record`` does), and
+takes either message objects of the bag's typestore or CDR bytes as received over DDS. The
+project's own messages (``msg/*.msg``) are registered in the typestore from their definitions,
+so any rosbag2 tool can read them back from the definitions stored in the bag.
+
+Reading: :func:`messages` iterates a bag in log-time order (any storage format; message types are
+taken from the definitions in the bag, the standard ones from the kilted typestore); the
+``read_*`` functions turn the topics of this suite into numpy streams.
+
+Log time is what ``ros2 bag record`` stores: the receive time. Streams also keep each message's
+header stamp, which is what the pipeline uses.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rosbags.highlevel import AnyReader
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+
+PACKAGE = "inertial_id"
+STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+BAG_VERSION = 9          # the rosbag2 format version that kilted's ``ros2 bag record`` writes
+
+JOINT_STATES = "/joint_states"
+WRENCH = "/wrench"
+ROWS = "/regressor_samples"
+ESTIMATE = "/inertial_estimate"
+MARKERS = "/inertial_estimate/markers"
+STATUS = "/excitation_status"
+TRUTH = "/sim/payload_truth"
+DIAGNOSTICS = "/diagnostics"
+JOINT_ACCELERATIONS = "/joint_accelerations"   # recordings that carry their own acceleration estimate
+
+JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
+WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
+TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
+
+# What "infinite" durations look like in metadata written by ros2 bag record (rmw's default).
+_INFINITE = QosTime(sec=9223372036, nsec=854775807)
+
+
+def qos(reliable: bool, depth: int, latched: bool = False) -> Qos:
+    """An offered QoS profile as rosbag2 stores it (keep-last history, automatic liveliness)."""
+    return Qos(QosHistory.KEEP_LAST, depth,
+               QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
+               QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+               _INFINITE, _INFINITE, QosLiveliness.AUTOMATIC, _INFINITE, False)
+
+
+# The publishers' QoS in this suite (inertial_id.nodes; test_bags checks they agree).
+SENSOR_QOS = qos(reliable=False, depth=200)
+RELIABLE_QOS = qos(reliable=True, depth=500)
+LATCHED_QOS = qos(reliable=True, depth=1, latched=True)
+ESTIMATE_QOS = qos(reliable=True, depth=500, latched=True)
+DEFAULT_QOS = qos(reliable=True, depth=10)      # also the planner's commands
+
+# topic -> (message type, offered QoS) of everything the suite publishes; the controller topic of a
+# profile (JointTrajectory) is added by :func:`suite_topics`.
+TOPICS = {
+    JOINT_STATES: (JOINT_STATE_TYPE, SENSOR_QOS),
+    WRENCH: (WRENCH_TYPE, SENSOR_QOS),
+    ROWS: (f"{PACKAGE}/msg/RegressorSample", RELIABLE_QOS),
+    ESTIMATE: (f"{PACKAGE}/msg/InertialEstimate", ESTIMATE_QOS),
+    MARKERS: ("visualization_msgs/msg/MarkerArray", DEFAULT_QOS),
+    STATUS: (f"{PACKAGE}/msg/ExcitationStatus", DEFAULT_QOS),
+    TRUTH: (f"{PACKAGE}/msg/InertialEstimate", LATCHED_QOS),
+    DIAGNOSTICS: ("diagnostic_msgs/msg/DiagnosticArray", DEFAULT_QOS),
+}
+FLOAT_ARRAY_TYPE = "std_msgs/msg/Float64MultiArray"
+
+
+class BagError(ValueError):
+    """A bag that cannot be read or written as asked; the message names the bag and the problem."""
+
+
+def suite_topics(robot=None) -> dict:
+    """topic -> (type, QoS) of the suite, with the driver topics and controller topic of ``robot``'s
+    profile when given."""
+    topics = dict(TOPICS)
+    if robot is not None:
+        sensing = robot.sensing
+        topics[sensing["joint_states_topic"]] = TOPICS[JOINT_STATES]
+        if sensing["wrench"]:
+            topics[sensing["wrench_topic"]] = TOPICS[WRENCH]
+        topics[robot.profile["controller"]["topic"]] = (TRAJECTORY_TYPE, DEFAULT_QOS)
+    return topics
+
+
+def msg_dirs() -> list[Path]:
+    """Where the project's .msg files are: the source tree, then the install share directory."""
+    dirs = [Path(__file__).resolve().parents[2] / "msg", Path(sys.prefix) / "share" / PACKAGE / "msg"]
+    return [d for d in dirs if d.is_dir() and any(d.glob("*.msg"))]
+
+
+@functools.lru_cache(maxsize=1)
+def typestore():
+    """The kilted typestore plus this package's messages, parsed from their .msg definitions."""
+    store = get_typestore(Stores.ROS2_KILTED)
+    dirs = msg_dirs()
+    if not dirs:
+        raise BagError(f"the {PACKAGE} message definitions (msg/*.msg) are not installed")
+    types = {}
+    for path in sorted(dirs[0].glob("*.msg")):
+        types.update(get_types_from_msg(path.read_text(), f"{PACKAGE}/msg/{path.stem}"))
+    store.register(types)
+    return store
+
+
+_BASE_DEFAULTS = {"string": "", "bool": False, "float32": 0.0, "float64": 0.0}
+_ARRAY_DTYPES = {"float64": np.float64, "float32": np.float32, "uint8": np.uint8, "int8": np.int8,
+                 "uint16": np.uint16, "int16": np.int16, "uint32": np.uint32, "int32": np.int32,
+                 "uint64": np.uint64, "int64": np.int64}
+
+
+def message(store, typename: str, **fields):
+    """A message of ``typename`` with the given fields and every other field at its zero value
+    (as rclpy constructs messages), so writers need not follow every field a definition adds."""
+    msgdef = store.get_msgdef(typename)
+    values = {}
+    for name, (node, spec) in msgdef.fields:
+        if name in fields:
+            values[name] = fields.pop(name)
+        elif node.name == "NAME":
+            values[name] = message(store, spec)
+        elif node.name == "BASE":
+            values[name] = _BASE_DEFAULTS.get(spec[0], 0)
+        else:   # arrays and sequences: numeric ones are numpy arrays, others lists
+            inner, size = spec
+            dtype = _ARRAY_DTYPES.get(inner[1][0]) if inner[0].name == "BASE" else None
+            if size and node.name == "ARRAY":
+                values[name] = np.zeros(size, dtype) if dtype else [message(store, inner[1])] * size
+            else:
+                values[name] = np.zeros(0, dtype) if dtype else []
+    if fields:
+        raise BagError(f"{typename} has no field(s) {', '.join(fields)}")
+    return msgdef.cls(**values)
+
+
+def stamp(store, t_s: float):
+    """builtin_interfaces/Time of ``t_s`` seconds, rounded to the nanosecond (rounding whole
+    nanoseconds, not the fraction: a fraction that rounds up to 1 s carries into ``sec``)."""
+    sec, nanosec = divmod(int(round(t_s * 1e9)), 1_000_000_000)
+    return store.types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
+
+
+def stamp_s(msg_stamp) -> float:
+    return msg_stamp.sec + 1e-9 * msg_stamp.nanosec
+
+
+def header(store, t_s: float, frame_id: str = ""):
+    return store.types["std_msgs/msg/Header"](stamp=stamp(store, t_s), frame_id=frame_id)
+
+
+def joint_state(store, t_s: float, names, q, qd, tau=None):
+    f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731  (the serializer needs contiguous)
+    return store.types[JOINT_STATE_TYPE](
+        header=header(store, t_s), name=list(names), position=f64(q), velocity=f64(qd),
+        effort=f64(tau if tau is not None else []))
+
+
+def wrench_stamped(store, t_s: float, frame_id: str, w):
+    T = store.types
+    w = [float(x) for x in w]
+    return T[WRENCH_TYPE](header=header(store, t_s, frame_id), wrench=T["geometry_msgs/msg/Wrench"](
+        force=T["geometry_msgs/msg/Vector3"](*w[:3]), torque=T["geometry_msgs/msg/Vector3"](*w[3:])))
+
+
+def float_array(store, values, label: str = ""):
+    T = store.types
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    dim = T["std_msgs/msg/MultiArrayDimension"](label=label, size=values.size, stride=values.size)
+    return T["std_msgs/msg/Float64MultiArray"](
+        layout=T["std_msgs/msg/MultiArrayLayout"](dim=[dim], data_offset=0), data=values)
+
+
+class BagWriter:
+    """A rosbag2 being written. ``topics`` maps topic -> (message type, offered QoS)."""
+
+    def __init__(self, path, storage: str = "mcap", topics: dict | None = None):
+        if storage not in STORAGES:
+            raise BagError(f"unknown bag storage '{storage}' (choose from {', '.join(STORAGES)})")
+        self.path = Path(path)
+        if self.path.exists():
+            raise BagError(f"'{self.path}' exists already; not overwriting")
+        self.store = typestore()
+        self._writer = Writer(self.path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
+        self._writer.open()
+        self._connections = {}
+        self.counts: dict[str, int] = {}
+        for topic, (msgtype, offered) in (topics or {}).items():
+            self.add_topic(topic, msgtype, offered)
+
+    def add_topic(self, topic: str, msgtype: str, offered: Qos = DEFAULT_QOS) -> None:
+        self._connections[topic] = self._writer.add_connection(
+            topic, msgtype, typestore=self.store, offered_qos_profiles=[offered])
+        self.counts[topic] = 0
+
+    def write(self, topic: str, log_time_ns: int, msg) -> None:
+        """A message object of :func:`typestore`."""
+        conn = self._connections[topic]
+        self.write_cdr(topic, log_time_ns, self.store.serialize_cdr(msg, conn.msgtype))
+
+    def write_cdr(self, topic: str, log_time_ns: int, data) -> None:
+        """A message already serialized as CDR (as received from DDS)."""
+        self._writer.write(self._connections[topic], int(log_time_ns), bytes(data))
+        self.counts[topic] += 1
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def bag_dir(path) -> Path:
+    """The bag folder of ``path`` (the folder itself, or a .mcap/.db3 file inside one)."""
+    path = Path(path)
+    if path.is_file() and path.suffix in (".mcap", ".db3"):
+        path = path.parent
+    if not (path / "metadata.yaml").is_file():
+        raise BagError(f"'{path}' is not a rosbag2 folder (no metadata.yaml)")
+    return path
+
+
+def is_bag(path) -> bool:
+    try:
+        bag_dir(path)
+    except BagError:
+        return False
+    return True
+
+
+def topics_in(path) -> dict[str, str]:
+    """topic -> message type of a bag (from its metadata.yaml: no need to open the storage)."""
+    from ruamel.yaml import YAML
+    try:
+        meta = YAML(typ="safe").load((bag_dir(path) / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        return {t["topic_metadata"]["name"]: t["topic_metadata"]["type"] for t in meta["topics_with_message_count"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BagError(f"bag '{path}': unreadable metadata.yaml ({exc})") from None
+
+
+def messages(path, topics):
+    """``(topic, log_time_ns, message)`` of the given topics, in log-time order (the order of the
+    file for equal times)."""
+    try:
+        reader = AnyReader([bag_dir(path)], default_typestore=typestore())
+        reader.open()
+    except BagError:
+        raise
+    except Exception as exc:   # rosbags raises its own error types for damaged or foreign files
+        raise BagError(f"cannot open bag '{path}': {exc}") from None
+    try:
+        conns = [c for c in reader.connections if c.topic in set(topics)]
+        for conn, t_ns, raw in reader.messages(connections=conns):
+            yield conn.topic, t_ns, reader.deserialize(raw, conn.msgtype)
+    finally:
+        reader.close()
+
+
+def log_time_span_s(path, topic: str) -> float:
+    """Seconds between the first and last message of ``topic`` (log time; no deserialization)."""
+    with AnyReader([bag_dir(path)], default_typestore=typestore()) as reader:
+        conns = [c for c in reader.connections if c.topic == topic]
+        times = [t for _, t, _ in reader.messages(connections=conns)] if conns else []
+    return (max(times) - min(times)) * 1e-9 if len(times) > 1 else 0.0
+
+
+@dataclass
+class JointStream:
+    """Joint states in recorded order, columns in ``names`` order; ``tau`` None without effort."""
+
+    t: np.ndarray                # header stamps, s
+    log_time_ns: np.ndarray
+    names: list
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray | None
+    dropped: dict
+
+    def __len__(self) -> int:
+        return self.t.size
+
+
+def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES) -> JointStream:
+    """Joint states of a bag, reordered to ``joint_names`` (default: the first message's order).
+    Messages that cannot be used (missing/unknown joints, wrong lengths, non-finite values) are
+    counted by reason in ``dropped``, not returned."""
+    ts, logs, qs, qds, taus = [], [], [], [], []
+    dropped: dict[str, int] = {}
+    order_cache: dict[tuple, np.ndarray] = {}
+    names = list(joint_names) if joint_names is not None else None
+    has_effort = None
+    for _, t_ns, msg in messages(path, [topic]):
+        if names is None:
+            names = list(msg.name)
+        key = tuple(msg.name)
+        order = order_cache.get(key)
+        if order is None:
+            if sorted(key) != sorted(names) or len(set(key)) != len(key):
+                dropped["joint_names"] = dropped.get("joint_names", 0) + 1
+                continue
+            order = order_cache[key] = np.array([key.index(n) for n in names])
+        n = len(key)
+        effort = np.asarray(msg.effort, dtype=float)
+        if len(msg.position) != n or len(msg.velocity) != n or effort.size not in (0, n):
+            dropped["wrong_length"] = dropped.get("wrong_length", 0) + 1
+            continue
+        has_effort = effort.size > 0 if has_effort is None else has_effort and effort.size > 0
+        q, qd = np.asarray(msg.position, dtype=float)[order], np.asarray(msg.velocity, dtype=float)[order]
+        tau = effort[order] if effort.size else np.full(n, np.nan)
+        ts.append(stamp_s(msg.header.stamp))
+        logs.append(t_ns)
+        qs.append(q)
+        qds.append(qd)
+        taus.append(tau)
+    if not ts:
+        raise BagError(f"bag '{path}' has no usable messages on {topic}")
+    n = len(names)
+    tau = np.array(taus).reshape(-1, n) if has_effort else None
+    return JointStream(np.array(ts), np.array(logs, dtype=np.int64), names, np.array(qs).reshape(-1, n),
+                       np.array(qds).reshape(-1, n), tau, dropped)
+
+
+def read_wrenches(path, topic: str = WRENCH):
+    """``(t (N,), frame_ids, w (N, 6))``: header stamps, frames and [force; torque]."""
+    ts, frames, ws = [], [], []
+    for _, _, msg in messages(path, [topic]):
+        f, n = msg.wrench.force, msg.wrench.torque
+        ts.append(stamp_s(msg.header.stamp))
+        frames.append(msg.header.frame_id)
+        ws.append((f.x, f.y, f.z, n.x, n.y, n.z))
+    return np.array(ts), frames, np.array(ws, dtype=float).reshape(-1, 6)
+
+
+def read_float_arrays(path, topic: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(log_time_ns (N,), values (N, k))`` of a Float64MultiArray topic."""
+    logs, rows = [], []
+    for _, t_ns, msg in messages(path, [topic]):
+        logs.append(t_ns)
+        rows.append(np.asarray(msg.data, dtype=float))
+    return np.array(logs, dtype=np.int64), np.array(rows)
+
+
+@dataclass
+class EstimateStream:
+    """InertialEstimate messages of one topic, in recorded order."""
+
+    t: np.ndarray               # header stamps, s
+    log_time_ns: np.ndarray
+    parameter_names: list
+    method: str
+    frame_id: str
+    estimate: np.ndarray        # (N, n)
+    lower: np.ndarray
+    upper: np.ndarray
+    samples_used: np.ndarray
+    condition_number: np.ndarray
+    physically_consistent: np.ndarray
+    bounds_guaranteed: np.ndarray
+    data_consistent: np.ndarray
+
+    def __len__(self) -> int:
+        return self.t.size
+
+
+def read_estimates(path, topic: str = ESTIMATE) -> EstimateStream | None:
+    """The InertialEstimate stream of ``topic`` (None when the bag has none)."""
+    msgs = [(t_ns, m) for _, t_ns, m in messages(path, [topic])]
+    if not msgs:
+        return None
+    first = msgs[0][1]
+    col = lambda f, dtype=float: np.array([getattr(m, f) for _, m in msgs], dtype=dtype)  # noqa: E731
+    return EstimateStream(
+        t=np.array([stamp_s(m.header.stamp) for _, m in msgs]), log_time_ns=np.array([t for t, _ in msgs]),
+        parameter_names=list(first.parameter_names), method=first.method, frame_id=first.header.frame_id,
+        estimate=np.array([m.estimate for _, m in msgs], dtype=float),
+        lower=np.array([m.lower for _, m in msgs], dtype=float),
+        upper=np.array([m.upper for _, m in msgs], dtype=float),
+        samples_used=col("samples_used", np.int64), condition_number=col("condition_number"),
+        physically_consistent=col("physically_consistent", bool), bounds_guaranteed=col("bounds_guaranteed", bool),
+        data_consistent=col("data_consistent", bool))
+
+
+@dataclass
+class StatusStream:
+    t: np.ndarray
+    state: list
+    message: list
+    min_joint_margin: np.ndarray
+    min_velocity_margin: np.ndarray
+    min_torque_margin: np.ndarray
+    min_obstacle_clearance: np.ndarray
+    excitation_cost: np.ndarray
+
+
+def read_status(path, topic: str = STATUS) -> StatusStream | None:
+    msgs = [m for _, _, m in messages(path, [topic])]
+    if not msgs:
+        return None
+    col = lambda f: np.array([getattr(m, f) for m in msgs], dtype=float)  # noqa: E731
+    return StatusStream(np.array([stamp_s(m.header.stamp) for m in msgs]), [m.state for m in msgs],
+                        [m.message for m in msgs], col("min_joint_margin"), col("min_velocity_margin"),
+                        col("min_torque_margin"), col("min_obstacle_clearance"), col("excitation_cost"))
+
+
+@dataclass
+class RowMessage:
+    """One RegressorSample as numpy arrays (what the estimator node folds in)."""
+
+    t: float
+    kind: str
+    parameter_names: list
+    A: np.ndarray               # (rows, cols)
+    b: np.ndarray
+    noise_bound: np.ndarray
+    noise_sigma: np.ndarray
+    samples: int
+    kinematics: np.ndarray | None = None     # wrench rows: the sensor kinematics (RegressorSample.kinematics)
+
+
+def read_rows(path, topic: str = ROWS):
+    """RegressorSample messages in recorded (= received) order, as :class:`RowMessage`. Messages
+    whose arrays do not fit their declared shape are skipped."""
+    for _, _, m in messages(path, [topic]):
+        cols = len(m.parameter_names)
+        A = np.asarray(m.regressor, dtype=float)
+        if cols == 0 or A.size != m.rows * cols or len(m.measurement) != m.rows:
+            continue
+        yield RowMessage(stamp_s(m.header.stamp), m.kind, list(m.parameter_names), A.reshape(m.rows, cols),
+                         np.asarray(m.measurement, dtype=float), np.asarray(m.noise_bound, dtype=float),
+                         np.asarray(m.noise_sigma, dtype=float), int(m.samples),
+                         np.asarray(m.kinematics, dtype=float) if len(m.kinematics) else None)
+
+
+def read_truth(path) -> np.ndarray | None:
+    """The simulator's true payload parameters, when the bag recorded them."""
+    for _, _, m in messages(path, [TRUTH]):
+        return np.asarray(m.estimate, dtype=float)
+    return None
+
+
+def read_trajectories(path, topic: str):
+    """``[(log_time_ns, joint_names, t (P,), q (P, n))]`` of the JointTrajectory messages on ``topic``."""
+    out = []
+    for _, t_ns, m in messages(path, [topic]):
+        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in m.points])
+        q = np.array([p.positions for p in m.points], dtype=float).reshape(t.size, -1)
+        out.append((t_ns, list(m.joint_names), t, q))
+    return out
+
+
+def run_tables(path, topic: str = JOINT_STATES) -> dict:
+    """The streams of a bag as the tables of a run folder (:mod:`.data_io`): ``t`` (header stamps,
+    one column), ``q``, ``qd``, ``tau`` in the recorded joint order and, when the bag has
+    ``/joint_accelerations`` (one message per joint state), ``qdd``."""
+    from .data_io import DataError
+    try:
+        js = read_joint_states(path, topic=topic)
+        if js.tau is None:
+            raise DataError(f"bag '{path}': {topic} has no effort (joint torques)")
+        tables = {"t": js.t[:, None], "q": js.q, "qd": js.qd, "tau": js.tau}
+        if JOINT_ACCELERATIONS in topics_in(path):
+            _, qdd = read_float_arrays(path, JOINT_ACCELERATIONS)
+            if qdd.shape != js.q.shape:
+                raise DataError(f"bag '{path}': {JOINT_ACCELERATIONS} has {qdd.shape[0]} messages of "
+                                f"{qdd.shape[1] if qdd.ndim == 2 else 0} values, {topic} {js.q.shape}")
+            tables["qdd"] = qdd
+    except BagError as exc:
+        raise DataError(str(exc)) from None
+    return tables

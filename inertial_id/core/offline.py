@@ -1,0 +1,291 @@
+"""The estimator pipeline offline: recorded samples or rows in, the same estimate and bounds out.
+
+Two sources, in order of preference (:func:`estimate_from_bag` picks):
+
+1. **Recorded rows** (``/regressor_samples`` in a bag recorded with the nodes running): exactly the
+   messages the live estimator folded in, in the order it received them (reliable QoS, one
+   publisher), so nothing depends on the sensor stream reaching a recorder and the builder alike.
+2. **Recorded sensor samples** (``/joint_states`` and ``/wrench``: ``record-sim``, a driver
+   recording, converted real runs): :class:`SampleRows` turns them into rows with the core classes
+   the builder node runs (:class:`~.row_builder.RowBuilder`, :class:`~.momentum.MomentumWindows`),
+   in the node's order: gap restarts, batches of ``batch_samples``, one momentum message per
+   closed window, wrench matched by stamp within ``sync_tolerance_s``.
+
+:class:`RowIntake` then does what the estimator node does with each message (kind and column
+checks, :func:`~.estimators.factory.make_estimator`), and updates the bounds every
+``bounds_period_s`` of data time plus once at the end. For estimators that keep all rows
+(``guaranteed`` on momentum rows) the final box is the LP projection of every row, whatever the
+update schedule; estimators that intersect per-update boxes (wrench rows) depend on when updates
+happened, which the live node decides by its wall-clock timer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import params
+from .bags import RowMessage
+from .estimators.factory import make_estimator
+from .estimators.row_checks import RowLimits
+from .momentum import MomentumWindows, robot_parameter_names
+from .row_builder import RowBuilder
+
+BATCH_SAMPLES = 20          # regressor_builder's batch_samples default
+MAX_GAP_S = 0.05            # regressor_builder's max_gap_s default
+SYNC_TOLERANCE_S = 0.0005   # regressor_builder's sync_tolerance_s default
+BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
+
+
+class SampleRows:
+    """Sensor samples -> RegressorSample contents, as the regressor_builder node forms them.
+
+    ``kinds``: the row kinds to form (those the estimator consumes; others cost time only)."""
+
+    def __init__(self, robot, kinds, batch_samples: int = BATCH_SAMPLES, max_gap_s: float = MAX_GAP_S):
+        sensing = robot.sensing
+        self.robot = robot
+        self.kinds = set(kinds)
+        self.batch = batch_samples
+        self.max_gap = max_gap_s
+        use_tau, use_wrench = bool(sensing["joint_torque"]), bool(sensing["wrench"])
+        self.rows = RowBuilder(robot, use_tau, use_wrench, sensing["joint_states_hz"],
+                               sensing["filter_cutoff_hz"] or None)
+        self.need_rows = bool(self.kinds & {"joint_torque", "wrench"})
+        window = robot.momentum_window_samples
+        self.window = window if ("momentum" in self.kinds and use_tau) else 0
+        self.windows = self._new_windows()
+        self.names = params.parameter_names("payload")
+        self.momentum_names = self.names + robot_parameter_names(robot.model)
+        self.pending: dict[str, list] = {}
+        self.last_t = None
+        self.gaps = 0
+
+    def _new_windows(self):
+        if not self.window:
+            return None
+        nz = self.rows.noise
+        return MomentumWindows(self.robot, self.window, nz.torque_relative, nz.torque_absolute_Nm,
+                               self.rows.model_error_Nm)
+
+    def push(self, t: float, q, qd, tau, wrench=None) -> list[RowMessage]:
+        """One synchronized sample; returns the messages the builder would publish after it."""
+        out = []
+        if self.last_t is not None and t - self.last_t > self.max_gap:
+            self.gaps += 1
+            self.rows.reset()
+            self.windows = self._new_windows()
+        self.last_t = t
+        if self.need_rows:
+            tau_rows = tau if tau is not None else np.zeros(self.robot.nv)
+            for r in self.rows.push(t, q, qd, tau_rows, wrench):
+                self.pending.setdefault(r.kind, []).append(r)
+            for kind, batch in list(self.pending.items()):
+                if len(batch) >= self.batch:
+                    if kind in self.kinds:
+                        out.append(self._batch(kind, batch))
+                    self.pending[kind] = []
+        if self.windows is not None:
+            self.windows.add_sample(t, q, qd, tau)
+            w = self.windows.take_rows()
+            if w.rows:
+                out.append(RowMessage(t, "momentum", self.momentum_names, np.hstack([w.Y, w.Y_r]), w.U,
+                                w.noise_bound, w.noise_bound / np.sqrt(3.0), w.samples))
+        return out
+
+    def _batch(self, kind: str, batch) -> RowMessage:
+        kin = np.concatenate([r.kinematics for r in batch]) if kind == "wrench" else None
+        return RowMessage(batch[-1].t, kind, self.names, np.vstack([r.A for r in batch]),
+                    np.concatenate([r.b for r in batch]), np.concatenate([r.noise_bound for r in batch]),
+                    np.concatenate([r.noise_sigma for r in batch]), len(batch), kin)
+
+
+def match_wrenches(t_joint, t_wrench, tolerance_s: float = SYNC_TOLERANCE_S) -> np.ndarray:
+    """Index of the nearest wrench stamp for every joint stamp, -1 where none lies within tolerance."""
+    t_wrench = np.asarray(t_wrench, dtype=float)
+    if t_wrench.size == 0:
+        return np.full(len(t_joint), -1)
+    order = np.argsort(t_wrench, kind="stable")
+    ts = t_wrench[order]
+    k = np.clip(np.searchsorted(ts, t_joint), 1, ts.size - 1) if ts.size > 1 else np.zeros(len(t_joint), int)
+    left = np.maximum(k - 1, 0)
+    nearest = np.where(np.abs(ts[left] - t_joint) <= np.abs(ts[k] - t_joint), left, k)
+    idx = order[nearest]
+    return np.where(np.abs(t_wrench[idx] - t_joint) <= tolerance_s, idx, -1)
+
+
+@dataclass
+class History:
+    """The estimate after every bounds update (data time ``t``)."""
+
+    t: list = field(default_factory=list)
+    estimate: list = field(default_factory=list)
+    lower: list = field(default_factory=list)
+    upper: list = field(default_factory=list)
+    samples_used: list = field(default_factory=list)
+    condition_number: list = field(default_factory=list)
+
+
+class RowIntake:
+    """What the estimator node does with RegressorSample messages, without a node."""
+
+    def __init__(self, robot, method: str, max_bound_rows: int | None = None,
+                 bounds_period_s: float = BOUNDS_PERIOD_S):
+        self.robot = robot
+        self.method = method
+        self.estimator = make_estimator(robot, method, max_bound_rows)
+        self.limits = RowLimits(robot.torque_limit)
+        self.period = bounds_period_s
+        self.next_update = None
+        self.dropped: dict[str, int] = {}
+        self.accepted = 0
+        self.history = History()
+        self.last_t = None
+
+    def _drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    def add(self, m) -> None:
+        est = self.estimator
+        if m.kind not in est.kinds:
+            return
+        if list(m.parameter_names) != est.column_names:
+            return self._drop("parameter_names")
+        rows = m.b.size
+        bad = self.limits.rejection(m.kind, len(m.parameter_names), rows, m.samples, m.A.ravel(), m.b,
+                                    m.noise_bound, m.noise_sigma)
+        if bad:
+            return self._drop(bad[0])
+        kinematics = None
+        if self.method == "pmd":
+            if m.kinematics is None or m.kinematics.size != 2 * rows or not np.all(np.isfinite(m.kinematics)):
+                return self._drop("pmd_needs_wrench_kinematics")
+            kinematics = m.kinematics
+        est.add(m.kind, m.A, m.b, m.noise_bound, m.noise_sigma, int(m.samples), kinematics)
+        self.accepted += 1
+        self.last_t = m.t
+        if self.period > 0:
+            if self.next_update is None:
+                self.next_update = m.t + self.period
+            elif m.t >= self.next_update:
+                self.update(m.t)
+                self.next_update += self.period * np.floor((m.t - self.next_update) / self.period + 1)
+
+    def update(self, t: float) -> None:
+        self.estimator.update_bounds()
+        r = self.estimator.result()
+        h = self.history
+        h.t.append(t)
+        h.estimate.append(r.estimate)
+        h.lower.append(r.lower)
+        h.upper.append(r.upper)
+        h.samples_used.append(r.samples_used)
+        h.condition_number.append(r.condition_number)
+
+    def finish(self):
+        """Final bounds update over everything received; the estimator's result."""
+        self.update(self.last_t if self.last_t is not None else 0.0)
+        return self.estimator.result()
+
+
+def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, sync_tolerance_s: float = SYNC_TOLERANCE_S,
+                     progress=None):
+    """Rows messages from a recorded stream (arrays in profile joint order, ``wrenches`` as
+    ``(t_w, w)`` when the profile uses wrench rows). Samples without a wrench are skipped, as the
+    builder drops them. Yields :class:`~.bags.RowMessage`."""
+    builder = SampleRows(robot, kinds)
+    use_wrench = builder.rows.use_wrench and builder.need_rows
+    match = match_wrenches(t, wrenches[0], sync_tolerance_s) if use_wrench else None
+    last = -np.inf
+    for k in range(len(t)):
+        if not t[k] > last:       # the builder drops stamps that do not increase
+            continue
+        last = t[k]
+        w = None
+        if use_wrench:
+            if match[k] < 0:
+                continue
+            w = wrenches[1][match[k]]
+        yield from builder.push(t[k], q[k], qd[k], None if tau is None else tau[k], w)
+        if progress is not None:
+            progress(1)
+
+
+def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None, progress=None):
+    """Rows messages of a bag for an estimator consuming ``kinds``: the recorded
+    /regressor_samples (``rows``), rows built from the recorded sensor streams (``samples``), or
+    ``auto`` (rows when the bag has some of these kinds). ``info`` receives the source and counts."""
+    from . import bags
+    info = {} if info is None else info
+    topics = bags.topics_in(path)
+    if source == "rows" or (source == "auto" and bags.ROWS in topics):
+        if bags.ROWS not in topics:
+            raise bags.BagError(f"bag '{path}' has no {bags.ROWS}")
+        info["source"] = "rows"
+        found = False
+        for m in bags.read_rows(path):
+            if m.kind in kinds:
+                found = True
+                yield m
+                if progress is not None:
+                    progress(m.samples)
+        if found or source == "rows":
+            return
+        # auto, and none of the rows are for this estimator: build them from the samples
+    info["source"] = "samples"
+    if source not in ("samples", "auto"):
+        raise ValueError(f"unknown source '{source}' (rows, samples or auto)")
+    sensing = robot.sensing
+    if sensing["joint_states_topic"] not in topics:
+        raise bags.BagError(f"bag '{path}' has no {sensing['joint_states_topic']}")
+    js = bags.read_joint_states(path, robot.joint_names, sensing["joint_states_topic"])
+    wrenches = None
+    if sensing["wrench"] and "momentum" not in kinds:
+        if sensing["wrench_topic"] not in topics:
+            raise bags.BagError(f"bag '{path}' has no {sensing['wrench_topic']}; the profile's rows need the wrench")
+        t_w, frames, w = bags.read_wrenches(path, sensing["wrench_topic"])
+        ok = np.array([f == robot.wrench_frame_id for f in frames], dtype=bool)
+        wrenches = (t_w[ok], w[ok])
+        info["wrenches_wrong_frame"] = int((~ok).sum())
+    if "momentum" in kinds and js.tau is None:
+        raise bags.BagError(f"bag '{path}': momentum rows need joint torques (JointState.effort)")
+    info["joint_states"] = len(js)
+    info["joint_states_dropped"] = js.dropped
+    yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress)
+
+
+def estimate_from_bag(path, robot, method: str, source: str = "auto", max_bound_rows: int | None = None,
+                      bounds_period_s: float = BOUNDS_PERIOD_S, progress=None, keep_rows: bool = False,
+                      samples_used: int | None = None) -> tuple:
+    """``(intake, result, info)`` of the estimator run on the rows of :func:`bag_rows`
+    (``keep_rows``: ``info["rows"]`` lists them, e.g. for residuals).
+
+    ``samples_used``: the live estimator's count (its last recorded estimate). Rows reach it
+    reliably once its subscription has matched; those the builder published before (the recorder
+    may have been up earlier) it never saw. The leading rows messages beyond that count are
+    skipped, so that the input is the live estimator's."""
+    intake = RowIntake(robot, method, max_bound_rows, bounds_period_s)
+    info: dict = {}
+    kept = []
+    rows = list(bag_rows(path, robot, intake.estimator.kinds, source, info, progress))
+    if samples_used is not None:
+        total = sum(m.samples for m in rows)
+        skip = 0
+        while total > samples_used and skip < len(rows):
+            total -= rows[skip].samples
+            skip += 1
+        if total != samples_used:
+            raise ValueError(f"the bag's rows cannot be the live estimator's input: {total} samples after "
+                             f"skipping {skip} leading messages, the live estimate used {samples_used}")
+        rows = rows[skip:]
+        info["skipped_leading_messages"] = skip
+    for m in rows:
+        intake.add(m)
+        if keep_rows:
+            kept.append(m)
+    result = intake.finish()
+    info["messages_accepted"] = intake.accepted
+    info["messages_dropped"] = intake.dropped
+    if keep_rows:
+        info["rows"] = kept
+    return intake, result, info

@@ -1,0 +1,1 @@
+"""Certified safe-excitation planning (seed 003): Bezier plans, their certifier, the optimizer."""

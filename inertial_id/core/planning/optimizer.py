@@ -1,0 +1,343 @@
+"""One planning step: the most exciting plan from a given state that the certifier accepts.
+
+Decision variables: the free control points of the plan (``degree - 4`` per joint, the last one the
+rest point; :meth:`~.bezier.BezierPlan.from_state`). Every control point, and every control point of
+the velocity and acceleration curves and of their restrictions to halves of [0, T], is affine in
+them, so the Bezier convex-hull property turns the position, velocity and acceleration limits
+(tightened by the tracking-error tube) into LINEAR sufficient constraints. The objective
+(:mod:`.excitation`) is smooth; SLSQP handles the linear constraints exactly, gradients by finite
+differences (the regressor comes from pinocchio, which has no derivative of it).
+
+Torque limits and obstacles are left to the certifier, which is independent of this optimiser:
+when it refuses the optimum, the free points are pulled toward the braking plan (every free point at
+the third control point, so the plan stops as soon as its initial state allows) and certified again,
+until one is certified or the deadline passes. A plan is returned only with a certificate.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+from scipy.optimize import LinearConstraint, minimize
+
+from .bezier import BezierPlan, bernstein_basis, restriction_matrices
+from .config import PlannerSettings
+from .excitation import PayloadExcitation, scaled_cost
+
+# relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
+TIGHTENING = 1e-6
+# fractions of the optimised step kept; 0: the plan to the anchor itself (no excitation, but the
+# receding horizon goes on, and the next cycle may find room)
+SHRINK = (1.0, 0.7, 0.5, 0.35, 0.25, 0.17, 0.12, 0.08, 0.05, 0.0)
+PRECHECK_SAMPLES = 48
+SCREEN_MARGIN_NM = 0.5        # the optimiser keeps the screened torque margin this far above the learned gap
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """Plan from state (q, qd, qdd), for payloads in [lower, upper], information so far ``F_prev``."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    F_prev: np.ndarray
+    seed: int = 0
+    deadline_s: float | None = None      # wall time allowed (None: the settings' deadline_s)
+    anchor: np.ndarray | None = None     # rest point to shrink toward (the executing plan's)
+
+
+@dataclass
+class PlanResult:
+    plan: BezierPlan | None                 # certified, or None
+    certificate: object | None              # of ``plan``, or of the last refused attempt
+    cost: float = float("inf")              # scaled -log det of the accumulated information
+    condition_number: float = float("inf")  # seed 003's cond(W_e) at N_s samples
+    scale: float = 0.0                      # fraction of the optimised step kept (1: the optimum)
+    attempts: int = 0                       # certifier calls
+    optimize_s: float = 0.0
+    certify_s: float = 0.0
+    reason: str = ""                        # why no plan, when plan is None
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        return self.plan is not None
+
+    @property
+    def total_s(self) -> float:
+        return self.optimize_s + self.certify_s
+
+
+def tube_margins(cert_settings, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(position, velocity, acceleration) half-widths (n,) of the tracking-error tube the certifier
+    assumes: the linear constraints are tightened by them, so the optimiser does not plan what the
+    certifier must refuse, and the live monitor compares measured errors with them."""
+    return tuple(np.broadcast_to(np.asarray(getattr(cert_settings, name), dtype=float), (n,)).copy()
+                 for name in ("tracking_position_rad", "tracking_velocity_rad_s", "tracking_acceleration_rad_s2"))
+
+
+def cached_certify(robot, cert_settings):
+    """``certify`` with the model-derived constants built once (for one robot and settings)."""
+    from . import enclosure
+    from .certifier import certify
+    context = enclosure.TorqueContext.build(robot, cert_settings)
+
+    def run(robot_, settings_, plan, lower, upper):
+        return certify(robot_, settings_, plan, lower, upper, context=context)
+    return run
+
+
+class PlanOptimizer:
+    """Constant per robot and settings; call :meth:`plan` (not thread-safe: own scratch data)."""
+
+    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None, region=True):
+        self.robot = robot
+        self.settings = settings
+        self.cert_settings = cert_settings
+        self.certify = certify_fn or cached_certify(robot, cert_settings)
+        self.excitation = PayloadExcitation(robot)
+        self.screen_gap = 0.0         # N m: how far the screen has been optimistic (learned)
+        self._upper = np.triu(np.ones((robot.nv, robot.nv)))
+        self._strict = np.triu(np.ones((robot.nv, robot.nv)), 1)
+        n, d, m = robot.nv, settings.degree, settings.free_points
+        self.n, self.d, self.m = n, d, m
+        T = settings.horizon_s
+        zero = np.zeros(n)
+        # control points P (d+1, n) = A @ X + B(state), X the free points (m, n); A is the same for every joint
+        self.A = np.column_stack([BezierPlan.from_state(zero, zero, zero, np.outer(e, np.ones(n)), T)
+                                  .control_points[:, 0] for e in np.eye(m)])
+        # hull rows: control points of q, qd, qdd on each half of [0, T], as linear maps of P
+        eye = BezierPlan(np.eye(d + 1), T)
+        halves = 2
+        H = []
+        for k in range(3):
+            D = eye.derivative_points(k)                       # (d+1-k, d+1)
+            R = restriction_matrices(d - k, halves)            # (K, d+1-k, d+1-k)
+            H.append(np.einsum("kij,jl->kil", R, D).reshape(-1, d + 1))
+        self.H = H
+        pos_m, vel_m, acc_m = tube_margins(cert_settings, n)
+        lo, hi = robot.position_lower + pos_m, robot.position_upper - pos_m
+        self.limits = [(lo + TIGHTENING * np.abs(lo), hi - TIGHTENING * np.abs(hi))]
+        acc = robot.acceleration_limit * min(settings.acceleration_fraction, 1.0)
+        for lim, margin in ((robot.velocity_limit, vel_m), (acc, acc_m)):
+            lim = np.where(np.isfinite(lim), lim, 1e6) - margin
+            lim = lim * (1.0 - TIGHTENING)
+            self.limits.append((-lim, lim))
+        # free points stay in the excitation region (a preference, not a safety constraint)
+        if region:
+            self.x_lo = np.maximum(settings.centre - settings.reach_rad, lo)
+            self.x_hi = np.minimum(settings.centre + settings.reach_rad, hi)
+        else:
+            self.x_lo, self.x_hi = lo.copy(), hi.copy()
+
+    # --- plans and linear constraints --------------------------------------------------------------
+
+    def plan_from(self, req: PlanRequest, X: np.ndarray) -> BezierPlan:
+        return BezierPlan.from_state(req.q, req.qd, req.qdd, X.reshape(self.m, self.n), self.settings.horizon_s)
+
+    def brake_point(self, req: PlanRequest, G=None, lo=None, hi=None) -> np.ndarray:
+        """Free points of the plan the search shrinks toward: every free point at the request's
+        anchor (the executing plan's rest point, where its certificate already brought the arm to
+        rest) when that meets the hull limits, else at the third control point (the plan then
+        stops as soon as its initial state allows)."""
+        if req.anchor is not None:
+            x = np.tile(np.asarray(req.anchor, dtype=float), self.m)
+            if G is None or self._feasible(G, lo, hi, x, tol=1e-9):
+                return x
+        P = BezierPlan.from_state(req.q, req.qd, req.qdd, np.tile(req.q, (self.m, 1)), self.settings.horizon_s)
+        return np.tile(P.control_points[2], (self.m, 1)).ravel()
+
+    def _linear(self, req: PlanRequest):
+        """(G, lo, hi) with lo <= G x <= hi the hull limits on x = free points (m, n) raveled."""
+        base = self.plan_from(req, np.zeros(self.m * self.n)).control_points      # (d+1, n): B(state)
+        G_rows, lo_rows, hi_rows = [], [], []
+        for Hk, (llo, lhi) in zip(self.H, self.limits):
+            HA = Hk @ self.A                               # (r, m)
+            Hb = Hk @ base                                  # (r, n)
+            for j in range(self.n):
+                G = np.zeros((HA.shape[0], self.m * self.n))
+                G[:, j::self.n] = HA                       # x raveled as (m, n): joint j at j, j+n, ...
+                G_rows.append(G)
+                lo_rows.append(llo[j] - Hb[:, j])
+                hi_rows.append(lhi[j] - Hb[:, j])
+        G, lo, hi = np.vstack(G_rows), np.concatenate(lo_rows), np.concatenate(hi_rows)
+        # rows that hold for every x in the region box cannot bind (the fixed start points among
+        # them): leave them out, the QP subproblems are then much smaller
+        xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
+        g_max = np.maximum(G * xlo, G * xhi).sum(axis=1)
+        g_min = np.minimum(G * xlo, G * xhi).sum(axis=1)
+        keep = (g_max > hi) | (g_min < lo)
+        return G[keep], lo[keep], hi[keep]
+
+    @staticmethod
+    def _feasible(G, lo, hi, x, tol=1e-12) -> bool:
+        g = G @ x
+        return bool(np.all(g >= lo - tol) and np.all(g <= hi + tol))
+
+    def _pull_in(self, G, lo, hi, x, x_ref):
+        """The point nearest ``x`` on the segment to the feasible ``x_ref`` that meets the limits."""
+        if self._feasible(G, lo, hi, x):
+            return x
+        a, b = 0.0, 1.0
+        for _ in range(40):
+            mid = 0.5 * (a + b)
+            if self._feasible(G, lo, hi, x_ref + mid * (x - x_ref)):
+                a = mid
+            else:
+                b = mid
+        return x_ref + a * (x - x_ref)
+
+    # --- objective and torque screen -------------------------------------------------------------
+
+    def _objective(self, req: PlanRequest):
+        """``evaluate(x) -> (cost, screened torque margin)`` for this request (cached on x: the
+        optimiser asks for both at the same points); samples of q, qd, qdd are affine in x."""
+        N, T = self.settings.cost_samples, self.settings.horizon_s
+        dt = T / N
+        s = (np.arange(N) + 0.5) / N
+        base = self.plan_from(req, np.zeros(self.m * self.n)).control_points
+        maps = []
+        for k in range(3):
+            D = BezierPlan(np.eye(self.d + 1), T).derivative_points(k)            # (d+1-k, d+1)
+            B = bernstein_basis(self.d - k, s) @ D                               # (N, d+1)
+            maps.append((B @ self.A, B @ base))                                  # (N, m), (N, n)
+        half = 0.5 * (req.upper - req.lower)
+        weight = self.excitation.row_weight
+        cache = {}
+
+        def evaluate(x):
+            key = x.tobytes()
+            if key not in cache:
+                X = x.reshape(self.m, self.n)
+                q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
+                W = self.excitation.rows(q, qd, qdd).reshape(N, self.n, 10)
+                Ww = (W * weight[None, :, None]).reshape(-1, 10)
+                cost = scaled_cost(req.F_prev + Ww.T @ Ww * dt, half)
+                cache.clear()
+                cache[key] = (cost, self._screen_margin(q, qd, qdd, W, req.lower, req.upper))
+            return cache[key]
+        return evaluate
+
+    def cost(self, req: PlanRequest, x) -> float:
+        return self._objective(req)(np.asarray(x, dtype=float))[0]
+
+    def _screen_margin(self, q, qd, qdd, W, lower, upper) -> float:
+        """Screening, not certification: a cheap estimate of the certifier's smallest torque margin
+        (N m, beyond ``torque_margin_Nm``) at the given states: payload box exactly (centre +- |W_e|
+        half-width), robot parameters to first order (± relative error of the nominal torque),
+        tracking tube as |M| times the acceleration tube. The optimiser keeps it above the gap
+        observed between it and the certifier, and candidates below that gap are not sent to the
+        (much slower) certifier, whose verdict alone accepts a plan."""
+        c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
+        model, data = self.robot.model, self.excitation.data
+        rel = float(self.cert_settings.robot_relative_error)
+        acc_tube = np.asarray(self.cert_settings.tracking_acceleration_rad_s2, dtype=float)
+        N = len(q)
+        tau = np.empty((N, self.n))
+        M = np.empty((N, self.n, self.n))
+        for k in range(N):
+            tau[k] = pin.rnea(model, data, q[k], qd[k], qdd[k])
+            M[k] = pin.crba(model, data, q[k])          # upper triangle filled
+        M_abs = np.abs(M * self._upper)
+        M_abs = M_abs + np.swapaxes(M_abs * self._strict, 1, 2)
+        reach = np.abs(tau + W @ c) + np.abs(W) @ h + rel * np.abs(tau) + M_abs @ acc_tube
+        return float(np.min(self.robot.torque_limit - np.asarray(self.cert_settings.torque_margin_Nm) - reach))
+
+    def screen(self, plan: BezierPlan, lower, upper) -> float:
+        """:meth:`_screen_margin` at PRECHECK_SAMPLES samples of a plan."""
+        t = np.linspace(0.0, plan.duration_s, PRECHECK_SAMPLES)
+        q, qd, qdd = plan.evaluate(t)
+        W = self.excitation.rows(q, qd, qdd).reshape(len(t), self.n, 10)
+        return self._screen_margin(q, qd, qdd, W, lower, upper)
+
+    # --- the planning step -----------------------------------------------------------------------
+
+    def plan(self, req: PlanRequest, optimise: bool = True, deadline_s: float | None = None) -> PlanResult:
+        """Optimise (or, ``optimise=False``, draw random free points: the baseline), then certify,
+        shrinking toward the braking plan until certified or past the deadline."""
+        t0 = time.perf_counter()
+        if deadline_s is None:
+            deadline_s = self.settings.deadline_s if req.deadline_s is None else req.deadline_s
+        deadline = t0 + deadline_s
+        rng = np.random.default_rng(req.seed)
+        G, lo, hi = self._linear(req)
+        x_brake = self.brake_point(req, G, lo, hi)
+        if not self._feasible(G, lo, hi, x_brake, tol=1e-9):
+            return PlanResult(None, None, reason="the braking plan from this state breaks the hull limits",
+                              optimize_s=time.perf_counter() - t0)
+        xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
+        candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
+                      for _ in range(6 if optimise else 1)]
+        if optimise:
+            evaluate = self._objective(req)
+            need = self.screen_gap + SCREEN_MARGIN_NM
+            # start from the most exciting candidate that the torque screen lets through once pulled
+            # toward the anchor (SLSQP keeps closer to feasibility from a feasible start)
+            scored = []
+            for c in candidates:
+                for alpha in SHRINK[::2]:         # coarse: this only picks the starting point
+                    xc = x_brake + alpha * (c - x_brake)
+                    cost, margin = evaluate(xc)
+                    if margin >= need:
+                        break
+                scored.append((margin < need, cost, len(scored), xc))
+            x0 = min(scored, key=lambda e: e[:3])[3]
+            x = self._optimise(evaluate, need, G, lo, hi, x0, xlo, xhi, min(t0 + self.settings.optimize_s, deadline))
+            x = self._pull_in(G, lo, hi, x, x_brake)
+        else:
+            x = candidates[0]
+        t1 = time.perf_counter()
+        result = PlanResult(None, None, optimize_s=t1 - t0)
+        self.screen_gap *= 0.8
+        for i, alpha in enumerate(SHRINK):
+            if result.attempts and time.perf_counter() > deadline:
+                result.reason = f"deadline passed after {result.attempts} certifier calls"
+                break
+            plan = self.plan_from(req, x_brake + alpha * (x - x_brake))
+            estimate = self.screen(plan, req.lower, req.upper)
+            if estimate < self.screen_gap and i < len(SHRINK) - 1:
+                continue
+            cert = self.certify(self.robot, self.cert_settings, plan, req.lower, req.upper)
+            result.attempts += 1
+            result.certificate = cert
+            if cert.certified:
+                result.plan, result.scale = plan, alpha
+                break
+            if cert.min_torque_margin_Nm < 0:
+                self.screen_gap = max(self.screen_gap, estimate - cert.min_torque_margin_Nm)
+        else:
+            why = result.certificate.reason if result.certificate is not None else "no candidate"
+            result.reason = f"no certificate at any of {len(SHRINK)} step sizes: {why}"
+        result.certify_s = time.perf_counter() - t1
+        if result.plan is not None:
+            F = self.excitation.information(result.plan, self.settings.cost_samples)
+            result.cost = scaled_cost(req.F_prev + F, 0.5 * (req.upper - req.lower))
+            result.condition_number = self.excitation.condition_number(result.plan, self.settings.report_samples)
+        return result
+
+    def _optimise(self, evaluate, need, G, lo, hi, x0, xlo, xhi, stop_at: float) -> np.ndarray:
+        """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``;
+        returns the best point seen that meets the linear limits (screen met if any point did)."""
+        best = [x0.copy(), (evaluate(x0)[1] < need, evaluate(x0)[0])]
+
+        def f(x):
+            cost, margin = evaluate(x)
+            key = (margin < need, cost)
+            if key < best[1] and self._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi):
+                best[0], best[1] = x.copy(), key
+            return cost
+
+        def stop(*_):
+            if time.perf_counter() > stop_at:
+                raise StopIteration
+
+        constraints = [{"type": "ineq", "fun": lambda x: evaluate(x)[1] - need}]
+        if G.shape[0]:
+            constraints.append(LinearConstraint(G, lo, hi))
+        minimize(f, x0, method="SLSQP", bounds=list(zip(xlo, xhi)), constraints=constraints,
+                 callback=stop, options={"maxiter": 30, "ftol": 1e-4, "eps": 1e-5})
+        return best[0]

@@ -1,0 +1,445 @@
+"""The receding-horizon excitation loop as a ROS-free state machine (seed 003, Algorithm 2).
+
+States: ``idle`` (never started) | ``planning`` (started, first plan being made; nothing moves) |
+``executing`` | ``braking`` | ``done`` | ``failed``.
+
+Timeline: a list of certified plans, each with its start time; the reference at time t is the last
+plan started at or before t, evaluated at ``t - start`` (every plan ends at rest and holds there).
+Plan k+1 starts at ``start_k + t_p`` from the state of plan k at that instant (same q, qd, qdd: the
+switch is C2-continuous). Plan k+1 is requested shortly before plan k starts; its result is accepted
+only if certified and offered at least ``command_lead_s`` before the switch. Otherwise nothing is
+switched: plan k, certified and ending at rest, is the braking manoeuvre (state ``braking``).
+
+Start: only :meth:`start` moves the arm. It first certifies holding still where the arm stands; if
+that fails with the current box, nothing moves and the start waits (bounded) for tighter bounds.
+
+Commands: after every change of the timeline the caller gets a :class:`Command` ``(t_from, t_to)``
+and sends the reference sampled over that span with ``t_from`` as its start stamp. ``t_from`` is at
+or before the time the command is issued (the first plan's: when it starts, from the rest position
+the arm holds), so a receiver that honours the stamp continues exactly where it was: the reference
+never steps.
+
+Faults (joint states stale, tracking error beyond the certifier's tube, a stop request): pending
+plans are dropped and a braking plan from the current *desired* state (``command_lead_s`` ahead) is
+certified with the current box; if none certifies, the executing plan (certified, ending at rest)
+brakes instead. Either way the state is ``braking`` until rest, then ``failed`` (fault) or ``done``.
+Only :meth:`start` moves the arm again.
+
+The payload box in use only shrinks: estimates are intersected with it, and only those whose bounds
+are guaranteed and whose data are consistent count. Identification stops when the box's log-volume
+falls by less than ``stop_shrink`` over ``stop_patience`` plans, or after ``max_plans``.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from math import comb
+
+import numpy as np
+
+from .bezier import BezierPlan
+from .config import PlannerSettings
+from .excitation import PayloadExcitation
+from .optimizer import PlanRequest, PlanResult, cached_certify, tube_margins
+
+FIRST_PLAN_DEADLINE_FACTOR = 3.0
+ISSUE_AHEAD_S = 0.5
+DEADLINE_MARGIN_S = 0.1
+FIRST_PLAN_ATTEMPTS = 3
+STATES = ("idle", "planning", "executing", "braking", "done", "failed")
+
+
+@lru_cache(maxsize=16)
+def _bernstein_to_power(degree: int) -> np.ndarray:
+    """(d+1, d+1) M with sum_i B_i^d(s) P_i = sum_k s^k (M @ P)_k."""
+    M = np.zeros((degree + 1, degree + 1))
+    for i in range(degree + 1):
+        for k in range(i, degree + 1):
+            M[k, i] = comb(degree, i) * comb(degree - i, k - i) * (-1) ** (k - i)
+    return M
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: float
+    plan: BezierPlan
+    kind: str                  # "excite" | "brake"
+    certificate: object
+
+    def __post_init__(self):
+        # power-basis coefficients of q, qd, qdd in s = t / T: the reference is evaluated at every
+        # joint state (tracking monitor), and Horner's rule on these is far cheaper than Bernstein sums
+        coeffs = []
+        for k in range(3):
+            P = self.plan.derivative_points(k)
+            coeffs.append(_bernstein_to_power(len(P) - 1) @ P)
+        object.__setattr__(self, "_coeffs", coeffs)
+
+    @property
+    def end(self) -> float:
+        return self.start + self.plan.duration_s
+
+    def evaluate(self, t: float):
+        """(q, qd, qdd) at time t (clamped to the plan, which holds its end state)."""
+        s = min(max((t - self.start) / self.plan.duration_s, 0.0), 1.0)
+        out = []
+        for c in self._coeffs:
+            v = c[-1].copy()
+            for row in c[-2::-1]:
+                v = v * s + row
+            out.append(v)
+        return out[0], out[1], out[2]
+
+
+@dataclass(frozen=True)
+class Command:
+    """Send the reference on [t_from, t_to], stamped to start at t_from."""
+
+    t_from: float
+    t_to: float
+    reason: str
+
+
+@dataclass
+class _Pending:
+    id: int
+    request: PlanRequest | None    # built (box, information so far) when issued
+    switch_time: float | None      # None: the first plan, from rest, starts when it is ready
+    issue_time: float = -np.inf
+    state: tuple = ()              # (q, qd, qdd, anchor) for a request built later
+
+
+class RecedingHorizon:
+    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None):
+        self.robot = robot
+        self.settings = settings
+        self.cert_settings = cert_settings
+        self.certify = certify_fn or cached_certify(robot, cert_settings)
+        self.excitation = PayloadExcitation(robot)
+        self.lower, self.upper = (np.asarray(x, dtype=float).copy() for x in robot.payload_prior())
+        if not (np.all(np.isfinite(self.lower)) and np.all(np.isfinite(self.upper))):
+            raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
+        self.tube = tube_margins(cert_settings, robot.nv)
+        self.F_prev = np.zeros((10, 10))
+        self.state, self.message = "idle", "waiting for a start request"
+        self.segments: list[Segment] = []
+        self.pending: _Pending | None = None
+        self._ids = itertools.count(1)
+        self.plans = 0
+        self.cycles = 0                # planning cycles after the first plan
+        self.fallbacks = 0             # cycles that ended without a certified plan in time
+        self.last_result: PlanResult | None = None
+        self.last_certificate = None
+        self.box_log_volume: list[float] = []
+        self.tracking_error = (0.0, 0.0)          # last measured (rad, rad/s), max over joints
+        self._stale = False                        # joint states stale at the last tick
+        self.rejected_estimates = 0                # estimates not used (bounds not guaranteed, ...)
+        self.rejected_why = ""
+        self._scheduled: Segment | None = None     # accepted plan that has not started yet
+        self.max_tracking_error = np.zeros(2)      # since construction
+        self._final_state = "done"
+        self._final_message = "done"
+        self._time_budget_end = np.inf
+
+    # --- inputs ----------------------------------------------------------------------------------
+
+    def update_box(self, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> bool:
+        """Intersect the box in use with an estimate's bounds; False (box unchanged) when the
+        estimate does not qualify or contradicts the box."""
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        if not (bounds_guaranteed and data_consistent):
+            self.rejected_estimates += 1
+            self.rejected_why = "bounds not guaranteed" if not bounds_guaranteed else "data inconsistent"
+            return False
+        if lower.shape != self.lower.shape or upper.shape != self.upper.shape or \
+                not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+            return False
+        lo, hi = np.maximum(self.lower, lower), np.minimum(self.upper, upper)
+        if np.any(lo > hi):
+            self.message = "an estimate's bounds do not intersect the box in use; ignored"
+            return False
+        self.lower, self.upper = lo, hi
+        return True
+
+    def start(self, t: float, q, time_budget_s: float = np.inf) -> bool:
+        """Explicit start from rest at measured position ``q``. When holding still at q is not
+        certified with the current box, nothing moves: the start waits (state ``planning``) up to
+        ``hold_wait_s`` for tighter guaranteed bounds (data taken at rest shrink them), then fails
+        with the reason; False when it fails at once."""
+        if self.state in ("planning", "executing", "braking"):
+            self.message = f"start ignored: already {self.state}"
+            return False
+        self._q_start = np.asarray(q, dtype=float).copy()
+        self._scheduled = None
+        self._hold_deadline = t + self.settings.hold_wait_s
+        self._time_budget_s = time_budget_s
+        self.pending = None
+        self.plans = 0
+        self._final_state = "done"
+        self.box_log_volume = []
+        self.state = "planning"
+        return self._try_hold(t)
+
+    def _try_hold(self, t: float) -> bool:
+        """Certify holding still at the start position; on success request the first plan."""
+        q = self._q_start
+        hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
+        cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
+        self.last_certificate = cert
+        self._hold_box = (self.lower.copy(), self.upper.copy())
+        if not cert.certified:
+            why = f"not moving: holding still at the current position is not certified with the current payload box ({cert.reason})"
+            if self.rejected_estimates:
+                why += f"; {self.rejected_estimates} estimates not used ({self.rejected_why})"
+            if t >= self._hold_deadline:
+                self.state, self.message = "failed", why
+                return False
+            self.message = f"{why}; waiting up to {self._hold_deadline - t:.1f} s for tighter guaranteed bounds"
+            return True
+        self.segments = [Segment(t, hold, "brake", cert)]
+        self._time_budget_end = t + self._time_budget_s
+        z = np.zeros_like(q)
+        # nothing moves while the first plan is made: it may take longer than a switch allows
+        self.pending = _Pending(next(self._ids), replace(self._request(q, z, z, q), deadline_s=FIRST_PLAN_DEADLINE_FACTOR
+                                                          * self.settings.deadline_s), None)
+        self._first_attempts = 0
+        self.message = "planning the first exciting plan"
+        return True
+
+    def request(self, t: float) -> tuple[int, PlanRequest] | None:
+        """The plan to compute at time t (id, request), if any: the next plan is requested
+        ``ISSUE_AHEAD_S`` before the last accepted one starts, with the box in use at that moment,
+        and may take the time until its switch (less the command lead and a margin)."""
+        self._record_start(t)
+        p = self.pending
+        if p is None or t < p.issue_time:
+            return None
+        if p.request is None:
+            window = p.switch_time - self.settings.command_lead_s - DEADLINE_MARGIN_S - t
+            p.request = replace(self._request(*p.state), deadline_s=max(window, 0.05))
+        return p.id, p.request
+
+    def offer(self, t: float, request_id: int, result: PlanResult) -> Command | None:
+        """A planning result, available at time ``t``."""
+        self.last_result = result
+        p = self.pending
+        if p is None or p.id != request_id:
+            return None
+        self.pending = None
+        if p.switch_time is None:                       # the first plan, from rest
+            if self._stale:                             # not moving on stale data: plan again
+                self.pending = _Pending(next(self._ids), p.request, None)
+                self.message = "joint states stale: not moving yet, planning again"
+                return None
+            if not result.certified:
+                self._first_attempts += 1
+                if self._first_attempts < FIRST_PLAN_ATTEMPTS:
+                    self.pending = _Pending(next(self._ids), replace(p.request, seed=p.request.seed + 1), None)
+                    self.message = f"no exciting plan certified from rest yet ({result.reason}); trying again"
+                    return None
+                self.state = "failed"
+                self.message = f"not moving: no exciting plan certified from rest ({result.reason})"
+                return None
+            start = t + self.settings.command_lead_s
+            self.segments = [Segment(start, result.plan, "excite", result.certificate)]
+            self._accepted(start)
+            return Command(start, self.end_time, "first plan")
+        self.cycles += 1
+        late = t + self.settings.command_lead_s > p.switch_time
+        if late or not result.certified:
+            self.fallbacks += 1
+            why = "planning missed its deadline" if late else result.reason
+            self._brake_on_executing(f"no certified plan in time ({why}): braking on the executing plan")
+            return None
+        self.segments = [s for s in self.segments if s.start <= p.switch_time]
+        self.segments.append(Segment(p.switch_time, result.plan, "excite", result.certificate))
+        self._accepted(p.switch_time)
+        return Command(t, self.end_time, "next plan")
+
+    def tick(self, t: float, joint_state_age_s: float | None = None, measured=None) -> Command | None:
+        """Periodic check at time ``t``: stale joint states, tracking error of ``measured`` =
+        ``(t_meas, q, qd)``, missed switch times, the end of motion."""
+        self._stale = joint_state_age_s is not None and joint_state_age_s > self.settings.stale_after_s
+        if self.state == "planning" and self.pending is None:     # waiting for a box that certifies a hold
+            box_changed = not (np.array_equal(self._hold_box[0], self.lower) and np.array_equal(self._hold_box[1], self.upper))
+            if box_changed or t >= self._hold_deadline:
+                self._try_hold(t)
+            return None
+        if self.state not in ("executing", "braking"):
+            return None
+        self._record_start(t)
+        if self._stale:
+            if self._final_state != "failed":
+                return self.fault(t, f"joint states stale ({joint_state_age_s:.3f} s)")
+        if measured is not None and self._final_state != "failed":
+            breach = self.tracking_breach(*measured)
+            if breach:
+                return self.fault(t, breach)
+        if self.pending is not None and self.pending.switch_time is not None and \
+                t + self.settings.command_lead_s > self.pending.switch_time:
+            self.pending = None
+            self.cycles += 1
+            self.fallbacks += 1
+            self._brake_on_executing("planning missed its deadline: braking on the executing plan")
+        if self.pending is None and t >= self.end_time:
+            self.state = self._final_state
+            self.message = self._final_message
+            return None
+        return None
+
+    def tracking_breach(self, t_meas: float, q, qd) -> str:
+        """Why (q, qd) measured at ``t_meas`` lies outside the certified tube ('' if inside)."""
+        if not self.segments or t_meas < self.segments[0].start:
+            return ""
+        q_d, qd_d, _ = self.reference(t_meas)
+        pos, vel, _ = self.tube
+        e_q, e_v = np.abs(np.asarray(q) - q_d), np.abs(np.asarray(qd) - qd_d)
+        self.tracking_error = (float(e_q.max()), float(e_v.max()))
+        self.max_tracking_error = np.maximum(self.max_tracking_error, self.tracking_error)
+        if np.any(e_q > pos):
+            j = int(np.argmax(e_q - pos))
+            return f"tracking error {e_q[j]:.4f} rad on joint {j + 1} beyond the certified {pos[j]:.4f} rad"
+        if np.any(e_v > vel):
+            j = int(np.argmax(e_v - vel))
+            return f"tracking error {e_v[j]:.4f} rad/s on joint {j + 1} beyond the certified {vel[j]:.4f} rad/s"
+        return ""
+
+    def fault(self, t: float, reason: str, final_state: str = "failed") -> Command | None:
+        """Brake now: a certified braking plan from the desired state ``command_lead_s`` ahead, or
+        the executing plan's own braking tail."""
+        if self.state not in ("executing", "braking", "planning"):
+            return None
+        self.pending = None
+        self._final_state = final_state
+        if self.state == "planning":
+            self.state, self.message = final_state, f"{reason}: not moving"
+            self._final_message = self.message
+            return None
+        t_b = t + self.settings.command_lead_s
+        q, qd, qdd = self.reference(t_b)
+        active_end = self._active(t_b).end
+        if np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_b >= active_end:
+            self._set_braking(f"{reason}: at rest")
+            self.segments = [s for s in self.segments if s.start <= t_b]
+            return Command(t, self.end_time, reason)
+        for duration in self._brake_durations(active_end - t_b):
+            plan = BezierPlan.from_state(q, qd, qdd, self._brake_points(q, qd, qdd, duration), duration)
+            cert = self.certify(self.robot, self.cert_settings, plan, self.lower, self.upper)
+            if cert.certified:
+                self.segments = [s for s in self.segments if s.start < t_b]
+                self.segments.append(Segment(t_b, plan, "brake", cert))
+                self._set_braking(f"{reason}: braking on a certified {duration:.2f} s plan")
+                return Command(t, self.end_time, reason)
+        self.segments = [s for s in self.segments if s.start <= t_b]
+        self._set_braking(f"{reason}: braking on the executing plan (no shorter braking plan certified)")
+        return Command(t, self.end_time, reason)
+
+    def stop(self, t: float, reason: str = "stop requested") -> Command | None:
+        return self.fault(t, reason, final_state="done")
+
+    # --- timeline ------------------------------------------------------------------------------
+
+    def _active(self, t: float) -> Segment:
+        active = self.segments[0]
+        for s in self.segments:
+            if s.start <= t:
+                active = s
+        return active
+
+    def reference(self, t: float):
+        """Desired (q, qd, qdd) at time t (each (n,))."""
+        return self._active(t).evaluate(t)
+
+    def sample(self, t_from: float, t_to: float, hz: float):
+        """Times (relative to t_from) and (q, qd, qdd) of the reference on [t_from, t_to]."""
+        t = np.arange(0.0, t_to - t_from + 0.5 / hz, 1.0 / hz)
+        t[-1] = min(t[-1], t_to - t_from)
+        out = [np.empty((t.size, self.robot.nv)) for _ in range(3)]
+        for s, nxt in zip(self.segments, self.segments[1:] + [None]):
+            mask = (t_from + t >= s.start) if s is not self.segments[0] else np.ones(t.size, bool)
+            if nxt is not None:
+                mask &= t_from + t < nxt.start
+            if mask.any():
+                for k, v in enumerate(s.plan.evaluate(t_from + t[mask] - s.start)):
+                    out[k][mask] = v
+        return t, out[0], out[1], out[2]
+
+    @property
+    def end_time(self) -> float:
+        return self.segments[-1].end if self.segments else -np.inf
+
+    @property
+    def fallback_rate(self) -> float:
+        return self.fallbacks / self.cycles if self.cycles else 0.0
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _request(self, q, qd, qdd, anchor) -> PlanRequest:
+        return PlanRequest(np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float),
+                           self.lower.copy(), self.upper.copy(), self.F_prev.copy(), seed=self.plans,
+                           anchor=np.asarray(anchor, float))
+
+    def _log_volume(self) -> float:
+        return float(np.sum(np.log(np.maximum(self.upper - self.lower, 1e-12))))
+
+    def _accepted(self, start: float) -> None:
+        """Plan accepted to start at ``start``: count its executed part, request the next one."""
+        self.plans += 1
+        seg = self.segments[-1]
+        self.F_prev = self.F_prev + self.excitation.information(
+            seg.plan, self.settings.cost_samples, until_s=self.settings.replan_s)
+        self.state = "executing"
+        self.message = f"executing plan {self.plans}"
+        self._scheduled = seg
+        switch = seg.start + self.settings.replan_s
+        stop = self._stop_reason(switch)
+        if stop:
+            self.message = f"executing the final plan {self.plans}: {stop}"
+            self._final_message = f"done after {self.plans} plans: {stop}"
+            return
+        q, qd, qdd = seg.plan.evaluate([self.settings.replan_s])
+        rest = seg.plan.control_points[-1]
+        # planning starts ISSUE_AHEAD_S before this plan does: time enough, and the box is fresh
+        self.pending = _Pending(next(self._ids), None, switch, seg.start - ISSUE_AHEAD_S,
+                                (q[0], qd[0], qdd[0], rest))
+
+    def _record_start(self, t: float) -> None:
+        """The box in use when each plan starts: what the stop criterion compares."""
+        seg = self._scheduled
+        if seg is not None and t >= seg.start:
+            self._scheduled = None
+            self.box_log_volume.append(self._log_volume())
+
+    def _stop_reason(self, switch: float) -> str:
+        s = self.settings
+        if self.plans >= s.max_plans:
+            return f"{s.max_plans} plans made"
+        if switch + s.horizon_s > self._time_budget_end:
+            return "time budget reached"
+        h = self.box_log_volume
+        if len(h) > s.stop_patience and h[-1 - s.stop_patience] - h[-1] < s.stop_shrink:
+            return f"bounds stopped shrinking (log-volume fell {h[-1 - s.stop_patience] - h[-1]:.4f} over {s.stop_patience} plans)"
+        return ""
+
+    def _brake_on_executing(self, why: str) -> None:
+        self._final_state = "done"
+        self._set_braking(why)
+
+    def _set_braking(self, why: str) -> None:
+        self.pending, self._scheduled = None, None
+        self.state, self.message = "braking", why
+        self._final_message = f"stopped: {why}"
+
+    def _brake_durations(self, remaining: float) -> list[float]:
+        s = self.settings
+        out, d = [], s.brake_duration_s
+        while d < min(remaining, s.horizon_s):
+            out.append(d)
+            d *= 1.6
+        return out or [max(remaining, s.brake_duration_s)]
+
+    def _brake_points(self, q, qd, qdd, duration: float) -> np.ndarray:
+        m = self.settings.free_points
+        P = BezierPlan.from_state(q, qd, qdd, np.tile(q, (m, 1)), duration).control_points
+        return np.tile(P[2], (m, 1))

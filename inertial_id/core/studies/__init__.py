@@ -1,0 +1,1 @@
+"""Closed-loop simulation studies (ROS-free): each module runs one study and returns a JSON report."""

@@ -1,0 +1,110 @@
+"""Records topics of the running suite into a rosbag2 (``demo --record``): raw subscriptions (the
+CDR bytes as received, no decoding), QoS compatible with each publisher, log time = receive time
+on this node's clock, as ``ros2 bag record`` does. Runs on its own executor thread."""
+from __future__ import annotations
+
+import importlib
+import signal
+import subprocess
+import threading
+import time
+
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.interfaces import QosDurability, QosReliability
+
+from ..core.bags import BagWriter
+
+RECORD_DEPTH = 1000     # room for bursts while the writer is busy
+
+
+def message_class(msgtype: str):
+    """``pkg/msg/Name`` -> the rclpy message class."""
+    pkg, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{pkg}.msg"), name)
+
+
+def subscription_qos(offered) -> QoSProfile:
+    """The QoS that receives everything a publisher with ``offered`` QoS sends (latched history too)."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=RECORD_DEPTH,
+        reliability=(ReliabilityPolicy.RELIABLE if offered.reliability == QosReliability.RELIABLE
+                     else ReliabilityPolicy.BEST_EFFORT),
+        durability=(DurabilityPolicy.TRANSIENT_LOCAL if offered.durability == QosDurability.TRANSIENT_LOCAL
+                    else DurabilityPolicy.VOLATILE))
+
+
+class RecorderNode(Node):
+    def __init__(self, writer: BagWriter, topics: dict):
+        super().__init__("inertial_id_recorder")
+        self.writer = writer
+        self.lock = threading.Lock()
+        for topic, (msgtype, offered) in topics.items():
+            self.create_subscription(message_class(msgtype), topic, self._writer_for(topic),
+                                     subscription_qos(offered), raw=True)
+
+    def _writer_for(self, topic: str):
+        def write(data: bytes) -> None:
+            with self.lock:
+                if self.writer is not None:
+                    self.writer.write_cdr(topic, self.get_clock().now().nanoseconds, data)
+        return write
+
+
+class BackgroundRecorder:
+    """A :class:`RecorderNode` spinning on its own thread until :meth:`stop` (needs rclpy.init)."""
+
+    def __init__(self, path, topics: dict, storage: str = "mcap"):
+        self.writer = BagWriter(path, storage, topics)
+        self.node = RecorderNode(self.writer, topics)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._spin, name="bag-recorder", daemon=True)
+        self.thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def stop(self) -> dict:
+        """Stop receiving, close the bag; message counts per topic."""
+        self._stop.set()
+        self.thread.join()
+        with self.node.lock:
+            writer, self.node.writer = self.node.writer, None
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        writer.close()
+        return dict(writer.counts)
+
+
+def start_recording(profile: str, path: str, storage: str = "mcap") -> BackgroundRecorder:
+    """Record every topic of the suite for ``profile`` (call after rclpy.init)."""
+    from ..core import bags
+    from ..core.model import load_robot
+    return BackgroundRecorder(path, bags.suite_topics(load_robot(profile)), storage)
+
+
+def finish_recording(nodes, monitor, quiet_s: float = 5.0, max_wait_s: float = 60.0,
+                     source: str = "sim_robot") -> None:
+    """Stop the sensor source (the simulated arm), then spin ``monitor`` until the estimator has
+    gone ``quiet_s`` without a new estimate (it publishes once more after folding in the last rows,
+    within its bounds and publish periods plus the LP time): the monitor's last estimate then
+    covers exactly the recorded data, which is what replay and ``estimate --bag`` see."""
+    import rclpy
+    proc = nodes.procs.get(source)
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(5.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    start = last_change = time.monotonic()
+    seen = monitor.estimates_received
+    while time.monotonic() - last_change < quiet_s and time.monotonic() - start < max_wait_s:
+        rclpy.spin_once(monitor, timeout_sec=0.1)
+        if monitor.estimates_received != seen:
+            seen, last_change = monitor.estimates_received, time.monotonic()

@@ -1,0 +1,318 @@
+"""The receding-horizon state machine: explicit start, C2 switches, planner timeouts and joint-state
+dropouts brake on a certified plan without a step, the box only shrinks, resume only on a new start.
+
+The certifier is replaced by a recording stand-in (hull limits only, or a scripted refusal) so that
+the failures can be injected; the real certifier is exercised in test_planning_optimizer.py."""
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pytest
+
+from inertial_id.core.model import load_robot
+from inertial_id.core.planning.bezier import BezierPlan
+from inertial_id.core.planning.config import PlannerSettings
+from inertial_id.core.planning.optimizer import PlanResult
+from inertial_id.core.planning.receding import RecedingHorizon
+
+
+@dataclass
+class FakeCertificate:
+    certified: bool
+    reason: str = ""
+
+
+@dataclass
+class Tube:
+    tracking_position_rad: float = 0.005
+    tracking_velocity_rad_s: float = 0.02
+    tracking_acceleration_rad_s2: float = 0.2
+
+
+class Certifier:
+    """Certifies plans whose control-point hulls respect the limits; ``refuse`` forces refusals."""
+
+    def __init__(self, robot):
+        self.robot = robot
+        self.refuse = False
+        self.calls = []
+
+    def __call__(self, robot, settings, plan, lower, upper):
+        self.calls.append((plan, np.array(lower), np.array(upper)))
+        if self.refuse:
+            return FakeCertificate(False, "refused by the test")
+        r = self.robot
+        ok = all(np.all(P <= hi) and np.all(P >= lo) for P, lo, hi in (
+            (plan.derivative_points(0), r.position_lower, r.position_upper),
+            (plan.derivative_points(1), -r.velocity_limit, r.velocity_limit),
+            (plan.derivative_points(2), -r.acceleration_limit, r.acceleration_limit)))
+        return FakeCertificate(ok, "" if ok else "hull outside the limits")
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return load_robot("kinova_gen3")
+
+
+@pytest.fixture
+def setup(robot):
+    settings = replace(PlannerSettings.from_profile(robot), max_plans=20, stop_patience=50)
+    cert = Certifier(robot)
+    rh = RecedingHorizon(robot, settings, Tube(), certify_fn=cert)
+    return rh, settings, cert
+
+
+def exciting_result(req, settings, amplitude=0.2):
+    """A certified-looking plan from the request's state: rest point offset from the centre."""
+    m = settings.free_points
+    free = np.tile(settings.centre, (m, 1))
+    free[:-1] += amplitude * np.array([[1, -1, 1, -1, 1, -1, 1]]) * (1 + np.arange(m - 1))[:, None] / m
+    free[-1] += 0.5 * amplitude
+    plan = BezierPlan.from_state(req.q, req.qd, req.qdd, free, settings.horizon_s)
+    return PlanResult(plan, FakeCertificate(True), cost=1.0, condition_number=10.0, scale=1.0, attempts=1)
+
+
+def run_to_executing(rh, settings, t0=0.0):
+    assert rh.start(t0, settings.centre)
+    rid, req = rh.request(t0)
+    cmd = rh.offer(t0 + 0.2, rid, exciting_result(req, settings))
+    return cmd
+
+
+def test_nothing_moves_before_start_and_start_plans_from_rest(setup):
+    rh, settings, cert = setup
+    assert rh.state == "idle" and rh.request(0.0) is None
+    assert rh.tick(0.0, 0.0) is None and rh.state == "idle"
+    assert rh.start(0.0, settings.centre)
+    assert rh.state == "planning"
+    rid, req = rh.request(0.0)
+    np.testing.assert_array_equal(req.q, settings.centre)
+    assert np.all(req.qd == 0) and np.all(req.qdd == 0)
+    cmd = rh.offer(0.3, rid, exciting_result(req, settings))
+    assert rh.state == "executing"
+    # the first plan starts after the command lead, from the held position
+    assert cmd.t_from == pytest.approx(0.3 + settings.command_lead_s)
+    q, qd, _ = rh.reference(cmd.t_from)
+    np.testing.assert_allclose(q, settings.centre)
+    np.testing.assert_allclose(qd, 0.0, atol=1e-12)
+
+
+def test_refuses_to_move_when_holding_is_not_certified(robot):
+    settings = replace(PlannerSettings.from_profile(robot), hold_wait_s=0.0)
+    cert = Certifier(robot)
+    cert.refuse = True
+    rh = RecedingHorizon(robot, settings, Tube(), certify_fn=cert)
+    assert not rh.start(0.0, settings.centre)
+    assert rh.state == "failed"
+    assert "holding still" in rh.message and "refused by the test" in rh.message
+    assert rh.request(0.0) is None
+
+
+def test_start_waits_for_bounds_that_certify_holding_still(setup):
+    rh, settings, cert = setup
+    cert.refuse = True
+    assert rh.start(0.0, settings.centre)
+    assert rh.state == "planning" and rh.request(0.0) is None and "waiting" in rh.message
+    rh.tick(1.0, 0.0)
+    assert rh.request(0.0) is None                       # same box: not certified again
+    cert.refuse = False
+    assert rh.update_box(rh.lower, rh.upper - 0.01 * (rh.upper - rh.lower), True, True)
+    rh.tick(2.0, 0.0)
+    assert rh.state == "planning" and rh.request(2.0) is not None
+    # and a start whose hold never certifies fails at the deadline, still without moving
+    rh2 = RecedingHorizon(robot_of(rh), settings, Tube(), certify_fn=Certifier(robot_of(rh)))
+    rh2.certify.refuse = True
+    rh2.start(0.0, settings.centre)
+    rh2.tick(settings.hold_wait_s + 0.1, 0.0)
+    assert rh2.state == "failed" and rh2.request(settings.hold_wait_s + 0.1) is None and not rh2.segments
+
+
+def robot_of(rh):
+    return rh.robot
+
+
+def test_switch_is_c2_continuous(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    first = rh.segments[-1]
+    rid, req = rh.request(first.start)
+    switch = first.start + settings.replan_s
+    q, qd, qdd = (x[0] for x in first.plan.evaluate([settings.replan_s]))
+    np.testing.assert_allclose(req.q, q)
+    np.testing.assert_allclose(req.qd, qd)
+    np.testing.assert_allclose(req.qdd, qdd)
+    cmd = rh.offer(switch - 0.5, rid, exciting_result(req, settings, amplitude=-0.15))
+    assert cmd is not None and cmd.t_from == pytest.approx(switch - 0.5)   # issued now, not in the future
+    eps = 1e-7
+    before = rh.reference(switch - eps)
+    after = rh.reference(switch + eps)
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+    assert rh.plans == 2 and rh.state == "executing"
+
+
+def assert_no_step(rh_before_ref, rh, t_from, t_to):
+    """The reference after a command equals the one before it up to the command's start."""
+    for t in np.linspace(t_from, t_to, 5):
+        for a, b in zip(rh_before_ref(t), rh.reference(t)):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_planner_timeout_brakes_on_the_executing_plan_and_resumes_only_on_start(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    executing = rh.segments[-1]
+    rid, req = rh.request(executing.start)
+    switch = executing.start + settings.replan_s
+    # the planner is still busy when the switch comes: the tick notices, nothing is published
+    assert rh.tick(switch - settings.command_lead_s + 0.01, 0.0) is None
+    assert rh.state == "braking" and "deadline" in rh.message
+    assert rh.fallbacks == 1
+    # the late result is ignored and the timeline is the executing plan, ending at rest
+    assert rh.offer(switch + 0.1, rid, exciting_result(req, settings)) is None
+    assert rh.segments[-1] is executing
+    q_end, qd_end, qdd_end = rh.reference(executing.end)
+    np.testing.assert_allclose(qd_end, 0.0, atol=1e-12)
+    np.testing.assert_allclose(qdd_end, 0.0, atol=1e-9)
+    rh.tick(executing.end + 0.01, 0.0)
+    assert rh.state == "done" and rh.request(0.0) is None
+    # only a new start moves it again
+    rh.tick(executing.end + 5.0, 0.0)
+    assert rh.state == "done" and rh.request(0.0) is None
+    assert rh.start(executing.end + 6.0, q_end)
+    assert rh.state == "planning" and rh.request(executing.end + 6.0) is not None
+
+
+def test_late_or_uncertified_result_is_a_fallback(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    executing = rh.segments[-1]
+    rid, req = rh.request(executing.start)
+    refused = PlanResult(None, FakeCertificate(False, "torque"), reason="no certificate: torque")
+    assert rh.offer(executing.start + 0.5, rid, refused) is None
+    assert rh.state == "braking" and "torque" in rh.message
+    assert rh.segments[-1] is executing
+
+
+def test_joint_state_dropout_brakes_on_a_certified_plan_without_a_step(setup, robot):
+    rh, settings, cert = setup
+    run_to_executing(rh, settings)
+    executing = rh.segments[-1]
+    t = executing.start + 0.8                          # mid-motion
+    old = list(rh.segments)
+
+    def old_reference(tt):
+        s = [x for x in old if x.start <= tt][-1]
+        q, qd, qdd = s.plan.evaluate([tt - s.start])
+        return q[0], qd[0], qdd[0]
+
+    assert np.max(np.abs(old_reference(t)[1])) > 0.01   # it is moving
+    n_calls = len(cert.calls)
+    cmd = rh.tick(t, joint_state_age_s=settings.stale_after_s + 0.05)
+    assert rh.state == "braking" and "stale" in rh.message
+    assert cmd is not None and cmd.t_from <= t
+    brake = rh.segments[-1]
+    assert brake.kind == "brake" and brake.certificate.certified
+    assert len(cert.calls) > n_calls                    # the braking plan went through the certifier
+    t_b = t + settings.command_lead_s
+    assert brake.start == pytest.approx(t_b)
+    # the commanded reference is unchanged up to the brake start and continuous (C2) at it
+    assert_no_step(old_reference, rh, cmd.t_from, t_b - 1e-9)
+    for a, b in zip(old_reference(t_b), rh.reference(t_b)):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    # sampled command: no jump between consecutive points beyond what the velocity limit allows
+    ts, q, qd, _ = rh.sample(cmd.t_from, cmd.t_to, 1000.0)
+    assert np.max(np.abs(np.diff(q, axis=0))) <= np.max(robot.velocity_limit) * 1e-3 + 1e-9
+    np.testing.assert_allclose(qd[-1], 0.0, atol=1e-12)
+    assert rh.request(0.0) is None
+    rh.tick(brake.end + 0.01, joint_state_age_s=5.0)
+    assert rh.state == "failed" and "stale" in rh.message
+    assert rh.start(brake.end + 1.0, q[-1])
+
+
+def test_dropout_when_no_braking_plan_certifies_keeps_the_executing_plan(setup):
+    rh, settings, cert = setup
+    run_to_executing(rh, settings)
+    executing = rh.segments[-1]
+    cert.refuse = True
+    cmd = rh.tick(executing.start + 0.5, joint_state_age_s=1.0)
+    assert rh.state == "braking" and "executing plan" in rh.message
+    assert cmd is not None and rh.segments[-1] is executing   # certified, ends at rest
+
+
+def test_tracking_breach_is_a_fault(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.5
+    q, qd, _ = rh.reference(t)
+    assert rh.tick(t, 0.0, (t, q + 0.001, qd)) is None and rh.state == "executing"
+    cmd = rh.tick(t, 0.0, (t, q + np.r_[0.0, 0.02, 0, 0, 0, 0, 0], qd))
+    assert cmd is not None and rh.state == "braking"
+    assert "tracking error" in rh.message and "joint 2" in rh.message
+
+
+def test_box_only_shrinks_and_needs_guaranteed_consistent_bounds(setup, robot):
+    rh, settings, _ = setup
+    lo0, hi0 = rh.lower.copy(), rh.upper.copy()
+    narrower_lo, narrower_hi = lo0 + 0.1 * (hi0 - lo0), hi0 - 0.1 * (hi0 - lo0)
+    assert not rh.update_box(narrower_lo, narrower_hi, bounds_guaranteed=False, data_consistent=True)
+    assert not rh.update_box(narrower_lo, narrower_hi, bounds_guaranteed=True, data_consistent=False)
+    np.testing.assert_array_equal(rh.lower, lo0)
+    assert rh.update_box(narrower_lo, narrower_hi, True, True)
+    np.testing.assert_array_equal(rh.lower, narrower_lo)
+    wider_lo, wider_hi = lo0 - 1.0, hi0 + 1.0
+    assert rh.update_box(wider_lo, wider_hi, True, True)          # intersected: nothing widens
+    np.testing.assert_array_equal(rh.lower, narrower_lo)
+    np.testing.assert_array_equal(rh.upper, narrower_hi)
+    disjoint = narrower_hi + 1.0
+    assert not rh.update_box(disjoint, disjoint + 1.0, True, True)
+    np.testing.assert_array_equal(rh.upper, narrower_hi)
+    # requests carry the box in use
+    run_to_executing(rh, settings)
+    _, req = rh.request(rh.segments[-1].start)
+    np.testing.assert_array_equal(req.lower, narrower_lo)
+
+
+def test_stops_when_bounds_stop_shrinking(robot):
+    settings = replace(PlannerSettings.from_profile(robot), max_plans=20, stop_patience=2, stop_shrink=0.05)
+    rh = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot))
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start
+    plans = 1
+    while rh.request(rh.segments[-1].start) is not None:
+        rid, req = rh.request(rh.segments[-1].start)
+        t += settings.replan_s
+        assert rh.offer(t - 0.5, rid, exciting_result(req, settings)) is not None
+        plans += 1
+        assert plans < 10
+    # the box never shrank: the boxes at the starts of plans 1..3 (data of 2 plans) are equal, so
+    # plan 4, accepted then, is the last
+    assert plans == 4
+    assert "stopped shrinking" in rh.message
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert rh.state == "done"
+
+
+def test_next_plan_is_requested_at_once_with_the_box_in_use(setup):
+    rh, settings, _ = setup
+    lo, hi = rh.lower.copy(), rh.upper.copy()
+    assert rh.update_box(lo, hi - 0.1 * (hi - lo), True, True)
+    run_to_executing(rh, settings)
+    start = rh.segments[-1].start
+    assert rh.request(start - 0.6) is None          # not planned far ahead: the box would be stale
+    _, req = rh.request(start - 0.4)                # planning starts shortly before the plan does
+    np.testing.assert_array_equal(req.upper, hi - 0.1 * (hi - lo))
+
+
+def test_stale_joint_states_before_moving_delay_the_start(setup):
+    rh, settings, _ = setup
+    assert rh.start(0.0, settings.centre)
+    rid, req = rh.request(0.0)
+    rh.tick(0.5, joint_state_age_s=settings.stale_after_s + 1.0)
+    assert rh.state == "planning"
+    assert rh.offer(0.6, rid, exciting_result(req, settings)) is None     # not moving on stale data
+    assert rh.state == "planning" and not [s for s in rh.segments if s.kind == "excite"]
+    rid2, req2 = rh.request(0.7)
+    assert rid2 != rid
+    rh.tick(0.8, joint_state_age_s=0.01)
+    assert rh.offer(0.9, rid2, exciting_result(req2, settings)) is not None
+    assert rh.state == "executing"
