@@ -22,6 +22,21 @@ def random_params(rng, consistent=True):
     return params.params_from_com(m, c, I_C)
 
 
+@pytest.fixture(scope="module")
+def gen3():
+    """(chain, layout, theta) of the Kinova Gen3 for whole-robot identification: nominal inertials,
+    friction [Fc, Fv, Ia, beta] = [0.5, 1.0, 0.3, 0.1] on every joint."""
+    from inertial_id.core import closed_chain as cc
+    from inertial_id.core.identification import problem as P
+    from inertial_id.core.model import load_robot
+    robot = load_robot("kinova_gen3")
+    chain = cc.chain_from_profile(robot.model, robot.profile)
+    layout = P.make_layout(chain, True)
+    theta = layout.nominal.copy()
+    theta[layout.n_inertial:] = np.tile([0.5, 1.0, 0.3, 0.1], 7)
+    return chain, layout, theta
+
+
 @pytest.fixture
 def ros_env():
     """A private DDS domain for this test's processes and for rclpy in the test process."""

@@ -30,3 +30,24 @@ def require_launch_ros() -> None:
         if vendor.is_dir():
             pytest.fail(f"launch_ros is not installed although {vendor} is present: run `make test-deps`")
         pytest.skip(f"launch tests need the ROS 2 launch packages of {vendor}, which is absent")
+
+
+def start_replay_pipeline(ros_env: dict, log_dir):
+    """regressor_builder and estimator (guaranteed, no state file) as processes on simulated time,
+    and a monitor node; returns (processes, monitor) once the nodes listen and publish."""
+    from inertial_id.core import bags
+    from inertial_id.nodes.launch import start_node_set
+    from inertial_id.nodes.monitor import MonitorNode
+    sim_time = {"use_sim_time": True}
+    nodes = start_node_set("kinova_gen3", ros_env, str(log_dir), nodes=("regressor_builder", "estimator"),
+                           regressor_builder=sim_time,
+                           estimator={"method": "guaranteed", "state_file": "none", **sim_time})
+    monitor = MonitorNode()
+    up = spin_until(monitor, lambda: monitor.count_subscribers(bags.JOINT_STATES) >= 1
+                    and monitor.count_subscribers(bags.ROWS) >= 1
+                    and monitor.count_publishers(bags.ESTIMATE) >= 1, 60.0)
+    if not up:
+        monitor.destroy_node()
+        nodes.stop()
+        raise AssertionError(f"nodes not up: {nodes.dead()}")
+    return nodes, monitor

@@ -97,16 +97,6 @@ def test_fixed_group_moves_known_parameters_to_the_right_side(leg):
         P.build_problem(chain, layout, [run], ["gearbox"])
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    robot = robot_model.load_robot("kinova_gen3")
-    chain = cc.chain_from_profile(robot.model, robot.profile)
-    layout = P.make_layout(chain, True)
-    theta = layout.nominal.copy()
-    theta[layout.n_inertial:] = np.tile([0.5, 1.0, 0.3, 0.1], 7)
-    return chain, layout, theta
-
-
 def gen3_run(gen3, n, seed, noise=0.0, amplitude=0.9):
     chain, layout, theta = gen3
     rng = np.random.default_rng(seed)

@@ -23,16 +23,6 @@ JOINTS = [f"joint_{k}" for k in range(1, 8)]
 PLAIN_SDP_HELD_OUT_RMS = dict(zip(JOINTS, (5.92, 1.97, 2.23, 2.77, 1.33, 1.35, 1.00)))
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    robot = robot_model.load_robot("kinova_gen3")
-    chain = cc.chain_from_profile(robot.model, robot.profile)
-    layout = P.make_layout(chain, True)
-    theta = layout.nominal.copy()
-    theta[layout.n_inertial:] = np.tile([0.5, 1.0, 0.3, 0.1], 7)
-    return chain, layout, theta
-
-
 def gen3_runs(chain, layout, theta, noise=0.0, n=800):
     runs = []
     for seed in (1, 2):

@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from inertial_id.core.planning import affine, interval
+from inertial_id.core.planning import affine
 from inertial_id.core.planning.affine import Affine
 from inertial_id.core.planning.interval import Interval
 
@@ -42,42 +42,6 @@ def test_outward_rounding_contains_exact_result():
     exact = Fraction(1.0 / 3.0) * 3
     assert Fraction(float(p.lo)) <= exact <= Fraction(float(p.hi))
     assert s.lo < s.hi and p.lo < p.hi                       # really moved outwards
-
-
-def test_sin_cos_contain_dense_samples_and_are_tight():
-    rng = np.random.default_rng(1)
-    lo = rng.uniform(-10, 10, 2000)
-    width = np.concatenate([rng.exponential(0.3, 1000), rng.uniform(0, 8, 1000)])
-    x = Interval(lo, lo + width)
-    xs = _samples(x, rng, 400)
-    for f, F in ((interval.sin, np.sin), (interval.cos, np.cos)):
-        box = f(x)
-        v = F(xs)
-        assert np.all(box.lo <= v) and np.all(v <= box.hi)
-        true_lo, true_hi = v.min(0), v.max(0)
-        # dense sampling of a Lipschitz-1 function misses at most step/2
-        step = width / 399
-        assert np.all(box.lo >= true_lo - step - 1e-12) and np.all(box.hi <= true_hi + step + 1e-12)
-
-
-def test_sin_cos_extrema_at_the_edges():
-    x = Interval(np.array([np.pi / 2, -np.pi, 0.0]), np.array([np.pi / 2, -np.pi, 0.0]))
-    s, c = interval.sin(x), interval.cos(x)
-    assert s.hi[0] >= 1.0 - 1e-15 and c.lo[1] <= -1.0 + 1e-15 and c.hi[2] >= 1.0 - 1e-15
-
-
-def test_matvec_and_cross():
-    rng = np.random.default_rng(2)
-    M = _random_intervals(rng, (50, 3, 3), 1.0)
-    v = _random_intervals(rng, (50, 3), 1.0)
-    out = interval.matvec(M, v)
-    cr = interval.cross(v, interval.Interval(v.hi[::-1], v.hi[::-1] + 0.1))
-    for _ in range(200):
-        Ms = M.lo + rng.random(M.shape) * M.width
-        vs = v.lo + rng.random(v.shape) * v.width
-        assert np.all(out.contains(np.einsum("sij,sj->si", Ms, vs)))
-        ws = v.hi[::-1] + 0.1 * rng.random(v.shape)
-        assert np.all(cr.contains(np.cross(vs, ws)))
 
 
 def _random_affine(rng, S, m, scale=1.0):

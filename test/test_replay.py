@@ -9,7 +9,7 @@ from inertial_id.cli.record_sim import record
 from inertial_id.core import bags, offline
 from inertial_id.core.model import load_robot
 
-from ros_helpers import spin_until
+from ros_helpers import spin_until, start_replay_pipeline
 
 pytestmark = pytest.mark.ros
 
@@ -23,8 +23,6 @@ def bounds_difference(lo_a, hi_a, lo_b, hi_b) -> float:
 
 def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_path):
     import rclpy
-    from inertial_id.nodes.launch import start_node_set
-    from inertial_id.nodes.monitor import MonitorNode
     from inertial_id.nodes.replay import replay
 
     robot = load_robot("kinova_gen3")
@@ -33,16 +31,8 @@ def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_pa
     _, offline_result, info = offline.estimate_from_bag(bag, robot, "guaranteed", "samples", bounds_period_s=0)
     assert info["messages_accepted"] >= 20          # 2.5 s of 0.1 s windows
 
-    sim_time = {"use_sim_time": True}
-    nodes = start_node_set("kinova_gen3", ros_env, str(tmp_path), nodes=("regressor_builder", "estimator"),
-                           regressor_builder=sim_time,
-                           estimator={"method": "guaranteed", "state_file": "none", **sim_time})
-    monitor = MonitorNode()
+    nodes, monitor = start_replay_pipeline(ros_env, tmp_path)
     try:
-        # node processes up: the builder listens to the joint states, the estimator to its rows
-        assert spin_until(monitor, lambda: monitor.count_subscribers(bags.JOINT_STATES) >= 1
-                          and monitor.count_subscribers(bags.ROWS) >= 1
-                          and monitor.count_publishers(bags.ESTIMATE) >= 1, 60.0), f"nodes not up: {nodes.dead()}"
         spin_until(monitor, lambda: False, 3.0)      # builder and estimator discover each other too
         builder = {}
         monitor.create_subscription(DiagnosticArray, "/diagnostics", lambda m: builder.update(

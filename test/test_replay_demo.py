@@ -8,7 +8,7 @@ from inertial_id.cli.demo import run_demo
 from inertial_id.core import bags, offline
 from inertial_id.core.model import load_robot
 
-from ros_helpers import spin_until
+from ros_helpers import start_replay_pipeline
 from test_replay import bounds_difference
 
 pytestmark = pytest.mark.ros
@@ -52,18 +52,9 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     assert bounds_difference(r.lower, r.upper, live["lower"], live["upper"]) < 1e-6
 
     rclpy.init()
-    from inertial_id.nodes.launch import start_node_set
-    from inertial_id.nodes.monitor import MonitorNode
     from inertial_id.nodes.replay import replay
-    sim_time = {"use_sim_time": True}
-    nodes = start_node_set("kinova_gen3", ros_env, str(tmp_path), nodes=("regressor_builder", "estimator"),
-                           regressor_builder=sim_time,
-                           estimator={"method": "guaranteed", "state_file": "none", **sim_time})
-    monitor = MonitorNode()
+    nodes, monitor = start_replay_pipeline(ros_env, tmp_path)
     try:
-        assert spin_until(monitor, lambda: monitor.count_subscribers(bags.JOINT_STATES) >= 1
-                          and monitor.count_subscribers(bags.ROWS) >= 1
-                          and monitor.count_publishers(bags.ESTIMATE) >= 1, 60.0), f"nodes not up: {nodes.dead()}"
         seen = []
 
         def final_estimate_seen() -> bool:

@@ -9,14 +9,17 @@ pytestmark = pytest.mark.ros
 
 
 @pytest.mark.parametrize("robot, method, guaranteed, max_mass_width_kg", [
-    ("kinova_gen3", "guaranteed", True, 0.6),   # momentum rows, robot known to +-5 %: LP over both
+    # momentum rows, robot known to +-5 %: LP over both. The certified planner moves less freely than
+    # the former fixed Fourier trajectory: plan-study median 0.65 kg after 4 plans (issue 9 report)
+    ("kinova_gen3", "guaranteed", True, 0.7),
     ("xarm7", "guaranteed", True, 0.1),         # wrench rows: the robot model does not enter
 ])
 def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass_width_kg, tmp_path):
     r = run_demo(robot, "dumbbell_5lb", duration_s=20.0, method=method, log_dir=str(tmp_path), progress=False)
     truth, lo, hi = np.asarray(r["truth"]), np.asarray(r["lower"]), np.asarray(r["upper"])
     assert r["method"] == method
-    assert r["samples"] > 8000                       # 500 Hz for > 16 s: little was lost on the way
+    # the certified planner decides how long the arm moves (it stops when the bounds stop shrinking)
+    assert r["samples"] > 1000
     assert r["bounds_guaranteed"] is guaranteed and r["data_consistent"]
     assert np.all((truth >= lo) & (truth <= hi)), f"truth outside bounds: {truth} vs [{lo}, {hi}]"
     assert hi[0] - lo[0] < max_mass_width_kg         # the bounds did shrink from the 5.2 kg prior

@@ -26,6 +26,8 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
+from .row_builder import RowMessage
+
 PACKAGE = "inertial_id"
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 BAG_VERSION = 9          # the rosbag2 format version that kilted's ``ros2 bag record`` writes
@@ -414,21 +416,6 @@ def read_status(path, topic: str = STATUS) -> StatusStream | None:
     return StatusStream(np.array([stamp_s(m.header.stamp) for m in msgs]), [m.state for m in msgs],
                         [m.message for m in msgs], col("min_joint_margin"), col("min_velocity_margin"),
                         col("min_torque_margin"), col("min_obstacle_clearance"), col("excitation_cost"))
-
-
-@dataclass
-class RowMessage:
-    """One RegressorSample as numpy arrays (what the estimator node folds in)."""
-
-    t: float
-    kind: str
-    parameter_names: list
-    A: np.ndarray               # (rows, cols)
-    b: np.ndarray
-    noise_bound: np.ndarray
-    noise_sigma: np.ndarray
-    samples: int
-    kinematics: np.ndarray | None = None     # wrench rows: the sensor kinematics (RegressorSample.kinematics)
 
 
 def read_rows(path, topic: str = ROWS):

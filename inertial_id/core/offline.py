@@ -6,10 +6,8 @@ Two sources, in order of preference (:func:`estimate_from_bag` picks):
    messages the live estimator folded in, in the order it received them (reliable QoS, one
    publisher), so nothing depends on the sensor stream reaching a recorder and the builder alike.
 2. **Recorded sensor samples** (``/joint_states`` and ``/wrench``: ``record-sim``, a driver
-   recording, converted real runs): :class:`SampleRows` turns them into rows with the core classes
-   the builder node runs (:class:`~.row_builder.RowBuilder`, :class:`~.momentum.MomentumWindows`),
-   in the node's order: gap restarts, batches of ``batch_samples``, one momentum message per
-   closed window, wrench matched by stamp within ``sync_tolerance_s``.
+   recording, converted real runs): :class:`~.row_builder.SampleRows`, the class the builder node
+   runs, turns them into rows; wrenches are matched by stamp within ``sync_tolerance_s``.
 
 :class:`RowIntake` then does what the estimator node does with each message (kind and column
 checks, :func:`~.estimators.factory.make_estimator`), and updates the bounds every
@@ -24,80 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import params
-from .bags import RowMessage
 from .estimators.factory import make_estimator
 from .estimators.row_checks import RowLimits
-from .momentum import MomentumWindows, robot_parameter_names
-from .row_builder import RowBuilder
+from .row_builder import SampleRows
 
-BATCH_SAMPLES = 20          # regressor_builder's batch_samples default
-MAX_GAP_S = 0.05            # regressor_builder's max_gap_s default
 SYNC_TOLERANCE_S = 0.0005   # regressor_builder's sync_tolerance_s default
 BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
-
-
-class SampleRows:
-    """Sensor samples -> RegressorSample contents, as the regressor_builder node forms them.
-
-    ``kinds``: the row kinds to form (those the estimator consumes; others cost time only)."""
-
-    def __init__(self, robot, kinds, batch_samples: int = BATCH_SAMPLES, max_gap_s: float = MAX_GAP_S):
-        sensing = robot.sensing
-        self.robot = robot
-        self.kinds = set(kinds)
-        self.batch = batch_samples
-        self.max_gap = max_gap_s
-        use_tau, use_wrench = bool(sensing["joint_torque"]), bool(sensing["wrench"])
-        self.rows = RowBuilder(robot, use_tau, use_wrench, sensing["joint_states_hz"],
-                               sensing["filter_cutoff_hz"] or None)
-        self.need_rows = bool(self.kinds & {"joint_torque", "wrench"})
-        window = robot.momentum_window_samples
-        self.window = window if ("momentum" in self.kinds and use_tau) else 0
-        self.windows = self._new_windows()
-        self.names = params.parameter_names("payload")
-        self.momentum_names = self.names + robot_parameter_names(robot.model)
-        self.pending: dict[str, list] = {}
-        self.last_t = None
-        self.gaps = 0
-
-    def _new_windows(self):
-        if not self.window:
-            return None
-        nz = self.rows.noise
-        return MomentumWindows(self.robot, self.window, nz.torque_relative, nz.torque_absolute_Nm,
-                               self.rows.model_error_Nm)
-
-    def push(self, t: float, q, qd, tau, wrench=None) -> list[RowMessage]:
-        """One synchronized sample; returns the messages the builder would publish after it."""
-        out = []
-        if self.last_t is not None and t - self.last_t > self.max_gap:
-            self.gaps += 1
-            self.rows.reset()
-            self.windows = self._new_windows()
-        self.last_t = t
-        if self.need_rows:
-            tau_rows = tau if tau is not None else np.zeros(self.robot.nv)
-            for r in self.rows.push(t, q, qd, tau_rows, wrench):
-                self.pending.setdefault(r.kind, []).append(r)
-            for kind, batch in list(self.pending.items()):
-                if len(batch) >= self.batch:
-                    if kind in self.kinds:
-                        out.append(self._batch(kind, batch))
-                    self.pending[kind] = []
-        if self.windows is not None:
-            self.windows.add_sample(t, q, qd, tau)
-            w = self.windows.take_rows()
-            if w.rows:
-                out.append(RowMessage(t, "momentum", self.momentum_names, np.hstack([w.Y, w.Y_r]), w.U,
-                                w.noise_bound, w.noise_bound / np.sqrt(3.0), w.samples))
-        return out
-
-    def _batch(self, kind: str, batch) -> RowMessage:
-        kin = np.concatenate([r.kinematics for r in batch]) if kind == "wrench" else None
-        return RowMessage(batch[-1].t, kind, self.names, np.vstack([r.A for r in batch]),
-                    np.concatenate([r.b for r in batch]), np.concatenate([r.noise_bound for r in batch]),
-                    np.concatenate([r.noise_sigma for r in batch]), len(batch), kin)
 
 
 def match_wrenches(t_joint, t_wrench, tolerance_s: float = SYNC_TOLERANCE_S) -> np.ndarray:
@@ -192,8 +122,8 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, sync_tolerance_
                      progress=None):
     """Rows messages from a recorded stream (arrays in profile joint order, ``wrenches`` as
     ``(t_w, w)`` when the profile uses wrench rows). Samples without a wrench are skipped, as the
-    builder drops them. Yields :class:`~.bags.RowMessage`."""
-    builder = SampleRows(robot, kinds)
+    builder drops them. Yields :class:`~.row_builder.RowMessage`."""
+    builder = SampleRows.from_profile(robot, kinds)
     use_wrench = builder.rows.use_wrench and builder.need_rows
     match = match_wrenches(t, wrenches[0], sync_tolerance_s) if use_wrench else None
     last = -np.inf
@@ -206,7 +136,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, sync_tolerance_
             if match[k] < 0:
                 continue
             w = wrenches[1][match[k]]
-        yield from builder.push(t[k], q[k], qd[k], None if tau is None else tau[k], w)
+        yield from builder.push(t[k], q[k], qd[k], None if tau is None else tau[k], w).messages
         if progress is not None:
             progress(1)
 

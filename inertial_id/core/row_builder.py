@@ -10,6 +10,10 @@ sensor. Each row carries a guaranteed error bound and a standard deviation:
   ``e = r (|tau_meas| + c) / (1 - r) + c``, plus the profile's ``model_error_Nm`` (differentiation
   and encoder quantization); sigma = e / sqrt(3) (uniform error).
 - wrench rows: ``bound_sigmas * sigma`` plus ``model_error_Nm`` / ``model_error_N``.
+
+:class:`SampleRows` is the whole path from a synchronized sample stream to the contents of the
+RegressorSample messages (:class:`RowMessage`): gap restarts, batches, momentum windows. The
+regressor_builder node runs it live and :mod:`~.offline` on recordings, so both form the same rows.
 """
 from __future__ import annotations
 
@@ -17,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import params
 from .filtering import StreamingDifferentiator
+from .momentum import MomentumWindows, robot_parameter_names
 from .profile import ProfileError
 from .regressor import PayloadRegressor
 from .sensors import NoiseModel
@@ -96,3 +102,115 @@ class RowBuilder:
             e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
             rows.append(MeasurementRows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
         return rows
+
+
+@dataclass
+class RowMessage:
+    """The content of one RegressorSample message, as numpy arrays."""
+
+    t: float
+    kind: str                   # "joint_torque" | "wrench" | "momentum"
+    parameter_names: list
+    A: np.ndarray               # (rows, cols)
+    b: np.ndarray
+    noise_bound: np.ndarray
+    noise_sigma: np.ndarray
+    samples: int
+    kinematics: np.ndarray | None = None     # wrench rows: the sensor kinematics (RegressorSample.kinematics)
+
+
+@dataclass
+class Pushed:
+    """What one sample gave: the messages to publish, and what happened to the stream."""
+
+    messages: list
+    rejected: str = ""          # drop reason when the sample was not used (e.g. absurd_acceleration)
+    detail: str = ""
+    restarted: bool = False     # a gap (or a step back in time) before it: differentiation restarted
+    missed: int = 0             # samples missing before it, judging by the stamps at the driver's rate
+
+
+class SampleRows:
+    """Synchronized samples ``(t, q, qd, tau, wrench)`` -> RegressorSample contents.
+
+    Per-sample rows (``joint_torque``, ``wrench``) go out in batches of ``batch_samples`` samples;
+    momentum rows (``momentum_window`` > 0) one message per closed window, with the payload
+    columns followed by the robot's own. A stamp gap longer than ``max_gap_s`` restarts the
+    differentiation and the windows. ``kinds``: the kinds to publish (None: all that are built).
+    """
+
+    def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, rate_hz: float,
+                 cutoff_hz: float | None = None, momentum_window: int = 0, batch_samples: int = 20,
+                 max_gap_s: float = 0.05, kinds=None):
+        if momentum_window and not use_joint_torque:
+            raise ProfileError("momentum rows need joint torque sensing (use_joint_torque)")
+        self.robot = robot
+        self.rate_hz = rate_hz
+        self.rows = RowBuilder(robot, use_joint_torque, use_wrench, rate_hz, cutoff_hz)
+        self.kinds = None if kinds is None else set(kinds)
+        self.need_rows = self.kinds is None or bool(self.kinds & {"joint_torque", "wrench"})
+        self.window = momentum_window if (self.kinds is None or "momentum" in self.kinds) else 0
+        self.batch = batch_samples
+        self.max_gap = max_gap_s
+        self.names = params.parameter_names("payload")
+        self.momentum_names = self.names + robot_parameter_names(robot.model)
+        self.windows = self._new_windows()
+        self.pending: dict[str, list] = {}
+        self.last_t = None
+
+    @classmethod
+    def from_profile(cls, robot, kinds=None, **overrides) -> "SampleRows":
+        """As the regressor_builder node builds them with its default parameters."""
+        sensing = robot.sensing
+        args = dict(use_joint_torque=sensing["joint_torque"], use_wrench=sensing["wrench"],
+                    rate_hz=sensing["joint_states_hz"], cutoff_hz=sensing["filter_cutoff_hz"] or None,
+                    momentum_window=robot.momentum_window_samples if sensing["joint_torque"] else 0)
+        args.update(overrides)
+        return cls(robot, kinds=kinds, **args)
+
+    def _new_windows(self):
+        if not self.window:
+            return None
+        nz = self.rows.noise
+        return MomentumWindows(self.robot, self.window, nz.torque_relative, nz.torque_absolute_Nm,
+                               self.rows.model_error_Nm)
+
+    def push(self, t: float, q, qd, tau, wrench=None) -> Pushed:
+        out = Pushed([])
+        if self.last_t is not None:
+            dt = t - self.last_t
+            if 0 < dt <= self.max_gap:
+                out.missed = max(int(round(dt * self.rate_hz)) - 1, 0)
+            else:                        # a gap, or the stream went back in time
+                out.restarted = True
+                self.rows.reset()
+                self.windows = self._new_windows()
+        self.last_t = t
+        if self.need_rows:
+            tau_rows = tau if tau is not None else np.zeros(self.robot.nv)
+            try:
+                built = self.rows.push(t, q, qd, tau_rows, wrench)
+            except ImplausibleSample as exc:
+                out.rejected, out.detail = "absurd_acceleration", str(exc)
+                self.windows = self._new_windows()
+                return out
+            for r in built:
+                self.pending.setdefault(r.kind, []).append(r)
+            for kind, batch in list(self.pending.items()):
+                if len(batch) >= self.batch:
+                    if self.kinds is None or kind in self.kinds:
+                        out.messages.append(self._batch(kind, batch))
+                    self.pending[kind] = []
+        if self.windows is not None:
+            self.windows.add_sample(t, q, qd, tau)
+            w = self.windows.take_rows()
+            if w.rows:
+                out.messages.append(RowMessage(t, "momentum", self.momentum_names, np.hstack([w.Y, w.Y_r]), w.U,
+                                               w.noise_bound, w.noise_bound / np.sqrt(3.0), w.samples))
+        return out
+
+    def _batch(self, kind: str, batch) -> RowMessage:
+        kin = np.concatenate([r.kinematics for r in batch]) if kind == "wrench" else None
+        return RowMessage(batch[-1].t, kind, self.names, np.vstack([r.A for r in batch]),
+                          np.concatenate([r.b for r in batch]), np.concatenate([r.noise_bound for r in batch]),
+                          np.concatenate([r.noise_sigma for r in batch]), len(batch), kin)

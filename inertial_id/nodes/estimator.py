@@ -7,12 +7,11 @@ import time
 from collections import deque
 
 import numpy as np
-import pinocchio as pin
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import MarkerArray
 
 from ..core import params
 from ..core.estimators.factory import METHODS, make_estimator
@@ -21,6 +20,7 @@ from ..core.estimators.persistence import default_state_path, load_state, remove
 from ..core.estimators.row_checks import RowLimits
 from .common import RELIABLE_QOS, DropCounter, declare, declare_robot, run_node
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
+from .markers import marker_array
 
 # What a numerical routine may raise on data that passed the row checks (ill-conditioned, not
 # absurd): the estimator keeps its last state and counts the failure instead of dying. Anything
@@ -239,38 +239,13 @@ class EstimatorNode(Node):
         msg.samples_used = r.samples_used
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
-        self.pub_markers.publish(self.markers(r.estimate, msg.header))
+        self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
 
     def destroy_node(self):
         self.stopping.set()
         self.wake.set()
         self.worker.join(timeout=5.0)
         return super().destroy_node()
-
-    def markers(self, pi, header) -> MarkerArray:
-        """COM sphere and the box of uniform density with the estimated mass and inertia."""
-        out = MarkerArray()
-        if not (pi[0] > 0 and params.is_physically_consistent(pi)):
-            return out
-        m, c, I_C = params.com_from_params(pi)
-        eig, R = np.linalg.eigh(I_C)
-        if np.linalg.det(R) < 0:
-            R[:, 0] = -R[:, 0]
-        # box with principal moments eig: side_i^2 = 6/m (sum(eig) - 2 eig_i)
-        sides = np.sqrt(np.clip(6.0 / m * (eig.sum() - 2 * eig), 1e-8, None))
-        quat = pin.Quaternion(R)
-        for k, (mtype, scale, rgba) in enumerate(((Marker.SPHERE, [0.03] * 3, (1.0, 0.2, 0.2, 1.0)),
-                                                   (Marker.CUBE, sides.tolist(), (0.2, 0.6, 1.0, 0.4)))):
-            mk = Marker()
-            mk.header = header
-            mk.ns, mk.id, mk.type, mk.action = "payload", k, mtype, Marker.ADD
-            mk.pose.position.x, mk.pose.position.y, mk.pose.position.z = c.tolist()
-            mk.pose.orientation.x, mk.pose.orientation.y, mk.pose.orientation.z, mk.pose.orientation.w = (
-                (0.0, 0.0, 0.0, 1.0) if k == 0 else (quat.x, quat.y, quat.z, quat.w))
-            mk.scale.x, mk.scale.y, mk.scale.z = scale
-            mk.color.r, mk.color.g, mk.color.b, mk.color.a = rgba
-            out.markers.append(mk)
-        return out
 
 
 def main(args=None) -> int:

@@ -40,7 +40,7 @@ COMMAND_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
                          depth=10, durability=DurabilityPolicy.VOLATILE)
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
-BACKDATE_S = 0.5
+BACKDATE_S = 2.0
 
 
 class PlanWorker:

@@ -14,10 +14,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from ..core import params
-from ..core.momentum import MomentumWindows, robot_parameter_names
-from ..core.profile import ProfileError
-from ..core.row_builder import ImplausibleSample, RowBuilder
+from ..core.row_builder import RowMessage, SampleRows
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
@@ -39,26 +36,21 @@ class RegressorBuilderNode(Node):
                           "build joint-torque rows from JointState.effort")
         use_wrench = declare(self, "use_wrench", sensing["wrench"],
                              "build wrench rows from the wrist F/T sensor")
-        self.batch = declare(self, "batch_samples", 20, "samples per published RegressorSample message")
         self.sync_tol = declare(self, "sync_tolerance_s", 0.0005, "max stamp difference joint state <-> wrench")
-        self.max_gap = declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation")
         cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
                          "causal low-pass on all signals before differencing (0: off)")
-        self.rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
-                                     "the driver's JointState rate: differentiation, and samples missing "
-                                     "from the stream (stamp gaps) are counted against it"))
-        self.rows = RowBuilder(self.robot, use_tau, use_wrench, self.rate_hz, cutoff or None)
-        self.momentum_window = declare(self, "momentum_window", self.robot.momentum_window_samples,
-                                       "samples per momentum window (0: no momentum rows)")
-        if self.momentum_window and not use_tau:
-            raise ProfileError("momentum rows need joint torque sensing (use_joint_torque)")
-        self.windows = self._new_windows()
+        rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
+                                "the driver's JointState rate: differentiation, and samples missing "
+                                "from the stream (stamp gaps) are counted against it"))
+        momentum_window = declare(self, "momentum_window", self.robot.momentum_window_samples,
+                                  "samples per momentum window (0: no momentum rows)")
+        self.stream = SampleRows(self.robot, use_tau, use_wrench, rate_hz, cutoff or None, momentum_window,
+                                 declare(self, "batch_samples", 20, "samples per published RegressorSample message"),
+                                 declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation"))
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped")
         self.parser = JointStateParser(self.robot, need_effort=use_tau, clock_s=self.now_s,
                                        future_tolerance_s=self.future_tolerance)
-        self.names = params.parameter_names("payload")
-        self.momentum_names = self.names + robot_parameter_names(self.robot.model)
         self.drops = DropCounter(self)
         self.wrench_t: list[float] = []      # increasing stamps (StampOrder) for bisection
         self.wrench_w: list[np.ndarray] = []
@@ -68,7 +60,6 @@ class RegressorBuilderNode(Node):
             self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
         self.wrench_order = StampOrder("wrench_stamp_not_increasing")
         self.joint_samples: deque = deque(maxlen=100)
-        self.pending: dict[str, list] = {}
         self.pub = self.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
         # Drivers publish sensor data best effort; a replay or a test that must not lose a message
         # publishes reliably and asks for reliable, unbounded (flow-controlled) delivery here.
@@ -86,7 +77,6 @@ class RegressorBuilderNode(Node):
                                      event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
-        self.last_t = None
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -136,7 +126,7 @@ class RegressorBuilderNode(Node):
         while self.joint_samples:
             s, arrived = self.joint_samples[0]
             wrench = None
-            if self.rows.use_wrench:
+            if self.stream.rows.use_wrench:
                 j = self._matching_wrench(s.t)
                 if j is None:
                     newest = self.wrench_t[-1] if self.wrench_t else -np.inf
@@ -151,74 +141,31 @@ class RegressorBuilderNode(Node):
             self.process(s, wrench)
 
     def process(self, s, wrench) -> None:
-        if self.last_t is not None:
-            # samples the driver sent that never reached this node (a full DDS queue under load)
-            # show as stamp gaps at the driver's rate: counted, not silently lost
-            dt = s.t - self.last_t
-            missed = int(round(dt * self.rate_hz)) - 1
-            if missed > 0 and dt <= self.max_gap:
-                self.drops.counts["missed_samples"] += missed
-            if not 0 < dt <= self.max_gap:     # a gap, or the stream went back in time
-                self.drops.drop("gap", f"{s.t - self.last_t:.3f} s between samples: restarting differentiation")
-                self.rows.reset()
-                self.windows = self._new_windows()
-        self.last_t = s.t
-        tau = s.tau if s.tau is not None else np.zeros(self.robot.nv)
-        try:
-            built = self.rows.push(s.t, s.q, s.qd, tau, wrench)
-        except ImplausibleSample as exc:
-            self.drops.drop("absurd_acceleration", str(exc))
-            self.windows = self._new_windows()
+        pushed = self.stream.push(s.t, s.q, s.qd, s.tau, wrench)
+        # samples the driver sent that never reached this node (a full DDS queue under load) show as
+        # stamp gaps at the driver's rate: counted, not silently lost
+        self.drops.counts["missed_samples"] += pushed.missed
+        if pushed.restarted:
+            self.drops.drop("gap", f"a gap before {s.t:.3f} s: restarting differentiation")
+        if pushed.rejected:
+            self.drops.drop(pushed.rejected, pushed.detail)
             return
-        for rows in built:
-            self.pending.setdefault(rows.kind, []).append(rows)
         self.drops.ok()
-        for kind, batch in list(self.pending.items()):
-            if len(batch) >= self.batch:
-                self.publish(kind, batch)
-                self.pending[kind] = []
-        if self.windows is not None:
-            self.windows.add_sample(s.t, s.q, s.qd, s.tau)
-            w = self.windows.take_rows()
-            if w.rows:
-                self.publish_momentum(s.t, w)
+        for m in pushed.messages:
+            self.publish(m)
 
-    def _new_windows(self):
-        if not self.momentum_window:
-            return None
-        noise = self.rows.noise
-        return MomentumWindows(self.robot, self.momentum_window, noise.torque_relative,
-                               noise.torque_absolute_Nm, self.rows.model_error_Nm)
-
-    def publish_momentum(self, t: float, w) -> None:
-        msg = self.RegressorSample(kind="momentum", body="payload", parameter_names=self.momentum_names,
-                                   rows=w.rows, samples=w.samples)
-        s_to_stamp(t, msg.header.stamp)
-        msg.header.frame_id = self.robot.payload_frame
-        msg.regressor = np.hstack([w.Y, w.Y_r]).ravel().tolist()
-        msg.measurement = w.U.tolist()
-        msg.noise_bound = w.noise_bound.tolist()
-        msg.noise_sigma = (w.noise_bound / np.sqrt(3.0)).tolist()
+    def publish(self, m: RowMessage) -> None:
+        msg = self.RegressorSample(kind=m.kind, body="payload", parameter_names=list(m.parameter_names),
+                                   rows=m.A.shape[0], samples=m.samples)
+        s_to_stamp(m.t, msg.header.stamp)
+        msg.header.frame_id = self.robot.ft_frame if m.kind == "wrench" else self.robot.payload_frame
+        msg.regressor = m.A.ravel().tolist()
+        msg.measurement = m.b.tolist()
+        msg.noise_bound = m.noise_bound.tolist()
+        msg.noise_sigma = m.noise_sigma.tolist()
+        if m.kinematics is not None:
+            msg.kinematics = m.kinematics.ravel().tolist()
         self.pub.publish(msg)
-
-    def publish(self, kind: str, batch) -> None:
-        msg = self.RegressorSample()
-        s_to_stamp(batch[-1].t, msg.header.stamp)
-        msg.header.frame_id = self.robot.ft_frame if kind == "wrench" else self.robot.payload_frame
-        msg.kind = kind
-        msg.body = "payload"
-        msg.parameter_names = self.names
-        A = np.vstack([r.A for r in batch])
-        msg.rows = A.shape[0]
-        msg.samples = len(batch)
-        msg.regressor = A.ravel().tolist()
-        msg.measurement = np.concatenate([r.b for r in batch]).tolist()
-        msg.noise_bound = np.concatenate([r.noise_bound for r in batch]).tolist()
-        msg.noise_sigma = np.concatenate([r.noise_sigma for r in batch]).tolist()
-        if kind == "wrench":
-            msg.kinematics = np.concatenate([r.kinematics for r in batch]).tolist()
-        self.pub.publish(msg)
-
 
 def main(args=None) -> int:
     return run_node(RegressorBuilderNode, args)

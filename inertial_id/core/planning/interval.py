@@ -1,21 +1,16 @@
-"""Interval arithmetic on numpy arrays with outward rounding.
+"""Outward rounding and plain intervals.
 
-An :class:`Interval` holds elementwise bounds ``lo <= x <= hi`` of arrays of any shape (vectorised
-across time sub-intervals, joints, ...). Every operation computes its bounds in round-to-nearest and
-then moves each bound one ulp outwards (``np.nextafter``), which covers the rounding error of one
-IEEE operation. sin/cos use the endpoint values (padded by libm's error, see ``_LIBM_ABS``) and the
-extrema the interval contains, so they are sound for any width.
+:func:`down` / :func:`up` move a bound one ulp outwards (``np.nextafter``), which covers the rounding
+error of one IEEE operation; the affine forms (:mod:`.affine`) round every coefficient this way. An
+:class:`Interval` holds elementwise bounds ``lo <= x <= hi`` of arrays of any shape: what an affine
+form encloses, and (with +, -, *) the plain interval arithmetic whose dependency problem the affine
+forms avoid.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-
-# numpy's float64 sin/cos are accurate to a few ulp (<= 4 ulp on the SIMD paths); 1e-14 absolute
-# covers that with room to spare for values of magnitude <= 1.
-_LIBM_ABS = 1.0e-14
-
 
 def down(x):
     return np.nextafter(x, -np.inf)
@@ -93,65 +88,6 @@ class Interval:
 
     __rmul__ = __mul__
 
-    def hull(self, other) -> "Interval":
-        o = _as_interval(other)
-        return Interval(np.minimum(self.lo, o.lo), np.maximum(self.hi, o.hi))
-
-    def sum(self, axis) -> "Interval":
-        """Sum along an axis, one outward step per addition (sequential accumulation)."""
-        lo = np.moveaxis(self.lo, axis, 0)
-        hi = np.moveaxis(self.hi, axis, 0)
-        acc_lo, acc_hi = lo[0], hi[0]
-        for k in range(1, len(lo)):
-            acc_lo, acc_hi = down(acc_lo + lo[k]), up(acc_hi + hi[k])
-        return Interval(acc_lo, acc_hi)
-
 
 def _as_interval(x) -> Interval:
     return x if isinstance(x, Interval) else Interval.point(x)
-
-
-def stack(items, axis=-1) -> Interval:
-    return Interval(np.stack([i.lo for i in items], axis), np.stack([i.hi for i in items], axis))
-
-
-def matvec(M: Interval, x: Interval) -> Interval:
-    """(..., I, J) times (..., J) -> (..., I)."""
-    return (M * Interval(x.lo[..., None, :], x.hi[..., None, :])).sum(axis=-1)
-
-
-def cross(x: Interval, y: Interval) -> Interval:
-    """Cross product along the last axis (length 3)."""
-    i, j = [1, 2, 0], [2, 0, 1]
-    return x[..., i] * y[..., j] - x[..., j] * y[..., i]
-
-
-def _contains_point_of(lo, hi, phase):
-    """Whether [lo, hi] may contain phase + 2 pi k for some integer k (conservative near the edges)."""
-    two_pi = 2.0 * np.pi
-    k = np.ceil((lo - phase) / two_pi - 1e-9)
-    return phase + two_pi * k <= hi + 1e-9 * (1.0 + np.abs(hi))
-
-
-def sin(x: Interval) -> Interval:
-    s_lo, s_hi = np.sin(x.lo), np.sin(x.hi)
-    lo = np.minimum(s_lo, s_hi) - _LIBM_ABS
-    hi = np.maximum(s_lo, s_hi) + _LIBM_ABS
-    hi = np.where(_contains_point_of(x.lo, x.hi, 0.5 * np.pi), 1.0, hi)
-    lo = np.where(_contains_point_of(x.lo, x.hi, -0.5 * np.pi), -1.0, lo)
-    full = ~(x.width < 6.0) | ~np.isfinite(x.width)
-    lo = np.where(full, -1.0, lo)
-    hi = np.where(full, 1.0, hi)
-    return Interval(np.maximum(down(lo), -1.0), np.minimum(up(hi), 1.0))
-
-
-def cos(x: Interval) -> Interval:
-    c_lo, c_hi = np.cos(x.lo), np.cos(x.hi)
-    lo = np.minimum(c_lo, c_hi) - _LIBM_ABS
-    hi = np.maximum(c_lo, c_hi) + _LIBM_ABS
-    hi = np.where(_contains_point_of(x.lo, x.hi, 0.0), 1.0, hi)
-    lo = np.where(_contains_point_of(x.lo, x.hi, np.pi), -1.0, lo)
-    full = ~(x.width < 6.0) | ~np.isfinite(x.width)
-    lo = np.where(full, -1.0, lo)
-    hi = np.where(full, 1.0, hi)
-    return Interval(np.maximum(down(lo), -1.0), np.minimum(up(hi), 1.0))
