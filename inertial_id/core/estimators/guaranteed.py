@@ -1,5 +1,5 @@
-"""Guaranteed payload bounds from momentum windows (issue 4), and the sample intake shared with the
-seed 003 estimator.
+"""Guaranteed payload bounds from momentum windows, and the sample intake shared with the
+log-Cholesky estimator (seed 003).
 
 Every window row satisfies ``|Y theta_e + Y_r theta_r - U| <= e`` whenever the torque error and the
 model error stay within their stated bounds (:class:`~..momentum.MomentumWindows`), and the robot's

@@ -1,5 +1,5 @@
 """Estimator state on disk, so that a restarted estimator continues from its last box instead of the
-prior (issue 11).
+prior.
 
 One ``.npz`` file: the estimator's ``state()`` arrays plus a JSON header naming what the state
 belongs to (method, robot, parameter columns, prior box) and when it was written. Writes go to a

@@ -1,4 +1,4 @@
-"""Monte Carlo study of payload bounds in simulation (issue 4): guaranteed LP bounds against seed
+"""Monte Carlo study of payload bounds in simulation: guaranteed LP bounds against seed
 003's Mean Value Form, ROS-free.
 
 Per trial: a dumbbell (seed 003's 4..8 lb) grasped at a random offset; a true robot whose body
