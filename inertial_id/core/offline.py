@@ -62,7 +62,6 @@ class RowIntake:
     def __init__(self, robot, method: str, max_bound_rows: int | None = None,
                  bounds_period_s: float = BOUNDS_PERIOD_S):
         self.robot = robot
-        self.method = method
         self.estimator = make_estimator(robot, method, max_bound_rows)
         self.limits = RowLimits(robot.torque_limit)
         self.period = bounds_period_s
@@ -87,7 +86,7 @@ class RowIntake:
         if bad:
             return self._drop(bad[0])
         kinematics = None
-        if self.method == "pmd":
+        if est.needs_kinematics:
             if m.kinematics is None or m.kinematics.size != 2 * rows or not np.all(np.isfinite(m.kinematics)):
                 return self._drop("pmd_needs_wrench_kinematics")
             kinematics = m.kinematics

@@ -73,6 +73,7 @@ class EstimatorNode(Node):
         self.restored = False
         self._restore()
         self.kinds, self.column_names = self.estimator.kinds, self.estimator.column_names
+        self.needs_kinematics = self.estimator.needs_kinematics
         self.queue: deque = deque()          # ("rows", args) | ("reset", None); appends are thread-safe
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -154,7 +155,7 @@ class EstimatorNode(Node):
             self.drops.drop(*bad)
             return
         kinematics = None
-        if self.method == "pmd":
+        if self.needs_kinematics:
             if len(msg.kinematics) != 2 * msg.rows or not np.all(np.isfinite(msg.kinematics)):
                 self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
                 return

@@ -21,10 +21,11 @@ METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 class RowsEstimator:
     """Per-sample rows (joint_torque, wrench) into a :class:`PayloadEstimator`."""
 
-    def __init__(self, estimator: PayloadEstimator, kinds: tuple[str, ...]):
+    def __init__(self, estimator: PayloadEstimator, kinds: tuple[str, ...], needs_kinematics: bool = False):
         self.estimator = estimator
         self.kinds = kinds
         self.column_names = estimator.names
+        self.needs_kinematics = needs_kinematics    # rows must carry the sensor kinematics (pmd)
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
         self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
@@ -46,6 +47,7 @@ class MomentumEstimator:
     """Momentum windows (payload columns, then the robot's) into a seed-003 or guaranteed estimator."""
 
     kinds = ("momentum",)
+    needs_kinematics = False
 
     def __init__(self, estimator):
         self.estimator = estimator
@@ -100,7 +102,7 @@ def make_estimator(robot, method: str, max_bound_rows: int | None = None):
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
         pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
-        return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",))
+        return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",), needs_kinematics=True)
     if method == "guaranteed" and robot.ft_frame_id is None:
         raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
     kinds = ("wrench",) if method == "guaranteed" else ("joint_torque", "wrench")
