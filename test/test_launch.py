@@ -2,7 +2,6 @@
 through ``inertial-id launch``: the simulated arm with each robot, and the hardware launch files with
 the simulator standing in for the real driver (its topics, rates, extra joints and frame names)."""
 import ast
-import os
 import signal
 import subprocess
 import sys
@@ -110,8 +109,17 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
         assert client.wait_for_service(timeout_sec=60.0), "planner start service not offered"
         spin_until(monitor, lambda: monitor.status is not None, 30.0)
         assert monitor.status.state in ("idle", "planning"), "the arm must not move before the start call"
-        future = client.call_async(Trigger.Request())
-        assert spin_until(monitor, future.done, 30.0) and future.result().success, future.result()
+        # the start is refused until the planner has recent joint states (the driver may still be
+        # coming up): ask again, as an operator would
+        deadline = time.monotonic() + 60.0
+        while True:
+            future = client.call_async(Trigger.Request())
+            assert spin_until(monitor, future.done, 30.0), "no answer from the start service"
+            if future.result().success or time.monotonic() > deadline:
+                break
+            assert "joint states" in future.result().message, future.result()
+            spin_until(monitor, lambda: False, 1.0)
+        assert future.result().success, future.result()
         t0 = time.monotonic()
         spin_until(monitor, lambda: monitor.estimate is not None and monitor.truth is not None
                    and monitor.estimate.upper[0] - monitor.estimate.lower[0] < MASS_WIDTH_KG, 150.0)
