@@ -51,8 +51,8 @@ def _window_residual(robot, sign_erratum=False):
     sim.command(traj)
     windows = MomentumWindows(robot, 400, 0.0, 0.0, 0.0)
     if sign_erratum:   # the printed "+ sum W_c dt"
-        coriolis = windows.regressor.coriolis_gravity
-        windows.regressor.coriolis_gravity = lambda q, v: -coriolis(q, v)
+        coriolis = windows.regressor.coriolis_gravity_sum
+        windows.regressor.coriolis_gravity_sum = lambda states, w: -coriolis(states, w)
     while sim.t < 2.0:
         sim.step()
         m = sim.measure()
@@ -73,6 +73,22 @@ def test_window_rows_hold_to_integration_error(robot):
     assert np.abs(rows.U).max() > 1.0
     _, wrong = _window_residual(robot, sign_erratum=True)
     assert np.abs(wrong).max() > 100 * np.abs(residual).max()
+
+
+def test_rows_do_not_depend_on_how_the_stream_is_batched(robot, rng):
+    n = 1000
+    t = np.cumsum(rng.uniform(2e-4, 3e-4, n))
+    q, qd, tau = (rng.uniform(-1.0, 1.0, (n, robot.nv)) for _ in range(3))
+    one_by_one, batched = (MomentumWindows(robot, 37, 0.02, 0.05, 0.01) for _ in range(2))
+    for k in range(n):
+        one_by_one.add_sample(t[k], q[k], qd[k], tau[k])
+    cuts = [0, *np.sort(rng.choice(np.arange(1, n), 12, replace=False)), n]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        batched.add_samples(t[a:b], q[a:b], qd[a:b], tau[a:b])
+    A, B = one_by_one.take_rows(), batched.take_rows()
+    assert A.rows == B.rows == robot.nv * ((n - 1) // 37) and A.samples == B.samples
+    for x, y in ((A.Y_r, B.Y_r), (A.U, B.U), (A.noise_bound, B.noise_bound)):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12 * np.abs(x).max())
 
 
 def test_payload_columns_are_the_end_body_columns_in_the_payload_frame(robot):

@@ -52,10 +52,10 @@ def long_run(robot, minutes: float, max_rows: int = MAX_LP_ROWS, seed: int = 0) 
     windows = MomentumWindows(robot, study.WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
     per_update = int(round(PLANNING_CYCLE_S * study.STEP_HZ / study.WINDOW))   # windows per update
     chunks = []
-    for k in range(t.size):
-        windows.add_sample(t[k], q[k], qd[k], tau[k])
-        if (k + 1) % (per_update * study.WINDOW) == 0:
-            chunks.append(windows.take_rows())
+    chunk = per_update * study.WINDOW
+    for k in range(0, t.size - chunk + 1, chunk):
+        windows.add_samples(t[k:k + chunk], q[k:k + chunk], qd[k:k + chunk], tau[k:k + chunk])
+        chunks.append(windows.take_rows())
     est = GuaranteedEstimator(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER, window=study.WINDOW,
                               max_rows=max_rows)
     updates = int(round(minutes * 60.0 / PLANNING_CYCLE_S))
@@ -109,8 +109,7 @@ def run(args) -> dict:
         t, q, qd, tau = study.simulate(robot, pi, study.perturbed_model(robot.model, rng), trial)
         windows = MomentumWindows(robot, study.WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
         t0 = time.perf_counter()
-        for k in range(n):
-            windows.add_sample(t[k], q[k], qd[k], tau[k])
+        windows.add_samples(t[:n], q[:n], qd[:n], tau[:n])
         row_times.append((time.perf_counter() - t0) / n)
         rows = windows.take_rows()
         n_rows = rows.rows

@@ -11,10 +11,9 @@ Regressors at one state, no acceleration needed:
 
 so that, with ``Mdot = C + C^T``, ``d/dt (W_m theta) = tau + W_c theta``.
 
-``W_c`` is exact, no differentiation: ``C^T qd - g = dL/dq`` and, with world-frame joint axes
-``S_k`` and body twists ``V_i``, ``d(kinetic energy)/dq_k = sum_{i beyond k} (V_k x S_k)^T (I_i V_i)``,
-where ``V_k x S_k`` is column k of pinocchio's ``dJ`` (``computeJointJacobiansTimeVariation``) and
-``I_i V_i`` the body's spatial momentum, linear in ``pi_i``.
+``W_c`` is exact, no differentiation: ``C^T qd - g = dL/dq`` and, with body velocities ``V_i`` and
+body-frame Jacobians ``J_i``, ``d(kinetic energy)/dq_k = sum_i (iX_0 dJ_world[:, k])^T (I_i V_i)``,
+where ``I_i V_i``, the body's momentum, is linear in ``pi_i`` (see :class:`MomentumRegressor`).
 
 Windows of ``h`` samples (forward Euler, seed 003 eq. 10 with the errata fixed), samples
 ``j = i .. i+h-1``, state ``i+h`` closing the window::
@@ -28,7 +27,7 @@ simulator applies it; the forward-Euler error of the rest is O(h dt^2) (see ``te
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pinocchio as pin
@@ -51,60 +50,106 @@ def robot_parameters(model: pin.Model) -> np.ndarray:
 
 
 class MomentumRegressor:
-    """``W_m`` and ``W_c`` of a model (constant) with its own scratch data."""
+    """``W_m`` and ``W_c`` of a model (constant) with its own scratch data.
+
+    Evaluated for many states at once (:meth:`states`): pinocchio gives, per state, each body's
+    Jacobian and Jacobian time variation in the body frame and the gravity regressor; the products
+    with the body momenta are then batched in numpy. With ``J_i``, ``dJ_i`` the body-frame
+    Jacobians of body ``i`` (``iX_0`` times the world-frame ones) and ``Reg(u)`` the regressor of
+    ``I_i u`` (linear in ``u``), joint ``k``'s row of body ``i``'s columns is
+    ``J_i[:, k]^T Reg(v_i)`` in ``W_m`` and ``dJ_i[:, k]^T Reg(v_i)`` in ``d(kinetic energy)/dq``.
+    """
 
     def __init__(self, model: pin.Model):
         if model.nq != model.nv or any(model.joints[j].nv != 1 for j in range(1, model.njoints)):
             raise ValueError("momentum regressors need one-DoF joints")
         self.model = model
         self.data = model.createData()
-        self.model_no_gravity = pin.Model(model)
-        self.model_no_gravity.gravity = pin.Motion.Zero()
-        self.data_no_gravity = self.model_no_gravity.createData()
         n = model.nv
-        self.n_body_cols = 10 * (model.njoints - 1)
+        self.n_bodies = model.njoints - 1
+        self.n_body_cols = 10 * self.n_bodies
         self.n_cols = self.n_body_cols + 4 * n
-        # support[i, k]: joint k moves body i
-        self.support = np.zeros((model.njoints - 1, n), dtype=bool)
-        for i in range(1, model.njoints):
-            for j in model.supports[i].tolist()[1:]:
-                self.support[i - 1, model.joints[j].idx_v] = True
         self._zero = np.zeros(n)
-        self._momentum_regressors = np.zeros((model.njoints - 1, 6, 10))
-        self._support_mask = self.support[:, :, None].astype(float)
+        # Reg(u) = sum_k u_k unit[k]: the body regressor is linear in the acceleration when the
+        # velocity is zero, so one (6, 6 * 10) matrix turns a batch of motions into their regressors
+        self._unit = np.stack([pin.bodyRegressor(pin.Motion.Zero(), pin.Motion(e)) for e in np.eye(6)])
+        self._unit = self._unit.reshape(6, 60)
 
-    def momentum(self, q, qd) -> np.ndarray:
-        """``W_m(q, qd)``, ``(nv, n_cols)``: ``M(q) qd = RNEA(q, 0, qd)`` without gravity."""
-        W = np.zeros((self.model.nv, self.n_cols))
-        W[:, :self.n_body_cols] = pin.computeJointTorqueRegressor(
-            self.model_no_gravity, self.data_no_gravity, q, self._zero, qd)
-        idx = np.arange(self.model.nv)
-        W[idx, self.n_body_cols + 4 * idx + 2] = qd
+    def states(self, Q, QD) -> "BodyStates":
+        """Kinematic terms of ``N`` states ``Q, QD`` (``(N, nv)``), for the regressors below."""
+        model, data = self.model, self.data
+        Q, QD = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(QD, dtype=float))
+        N, nb, n = Q.shape[0], self.n_bodies, model.nv
+        J, dJ = np.empty((N, nb, 6, n)), np.empty((N, nb, 6, n))
+        gravity = np.empty((N, n, self.n_body_cols))
+        local, bodies = pin.ReferenceFrame.LOCAL, range(1, model.njoints)
+        for k in range(N):
+            # the regressor call leaves data's kinematics at rest: the Jacobians come after it
+            gravity[k] = pin.computeJointTorqueRegressor(model, data, Q[k], self._zero, self._zero)
+            pin.computeJointJacobiansTimeVariation(model, data, Q[k], QD[k])
+            J[k] = [pin.getJointJacobian(model, data, i, local) for i in bodies]
+            dJ[k] = [pin.getJointJacobianTimeVariation(model, data, i, local) for i in bodies]
+        v = np.einsum("nbrk,nk->nbr", J, QD)
+        # pinocchio's body-frame time variation is d/dt of the body-frame Jacobian; iX_0 dJ_world
+        # adds v_i x J_i (motion cross product, linear part first)
+        lin, ang, v_lin, v_ang = J[:, :, :3], J[:, :, 3:], v[:, :, :3, None], v[:, :, 3:, None]
+        dJ[:, :, :3] += np.cross(v_ang, lin, axis=2) + np.cross(v_lin, ang, axis=2)
+        dJ[:, :, 3:] += np.cross(v_ang, ang, axis=2)
+        momentum = (v.reshape(-1, 6) @ self._unit).reshape(N, nb, 6, 10)
+        return BodyStates(QD, J, dJ, momentum, gravity)
+
+    def momentum_of(self, s: "BodyStates") -> np.ndarray:
+        """``W_m`` of every state, ``(N, nv, n_cols)``: ``M(q) qd`` with the rotors."""
+        N, n = s.qd.shape
+        W = np.zeros((N, n, self.n_cols))
+        W[:, :, :self.n_body_cols] = np.einsum("nbrk,nbri->nkbi", s.J, s.momentum).reshape(N, n, self.n_body_cols)
+        idx = np.arange(n)
+        W[:, idx, self.n_body_cols + 4 * idx + 2] = s.qd
         return W
 
-    def coriolis_gravity(self, q, qd) -> np.ndarray:
-        """``W_c(q, qd)``, ``(nv, n_cols)``: ``C^T qd - g - F``, exact (see the module docstring)."""
-        model, data = self.model, self.data
-        n = model.nv
-        qd = np.asarray(qd, dtype=float)
+    def coriolis_gravity_sum(self, s: "BodyStates", weights) -> np.ndarray:
+        """``sum_k weights[k] W_c(state k)``, ``(nv, n_cols)``: ``C^T qd - g - F`` (exact, see the
+        module docstring), summed without forming every state's matrix."""
+        n, nb = self.model.nv, self.n_bodies
+        w = np.asarray(weights, dtype=float)
+        N = w.size
         W = np.zeros((n, self.n_cols))
-        # gravity first: the regressor call overwrites the kinematics in data
-        W[:, :self.n_body_cols] = -pin.computeJointTorqueRegressor(model, data, q, self._zero, self._zero)
-        pin.computeJointJacobiansTimeVariation(model, data, q, qd)
-        zero = pin.Motion.Zero()
-        H = self._momentum_regressors
-        for i in range(1, model.njoints):
-            # body momentum in the world frame, as a regressor of pi_i (joint frame)
-            H[i - 1] = data.oMi[i].toDualActionMatrix() @ pin.bodyRegressor(zero, data.v[i])
-        # data.dJ: (6, nv), world frame, columns V_k x S_k
-        KE = (data.dJ.T @ H) * self._support_mask              # (bodies, nv, 10)
-        W[:, :self.n_body_cols] += KE.transpose(1, 0, 2).reshape(n, -1)
+        # per body: (nv, N*6) @ (N*6, 10)
+        dJw = (s.dJ * w[:, None, None, None]).transpose(1, 3, 0, 2).reshape(nb, n, N * 6)
+        KE = dJw @ s.momentum.transpose(1, 0, 2, 3).reshape(nb, N * 6, 10)
+        W[:, :self.n_body_cols] = KE.transpose(1, 0, 2).reshape(n, -1) - np.tensordot(w, s.gravity, axes=1)
         idx = np.arange(n)
         base = self.n_body_cols + 4 * idx
-        W[idx, base] = -np.sign(qd)
-        W[idx, base + 1] = -qd
-        W[idx, base + 3] = -1.0
+        W[idx, base] = -(w @ np.sign(s.qd))
+        W[idx, base + 1] = -(w @ s.qd)
+        W[idx, base + 3] = -w.sum()
         return W
+
+    def momentum(self, q, qd) -> np.ndarray:
+        """``W_m(q, qd)`` of one state, ``(nv, n_cols)``."""
+        return self.momentum_of(self.states(q, qd))[0]
+
+    def coriolis_gravity(self, q, qd) -> np.ndarray:
+        """``W_c(q, qd)`` of one state, ``(nv, n_cols)``."""
+        return self.coriolis_gravity_sum(self.states(q, qd), [1.0])
+
+
+@dataclass
+class BodyStates:
+    """Per-state terms of :class:`MomentumRegressor` for ``N`` states (``nb`` bodies)."""
+
+    qd: np.ndarray          # (N, nv)
+    J: np.ndarray           # (N, nb, 6, nv) body-frame Jacobians
+    dJ: np.ndarray          # (N, nb, 6, nv) their time variation (iX_0 times the world-frame one)
+    momentum: np.ndarray    # (N, nb, 6, 10) Reg(v_i): body momentum as a regressor of pi_i
+    gravity: np.ndarray     # (N, nv, 10 nb) gravity torque regressor g(q)
+
+    def take(self, index) -> "BodyStates":
+        return BodyStates(*(getattr(self, f.name)[index] for f in fields(self)))
+
+    @staticmethod
+    def concat(a: "BodyStates", b: "BodyStates") -> "BodyStates":
+        return BodyStates(*(np.concatenate([getattr(a, f.name), getattr(b, f.name)]) for f in fields(a)))
 
 
 @dataclass
@@ -145,9 +190,10 @@ def torque_error_bound(tau_measured, relative: float, absolute_Nm: float) -> np.
 class MomentumWindows:
     """Turns a stream of samples ``(t, q, qd, tau)`` into window rows as they arrive.
 
-    Each sample costs one ``W_m`` and one ``W_c`` evaluation (the window sums are kept running), so
-    rows are ready as soon as a window closes. ``model_error_Nm`` bounds, as an equivalent torque
-    on every sample, what the forward-Euler sum and the encoder quantization add to a row.
+    Samples come one at a time or in batches (the cost per sample is lower in batches: the
+    regressors are evaluated for the whole batch and summed per window); the rows do not depend on
+    how the stream was cut into batches. ``model_error_Nm`` bounds, as an equivalent torque on every
+    sample, what the forward-Euler sum and the encoder quantization add to a row.
     """
 
     def __init__(self, robot: Robot, window: int, torque_relative: float, torque_absolute_Nm: float,
@@ -162,12 +208,9 @@ class MomentumWindows:
         j = frame.parentJoint
         self.payload_cols = slice(10 * (j - 1), 10 * j)
         self.T_JP = params.transform_matrix(frame.placement)      # pi_joint = T_JP pi_payload
-        self._start = None        # (t, W_m) at the window's first sample
-        self._prev = None         # (t, W_c, tau, bound) of the last sample, not yet integrated
-        self._count = 0
-        self._sum_Wc = None
-        self._sum_tau = None
-        self._sum_bound = None
+        self._start_Wm = None     # W_m at the window's first sample
+        self._last = None         # (t, states, tau, bound) of the last sample, not yet integrated
+        self._reset_sums()
         self._rows: list[tuple] = []
 
     def _reset_sums(self):
@@ -176,26 +219,50 @@ class MomentumWindows:
         self._count = 0
 
     def add_sample(self, t: float, q, qd, tau) -> None:
-        tau = np.asarray(tau, dtype=float)
-        Wm = self.regressor.momentum(q, qd)
-        if self._prev is not None:
-            t_prev, Wc, tau_prev, bound_prev = self._prev
-            dt = t - t_prev
-            if not dt > 0:
-                raise ValueError(f"samples must arrive in increasing time (dt = {dt})")
-            self._sum_Wc += Wc * dt
-            self._sum_tau += tau_prev * dt
-            self._sum_bound += bound_prev * dt
-            self._count += 1
-            if self._count == self.window:
-                dW = Wm - self._start[1] - self._sum_Wc
-                self._rows.append((dW, self._sum_tau.copy(), self._sum_bound.copy(), self._count))
-                self._start = None
-        if self._start is None:
-            self._start = (t, Wm)
-            self._reset_sums()
+        self.add_samples([t], [q], [qd], [tau])
+
+    def add_samples(self, t, q, qd, tau) -> None:
+        """Samples ``t`` (N,) in increasing time, ``q, qd, tau`` (N, nv)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        if t.size == 0:
+            return
+        q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
+        times = t if self._last is None else np.concatenate([[self._last[0]], t])
+        dt = np.diff(times)
+        if not np.all(dt > 0):
+            raise ValueError(f"samples must arrive in increasing time (dt = {dt[~(dt > 0)][0]})")
+        states = self.regressor.states(q, qd)
         bound = torque_error_bound(tau, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
-        self._prev = (t, self.regressor.coriolis_gravity(q, qd), tau, bound)
+        if self._last is None:
+            self._start_Wm = self.regressor.momentum_of(states.take([0]))[0]
+        else:
+            _, last_states, last_tau, last_bound = self._last
+            states = BodyStates.concat(last_states, states)
+            tau, bound = np.vstack([last_tau, tau]), np.vstack([last_bound, bound])
+        # step k integrates sample k over [times[k], times[k + 1]]; a window closes at the sample
+        # ending its window-th step, which also starts the next window
+        steps = dt.size
+        k = np.arange(steps)
+        closes = k[(self._count + k + 1) % self.window == 0]
+        first = 0
+        for c, Wm_end in zip(closes, self.regressor.momentum_of(states.take(closes + 1))):
+            self._integrate(states, tau, bound, dt, slice(first, c + 1))
+            self._rows.append((Wm_end - self._start_Wm - self._sum_Wc, self._sum_tau.copy(),
+                               self._sum_bound.copy(), self.window))
+            self._start_Wm = Wm_end
+            self._reset_sums()
+            first = c + 1
+        self._integrate(states, tau, bound, dt, slice(first, steps))
+        self._count = (self._count + steps - first) if closes.size == 0 else steps - first
+        self._last = (times[-1], states.take([-1]), tau[-1:], bound[-1:])
+
+    def _integrate(self, states, tau, bound, dt, steps: slice) -> None:
+        if steps.stop <= steps.start:
+            return
+        w = dt[steps]
+        self._sum_Wc += self.regressor.coriolis_gravity_sum(states.take(steps), w)
+        self._sum_tau += w @ tau[steps]
+        self._sum_bound += w @ bound[steps]
 
     def take_rows(self) -> WindowRows:
         """Rows of the windows closed since the last call."""

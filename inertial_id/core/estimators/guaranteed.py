@@ -98,10 +98,7 @@ class MomentumEstimatorBase:
 
     def add_samples(self, t, q, qd, tau) -> None:
         """One sample (``t`` scalar, vectors of nv) or a stream (``t`` (N,), arrays (N, nv))."""
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
-        for k in range(t.size):
-            self.windows.add_sample(t[k], q[k], qd[k], tau[k])
+        self.windows.add_samples(t, q, qd, tau)
         self.add_rows(self.windows.take_rows())
 
     def add_rows(self, batch: WindowRows) -> None:

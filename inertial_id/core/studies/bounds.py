@@ -136,8 +136,7 @@ def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.
     for start in range(0, t.size, per_update):
         stop = min(start + per_update, t.size)
         t0 = time.perf_counter()
-        for k in range(start, stop):
-            windows.add_sample(t[k], q[k], qd[k], tau[k])
+        windows.add_samples(t[start:stop], q[start:stop], qd[start:stop], tau[start:stop])
         rows = windows.take_rows()
         row_time += time.perf_counter() - t0
         if rows.rows:

@@ -150,15 +150,19 @@ class _Loop:
         self.opt = PlanOptimizer(robot, settings, cert_settings, certify_fn)
         self.pi = pi
         self.plan_times, self.conds, self.min_margins = [], [], []
+        self.pending = []
 
     def feed(self, m) -> None:
         if self.momentum:
-            self.estimator.estimator.add_samples(m.t, m.q, m.qd, m.tau)
+            self.pending.append((m.t, m.q, m.qd, m.tau))     # formed in batches, before each update
         else:
             for rows in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench):
                 self.estimator.add(rows.kind, rows.A, rows.b, rows.noise_bound, rows.noise_sigma, 1)
 
     def update_bounds(self):
+        if self.pending:
+            self.estimator.estimator.add_samples(*(np.array(x) for x in zip(*self.pending)))
+            self.pending = []
         self.estimator.update_bounds()
         r = self.estimator.result()
         self.rh.update_box(r.lower, r.upper, r.bounds_guaranteed, r.data_consistent)
