@@ -45,7 +45,8 @@ def test_stop_and_go_mass_and_com_errors_are_below_a_tenth_of_a_percent(report):
 
 
 @pytest.mark.parametrize("argv", [["pmd-study", "--speeds", "0"], ["pmd-study", "--samples", "3"],
-                                  ["pmd-study", "--density", "0.00001", "--speeds", "1"]])
+                                  ["pmd-study", "--density", "0.00001", "--speeds", "1"],
+                                  ["pmd-study", "--seed", "-1"], ["pmd-study", "--workers", "0"]])
 def test_bad_study_arguments_are_one_line_errors(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

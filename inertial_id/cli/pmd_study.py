@@ -18,7 +18,12 @@ def register(sub) -> None:
                    help="balance torque against force rows by their noise (the paper weighs rows as measured)")
     p.add_argument("--geo-gamma", type=float, default=None,
                    help="weight of GEO's entropic divergence (default: the force noise variance, 1e-2 N^2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="objects run in parallel processes")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the objects on a Dask cluster (dask.distributed scheduler address); "
+                        "default: local processes (--workers)")
+    p.add_argument("--seed", type=int, default=0, help="non-negative; each noise draw's generator derives "
+                                                        "from it and the draw's object, speed and trial")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     p.set_defaults(func=run)
 
@@ -29,17 +34,24 @@ def run(args) -> int:
     from ..core.studies.pmd import COMPARED_METHODS, run_study
     if not args.speeds or not all(0 < s <= 4.0 for s in args.speeds):
         raise UserError("--speeds must be positive average angular speeds up to 4 rad/s")
-    if not 10 <= args.samples <= 5000 or args.trials < 1:
-        raise UserError("--samples must be in 10..5000 and --trials at least 1")
+    if not 10 <= args.samples <= 5000 or args.trials < 1 or args.workers < 1:
+        raise UserError("--samples must be in 10..5000, --trials and --workers at least 1")
+    if args.seed < 0:
+        raise UserError("--seed must be non-negative")
     if not (args.density > 0 and args.density < float("inf")):
         raise UserError("--density must be a positive number of points per cm^3")
     if args.geo_gamma is not None and not 0 < args.geo_gamma < float("inf"):
         raise UserError("--geo-gamma must be positive")
     try:
         report = run_study(args.speeds, args.noise, args.samples, args.trials, args.density, seed=args.seed,
-                           noise_weighted=args.noise_weighted, geo_gamma=args.geo_gamma or GEO_GAMMA)
+                           noise_weighted=args.noise_weighted, geo_gamma=args.geo_gamma or GEO_GAMMA,
+                           workers=args.workers, scheduler=args.scheduler)
     except ShapeError as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:
+        if not args.scheduler:
+            raise
+        raise UserError(f"cannot reach the Dask scheduler at {args.scheduler}: {exc}") from None
     print(f"{'speed':>6} {'method':6} {'mass %':>9} {'COM %':>9} {'inertia %':>10} {'consistent':>10} {'p50 s':>8}")
     for speed, entry in report["speeds"].items():
         for m in COMPARED_METHODS:

@@ -247,8 +247,8 @@ class MomentumWindows:
         first = 0
         for c, Wm_end in zip(closes, self.regressor.momentum_of(states.take(closes + 1))):
             self._integrate(states, tau, bound, dt, slice(first, c + 1))
-            self._rows.append((Wm_end - self._start_Wm - self._sum_Wc, self._sum_tau.copy(),
-                               self._sum_bound.copy(), self.window))
+            self._rows.append((times[c + 1], Wm_end - self._start_Wm - self._sum_Wc, self._sum_tau.copy(),
+                               self._sum_bound.copy()))
             self._start_Wm = Wm_end
             self._reset_sums()
             first = c + 1
@@ -264,17 +264,26 @@ class MomentumWindows:
         self._sum_tau += w @ tau[steps]
         self._sum_bound += w @ bound[steps]
 
+    def take_windows(self) -> list[tuple[float, WindowRows]]:
+        """``(closing time, rows)`` of each window closed since the last call."""
+        out = [(t, self._stack([(dW, U, e)])) for t, dW, U, e in self._rows]
+        self._rows.clear()
+        return out
+
     def take_rows(self) -> WindowRows:
-        """Rows of the windows closed since the last call."""
-        n_r = self.regressor.n_cols
-        out = WindowRows.empty(n_r)
-        if not self._rows:
+        """Rows of the windows closed since the last call, stacked."""
+        out = self._stack([r[1:] for r in self._rows])
+        self._rows.clear()
+        return out
+
+    def _stack(self, windows) -> WindowRows:
+        out = WindowRows.empty(self.regressor.n_cols)
+        if not windows:
             return out
-        W = np.vstack([r[0] for r in self._rows])
+        W = np.vstack([w[0] for w in windows])
         out.Y = W[:, self.payload_cols] @ self.T_JP
         out.Y_r = W
-        out.U = np.concatenate([r[1] for r in self._rows])
-        out.noise_bound = np.concatenate([r[2] for r in self._rows])
-        out.samples = sum(r[3] for r in self._rows)
-        self._rows.clear()
+        out.U = np.concatenate([w[1] for w in windows])
+        out.noise_bound = np.concatenate([w[2] for w in windows])
+        out.samples = self.window * len(windows)
         return out

@@ -28,6 +28,7 @@ from .row_builder import SampleRows
 
 SYNC_TOLERANCE_S = 0.0005   # regressor_builder's sync_tolerance_s default
 BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
+STREAM_CHUNK = 1000         # samples formed into rows at once (the rows do not depend on it)
 
 
 def match_wrenches(t_joint, t_wrench, tolerance_s: float = SYNC_TOLERANCE_S) -> np.ndarray:
@@ -124,20 +125,23 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, sync_tolerance_
     builder drops them. Yields :class:`~.row_builder.RowMessage`."""
     builder = SampleRows.from_profile(robot, kinds)
     use_wrench = builder.rows.use_wrench and builder.need_rows
-    match = match_wrenches(t, wrenches[0], sync_tolerance_s) if use_wrench else None
-    last = -np.inf
-    for k in range(len(t)):
-        if not t[k] > last:       # the builder drops stamps that do not increase
-            continue
-        last = t[k]
-        w = None
-        if use_wrench:
-            if match[k] < 0:
-                continue
-            w = wrenches[1][match[k]]
-        yield from builder.push(t[k], q[k], qd[k], None if tau is None else tau[k], w).messages
+    t = np.asarray(t, dtype=float)
+    # the builder drops stamps that do not increase, and samples without a wrench
+    keep = t > np.maximum.accumulate(np.concatenate([[-np.inf], t[:-1]]))
+    w = None
+    if use_wrench:
+        match = match_wrenches(t, wrenches[0], sync_tolerance_s)
+        keep &= match >= 0
+        w = np.asarray(wrenches[1])[match[keep]]
+    idx = np.flatnonzero(keep)
+    tau = None if tau is None else np.asarray(tau)[idx]
+    q, qd, t = np.asarray(q)[idx], np.asarray(qd)[idx], t[idx]
+    for a in range(0, idx.size, STREAM_CHUNK):
+        chunk = slice(a, a + STREAM_CHUNK)
+        yield from builder.push_many(t[chunk], q[chunk], qd[chunk], None if tau is None else tau[chunk],
+                                     None if w is None else w[chunk]).messages
         if progress is not None:
-            progress(1)
+            progress(t[chunk].size)
 
 
 def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None, progress=None):

@@ -17,7 +17,7 @@ regressor_builder node runs it live and :mod:`~.offline` on recordings, so both 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,9 @@ class ImplausibleSample(ValueError):
     """A sample whose differentiated acceleration no robot reaches (a stamp or velocity fault)."""
 
 
+# A longer stamp gap is the driver pausing, not samples lost on the way (those are counted as
+# missed, whether or not the gap restarts the differentiation).
+SILENCE_S = 1.0
 # Accelerations beyond this multiple of the profile's limits are not physical (as the node's
 # magnitude checks on the readings themselves).
 ABSURD_ACCELERATION_FACTOR = 10.0
@@ -121,13 +124,12 @@ class RowMessage:
 
 @dataclass
 class Pushed:
-    """What one sample gave: the messages to publish, and what happened to the stream."""
+    """What a batch of samples gave: the messages to publish, and what happened to the stream."""
 
     messages: list
-    rejected: str = ""          # drop reason when the sample was not used (e.g. absurd_acceleration)
-    detail: str = ""
-    restarted: bool = False     # a gap (or a step back in time) before it: differentiation restarted
-    missed: int = 0             # samples missing before it, judging by the stamps at the driver's rate
+    drops: list = field(default_factory=list)   # (reason, detail): samples not used, restarts
+    accepted: int = 0           # samples used
+    missed: int = 0             # samples missing from the stream, judging by the stamps at the driver's rate
 
 
 class SampleRows:
@@ -135,8 +137,10 @@ class SampleRows:
 
     Per-sample rows (``joint_torque``, ``wrench``) go out in batches of ``batch_samples`` samples;
     momentum rows (``momentum_window`` > 0) one message per closed window, with the payload
-    columns followed by the robot's own. A stamp gap longer than ``max_gap_s`` restarts the
-    differentiation and the windows. ``kinds``: the kinds to publish (None: all that are built).
+    columns followed by the robot's own. A stamp gap longer than ``max_gap_s`` (or a step back in
+    time) restarts the differentiation and the windows. ``kinds``: the kinds to publish (None: all
+    that are built). The messages do not depend on how the stream is cut into :meth:`push_many`
+    batches; batches cost less per sample (momentum rows are formed for a whole batch at once).
     """
 
     def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, rate_hz: float,
@@ -176,24 +180,52 @@ class SampleRows:
                                self.rows.model_error_Nm)
 
     def push(self, t: float, q, qd, tau, wrench=None) -> Pushed:
+        """One sample."""
+        return self.push_many([t], [q], [qd], None if tau is None else [tau], None if wrench is None else [wrench])
+
+    def push_many(self, t, q, qd, tau=None, wrench=None) -> Pushed:
+        """Samples ``t`` (N,), ``q, qd, tau`` (N, nv), ``wrench`` (N, 6) when wrench rows are built;
+        ``tau`` None: no torque sensing."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        n = t.size
         out = Pushed([])
-        if self.last_t is not None:
-            dt = t - self.last_t
-            if 0 < dt <= self.max_gap:
-                out.missed = max(int(round(dt * self.rate_hz)) - 1, 0)
-            else:                        # a gap, or the stream went back in time
-                out.restarted = True
+        if n == 0:
+            return out
+        q, qd = (np.asarray(x, dtype=float).reshape(n, -1) for x in (q, qd))
+        tau = np.zeros_like(q) if tau is None else np.asarray(tau, dtype=float).reshape(n, -1)
+        dt = np.diff(np.concatenate([[np.nan if self.last_t is None else self.last_t], t]))
+        in_stream = (dt > 0) & (dt <= self.max_gap)
+        lost = (dt > 0) & (dt <= SILENCE_S)
+        out.missed = int(np.maximum(np.round(dt[lost] * self.rate_hz) - 1, 0).sum())
+        restart = ~in_stream
+        restart[0] &= self.last_t is not None
+        self.last_t = t[-1]
+        starts = [0, *np.flatnonzero(restart[1:]) + 1, n] if not restart[0] else [*np.flatnonzero(restart), n]
+        for a, b in zip(starts[:-1], starts[1:]):
+            if restart[a]:
+                out.drops.append(("gap", f"a gap before {t[a]:.3f} s: restarting differentiation"))
                 self.rows.reset()
-                self.windows = self._new_windows()
-        self.last_t = t
-        if self.need_rows:
-            tau_rows = tau if tau is not None else np.zeros(self.robot.nv)
+                self._restart_windows(out)
+            rejected = self._sample_rows(out, t, q, qd, tau, wrench, range(a, b)) if self.need_rows else []
+            for c, d in zip([a, *(k + 1 for k in rejected)], [*rejected, b]):
+                if c > a:                # after a rejected sample the windows start afresh
+                    self._restart_windows(out)
+                if self.windows is not None and d > c:
+                    self.windows.add_samples(t[c:d], q[c:d], qd[c:d], tau[c:d])
+            out.accepted += b - a - len(rejected)
+        self._window_messages(out)
+        return out
+
+    def _sample_rows(self, out: Pushed, t, q, qd, tau, wrench, indices) -> list[int]:
+        """Per-sample rows of ``indices``, batched into messages; the indices rejected."""
+        rejected = []
+        for k in indices:
             try:
-                built = self.rows.push(t, q, qd, tau_rows, wrench)
+                built = self.rows.push(t[k], q[k], qd[k], tau[k], None if wrench is None else wrench[k])
             except ImplausibleSample as exc:
-                out.rejected, out.detail = "absurd_acceleration", str(exc)
-                self.windows = self._new_windows()
-                return out
+                out.drops.append(("absurd_acceleration", str(exc)))
+                rejected.append(k)
+                continue
             for r in built:
                 self.pending.setdefault(r.kind, []).append(r)
             for kind, batch in list(self.pending.items()):
@@ -201,13 +233,18 @@ class SampleRows:
                     if self.kinds is None or kind in self.kinds:
                         out.messages.append(self._batch(kind, batch))
                     self.pending[kind] = []
-        if self.windows is not None:
-            self.windows.add_sample(t, q, qd, tau)
-            w = self.windows.take_rows()
-            if w.rows:
-                out.messages.append(RowMessage(t, "momentum", self.momentum_names, np.hstack([w.Y, w.Y_r]), w.U,
-                                               w.noise_bound, w.noise_bound / np.sqrt(3.0), w.samples))
-        return out
+        return rejected
+
+    def _restart_windows(self, out: Pushed) -> None:
+        self._window_messages(out)
+        self.windows = self._new_windows()
+
+    def _window_messages(self, out: Pushed) -> None:
+        if self.windows is None:
+            return
+        for t, w in self.windows.take_windows():
+            out.messages.append(RowMessage(t, "momentum", self.momentum_names, np.hstack([w.Y, w.Y_r]), w.U,
+                                           w.noise_bound, w.noise_bound / np.sqrt(3.0), w.samples))
 
     def _batch(self, kind: str, batch) -> RowMessage:
         kin = np.concatenate([r.kinematics for r in batch]) if kind == "wrench" else None

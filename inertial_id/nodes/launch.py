@@ -83,7 +83,7 @@ def node_parameters(node: str, values: dict) -> dict:
     """Parameters of ``node`` from launch argument values; empty values keep the node's default
     (the profile's). ``use_sim_time`` goes to every node."""
     per_node = {"estimator": ("method",),
-                "regressor_builder": ("joint_states_topic", "wrench_topic", "wrench_frame_id"),
+                "regressor_builder": ("method", "joint_states_topic", "wrench_topic", "wrench_frame_id"),
                 "excitation_planner": ("joint_states_topic",),
                 "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload")}
     out = {"robot_profile": values["robot_profile"],

@@ -5,8 +5,7 @@ error bound), where ``r`` are optional nuisance parameters known only to lie in 
 (e.g. the robot's parameters when identifying a payload). Then ``x_true`` lies in the projection
 onto ``x`` of the polytope ``{(x, r) : |A x + N r - b| <= e, x in box, r in nuisance box, G x <= g}``
 (``G x <= g``: optional cuts every admissible ``x`` satisfies, or ``G [x; r] <= g``); its per-parameter minimum and
-maximum (two LPs per parameter, HiGHS, warm-started: only the cost changes between them) enclose
-``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
+maximum (two LPs per parameter, one HiGHS model per update) enclose ``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
 widens. With ``keep_rows`` every update uses the rows received so far, which keeps the nuisance
 parameters the same unknown across batches (tighter than intersecting per-batch boxes).
 
@@ -15,6 +14,15 @@ solutions (smallest slack relative to their bound) are kept for the next one, at
 ``max_rows``. Any subset of valid rows still encloses the truth and the box is intersected with
 the previous one, so pruning only ever costs tightness, never the guarantee; rows far from binding
 at every optimum are the ones least likely to matter later.
+
+Warm starts: each of the ``2n`` LPs starts from the optimal basis the same objective had at the
+previous update (rows are tracked by identity across updates; new rows enter with their slack
+basic, which keeps that basis dual feasible for the same cost, so dual simplex only repairs the few
+rows that cut it off). Consecutive objectives of one update have optima far apart, so that basis
+saves most of the simplex iterations. A basis with the wrong number of basic variables (a dropped
+row was active) is handed to HiGHS as an alien basis, which it completes. The starting basis only
+changes how fast HiGHS gets there, not what is reported: every bound is still the dual certificate
+of an LP that HiGHS reports optimal.
 
 Solver tolerance: each bound is the **dual bound** of its LP, not the primal optimum: for any row
 multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j l_j, d_j u_j)`` with
@@ -57,6 +65,10 @@ def _dual_lower_bound(c, M, row_lo, row_hi, col_lo, col_hi, y) -> float:
     return float(rows.sum() + cols.sum())
 
 
+_STATUS = list(highspy.HighsBasisStatus.__members__.values())   # by integer code
+_BASIC = int(highspy.HighsBasisStatus.kBasic)
+
+
 class _RangeLP:
     """``min c^T z  s.t.  row_lo <= M z <= row_hi,  col_lo <= z <= col_hi`` for many costs ``c``."""
 
@@ -78,12 +90,18 @@ class _RangeLP:
         lp.a_matrix_.value_ = np.ascontiguousarray(M, dtype=float).ravel()
         self.h.passModel(lp)
         self._cols = np.arange(M.shape[1], dtype=np.int32)
+        self.iterations = 0
 
-    def minimize(self, c) -> tuple[str, float]:
+    def minimize(self, c, start=None) -> tuple[str, float]:
         """('optimal', guaranteed lower bound) | ('infeasible', nan) | ('failed', nan).
-        After an optimal solve, ``row_activity`` holds ``M z`` at the optimum."""
+        ``start``: ``(col_status, row_status)`` integer codes of a basis to start from (else the last
+        solve's). After an optimal solve, ``row_activity`` holds ``M z`` at the optimum and
+        ``basis`` the optimal basis in that form."""
         self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
+        if start is not None:
+            self._set_basis(*start)
         self.h.run()
+        self.iterations += self.h.getInfo().simplex_iteration_count
         status = self.h.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", np.nan
@@ -91,11 +109,24 @@ class _RangeLP:
             return "failed", np.nan
         solution = self.h.getSolution()
         self.row_activity = np.asarray(solution.row_value)
+        basis = self.h.getBasis()
+        self.basis = (np.array([int(v) for v in basis.col_status], dtype=np.int8),
+                      np.array([int(v) for v in basis.row_status], dtype=np.int8))
         y = np.asarray(solution.row_dual)
         # the sign convention of the multipliers does not matter: both give valid bounds
         bound = max(_dual_lower_bound(c, self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi, s * y)
                     for s in (1.0, -1.0))
         return ("optimal", bound) if np.isfinite(bound) else ("failed", np.nan)
+
+    def _set_basis(self, col_status, row_status) -> None:
+        basis = highspy.HighsBasis()
+        basis.col_status = [_STATUS[v] for v in col_status]
+        basis.row_status = [_STATUS[v] for v in row_status]
+        basis.valid = True
+        # one basic variable per row, or HiGHS must complete it (alien)
+        basis.alien = int(np.sum(col_status == _BASIC) + np.sum(row_status == _BASIC)) != row_status.size
+        if self.h.setBasis(basis) != highspy.HighsStatus.kOk:
+            self.h.clearSolver()      # unusable start: solve from scratch rather than from a bad basis
 
 
 class IntervalBounds:
@@ -128,6 +159,12 @@ class IntervalBounds:
         self.pad_rel = pad_rel
         self.keep_rows = keep_rows
         self._kept = (np.zeros((0, n + self.r_lower.size)), np.zeros(0), np.zeros(0))
+        # identity of each kept row, and the optimal basis of each objective (k, sign) at the last
+        # update: (row ids, column status, row status); warm starts only
+        self._kept_ids = np.zeros(0, dtype=np.int64)
+        self._next_id = 0
+        self._bases: dict = {}
+        self.lp_iterations = 0
         self.data_consistent = True
         self.rows_used = 0
 
@@ -151,11 +188,14 @@ class IntervalBounds:
         if np.any(e < 0) or not all(np.all(np.isfinite(v)) for v in (A, N, b, e)):
             raise ValueError("rows and bounds must be finite, bounds non-negative")
         M = np.hstack([A, N])
+        ids = np.arange(self._next_id, self._next_id + b.size)
+        self._next_id += b.size
         if self.keep_rows:
             M_all = np.vstack([self._kept[0], M])
             b_all, e_all = np.concatenate([self._kept[1], b]), np.concatenate([self._kept[2], e])
+            ids_all = np.concatenate([self._kept_ids, ids])
         else:
-            M_all, b_all, e_all = M, b, e
+            M_all, b_all, e_all, ids_all = M, b, e, ids
         n = self.lower.size
         G, g = self.cuts
         M_lp = np.vstack([M_all, G])
@@ -163,17 +203,21 @@ class IntervalBounds:
                       np.concatenate([b_all + e_all, g]),
                       np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
         new_lo, new_hi = self.lower.copy(), self.upper.copy()
+        bases = {}
         # smallest slack of each row over the optimal points, relative to its bound
         slack = np.full(b_all.size, np.inf)
         for k in range(n):
             for sign in (1.0, -1.0):
                 c = np.zeros(M_lp.shape[1])
                 c[k] = sign
-                status, value = lp.minimize(c)
+                status, value = lp.minimize(c, self._start((k, sign), ids_all))
                 if status == "infeasible":   # the data break the assumed bounds
+                    self.lp_iterations += lp.iterations
                     return self._inconsistent(M_all, b_all, e_all)
                 if status != "optimal":
+                    self._bases.pop((k, sign), None)
                     continue                 # no certificate from this LP: keep the old bound
+                bases[(k, sign)] = (ids_all, *lp.basis)
                 residual = np.abs(lp.row_activity[:b_all.size] - b_all)
                 slack = np.minimum(slack, (e_all - residual) / np.maximum(e_all, 1e-300))
                 value = sign * value
@@ -183,13 +227,30 @@ class IntervalBounds:
                 else:
                     new_hi[k] = min(new_hi[k], value + pad)
         self.lower, self.upper = new_lo, np.maximum(new_hi, new_lo)
+        self.lp_iterations += lp.iterations
+        self._bases.update(bases)
         if self.keep_rows:
             if self.max_rows is not None and b_all.size > self.max_rows:
                 keep = np.sort(np.argsort(slack, kind="stable")[:self.max_rows])
-                M_all, b_all, e_all = M_all[keep], b_all[keep], e_all[keep]
+                M_all, b_all, e_all, ids_all = M_all[keep], b_all[keep], e_all[keep], ids_all[keep]
             self._kept = (M_all, b_all, e_all)
+            self._kept_ids = ids_all
         self.rows_used += b.size
         return BoundsUpdate(True)
+
+    def _start(self, objective, ids):
+        """The basis ``objective`` had at its last optimum, on the rows ``ids`` (then the cut rows):
+        rows it did not have enter with their slack basic. None the first time."""
+        saved = self._bases.get(objective)
+        if saved is None:
+            return None
+        old_ids, col_status, row_status = saved
+        n_data = old_ids.size
+        pos = np.searchsorted(old_ids, ids)          # ids increase along the rows
+        known = (pos < n_data) & (old_ids[np.minimum(pos, n_data - 1)] == ids) if n_data else np.zeros(ids.size, bool)
+        rows = np.full(ids.size, _BASIC, dtype=np.int8)
+        rows[known] = row_status[pos[known]]
+        return col_status, np.concatenate([rows, row_status[n_data:]])
 
     @property
     def kept_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -211,6 +272,9 @@ class IntervalBounds:
             if M.ndim != 2 or M.shape[1] != self._kept[0].shape[1] or b.shape != e.shape or b.size != M.shape[0]:
                 raise ValueError("saved rows do not match the parameter and nuisance columns")
             self._kept = (M, b.ravel(), e.ravel())
+            self._kept_ids = np.arange(self._next_id, self._next_id + b.size)
+            self._next_id += b.size
+            self._bases = {}
 
     def _inconsistent(self, M, b, e) -> BoundsUpdate:
         """Elastic LP over the rows ``|M z - b| <= e`` (``z = [x, r]``); row indices count from the

@@ -75,6 +75,19 @@ class MomentumEstimator:
 MAX_BOUND_ROWS = 3000
 
 
+def row_kinds(robot, method: str) -> tuple[str, ...]:
+    """The RegressorSample kinds the estimator of ``method`` consumes on ``robot`` (what the
+    regressor builder needs to form)."""
+    if method not in METHODS:
+        raise ProfileError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+    momentum = robot.sensing["joint_torque"] and robot.momentum_window_samples > 0
+    if method == "log_cholesky" or (method == "guaranteed" and momentum):
+        return ("momentum",)
+    if method in ("pmd", "guaranteed"):
+        return ("wrench",)
+    return ("joint_torque", "wrench")
+
+
 def make_estimator(robot, method: str, max_bound_rows: int | None = None):
     """The estimator for ``method`` on ``robot`` (profile decides torque vs wrench rows).
     ``max_bound_rows``: most rows in one bounds LP (default: :data:`MAX_BOUND_ROWS` for per-sample
@@ -105,5 +118,4 @@ def make_estimator(robot, method: str, max_bound_rows: int | None = None):
         return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",), needs_kinematics=True)
     if method == "guaranteed" and robot.ft_frame_id is None:
         raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
-    kinds = ("wrench",) if method == "guaranteed" else ("joint_torque", "wrench")
-    return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), kinds)
+    return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), row_kinds(robot, method))

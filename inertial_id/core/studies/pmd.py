@@ -26,6 +26,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import params
+from ..fanout import map_tasks
 from ..model import Robot, load_robot
 from ..pmd import baselines, metrics
 from ..pmd.kalman import smooth_poses
@@ -141,50 +142,81 @@ def _mean_errors(errs: list[dict]) -> dict:
     return {f"{k}_err_pct": float(np.mean([e[k] for e in errs])) for k in ("mass", "com", "inertia")}
 
 
+@dataclass(frozen=True)
+class ObjectTask:
+    """All runs of one object: a unit of work that any process or Dask worker can run alone."""
+    obj: BenchObject
+    index: int                 # the object's place in the study: part of each draw's seed
+    p_S: np.ndarray            # PMD points, sensor frame
+    motions: tuple             # WristMotion per speed
+    g_rest_S: np.ndarray       # gravity of the stop-and-go poses, sensor frame
+    n_samples: int
+    noise: tuple               # (force N, torque Nm) standard deviations
+    trials: int
+    seed: int
+    noise_weighted: bool
+    geo_gamma: float
+
+
+def draw_rng(seed: int, object_index: int, speed_index: int, trial: int) -> np.random.Generator:
+    """The generator of one noise draw, fixed by its place in the study alone: the figures do not
+    depend on where, or in which order, the draws run."""
+    return np.random.default_rng([seed, object_index, speed_index, trial])
+
+
+def run_object(task: ObjectTask) -> dict:
+    """Stop-and-go PMD, then every (speed, trial) draw of the object through every method."""
+    obj, n = task.obj, task.n_samples
+    # the task's own problem: a cvxpy problem's first solve (which compiles it) rounds differently from
+    # its re-solves (~1e-10 kg), so a problem shared across tasks would tie the figures to their order
+    problem = PmdProblem(task.p_S)
+    box = bounding_box_size(obj.shape)
+    # stop-and-go first: its solve also compiles the cvxpy problem, so no timed solve below pays for that
+    zero = np.zeros((n, 3))
+    static = WristSamples(zero, zero, zero, task.g_rest_S, np.zeros((n, 6)))
+    static = WristSamples(zero, zero, zero, task.g_rest_S, true_wrench(static, obj.pi_S))
+    out = {"stop_and_go": metrics.errors_pct(problem.estimate(static), obj.pi_S, box), "speeds": []}
+    sigma_wrench = np.repeat(task.noise, 3) if task.noise_weighted else None
+    for j, motion in enumerate(task.motions):
+        draws = []
+        for trial in range(task.trials):
+            samples = measured_samples(motion, obj.pi_S, task.noise, draw_rng(task.seed, task.index, j, trial), n)
+            draws.append({name: (metrics.errors_pct(pi, obj.pi_S, box), params.is_physically_consistent(pi), dt)
+                          for name, (pi, dt) in identify(samples, problem, sigma_wrench, task.geo_gamma).items()})
+        out["speeds"].append(draws)
+    return out
+
+
 def run_study(speeds=(1.0, 1.5, 2.0), noise: str = "moderate", n_samples: int = 150, trials: int = 1,
               density_per_cm3: float = 0.04, objects: list[BenchObject] | None = None, seed: int = 0,
               noise_weighted: bool = False, geo_gamma: float = baselines.GEO_GAMMA,
-              robot: Robot | None = None) -> dict:
-    """The Table III study: per method and speed, errors averaged over objects and trials."""
+              robot: Robot | None = None, workers: int = 1, scheduler: str | None = None) -> dict:
+    """The Table III study: per method and speed, errors averaged over objects and trials.
+
+    The objects run as independent tasks (:func:`run_object`) here, in ``workers`` local processes,
+    or on the Dask cluster at ``scheduler``; the report is the same whichever way they run.
+    """
     robot = robot or load_robot("xarm7")
     objects = objects or bench_objects()
-    sigma = NOISE_LEVELS[noise]
-    sigma_wrench = np.repeat(sigma, 3)
-    rng = np.random.default_rng(seed)
-    problems = {o.name: PmdProblem(sample_points(o.shape, density_per_cm3, o.X_SO)) for o in objects}
-    box = {o.name: bounding_box_size(o.shape) for o in objects}
-    report = {"noise": noise, "noise_weighted": noise_weighted, "geo_gamma": geo_gamma, "samples": n_samples, "rate_hz": RATE_HZ, "trials": trials,
-              "points": {o.name: len(problems[o.name].p_S) for o in objects}, "speeds": {}}
-    for speed in speeds:
-        motion = wrist_motion(robot, speed, n_samples)
-        errs = {m: [] for m in COMPARED_METHODS}
-        consistent = {m: [] for m in COMPARED_METHODS}
-        times = {m: [] for m in COMPARED_METHODS}
-        for obj in objects:
-            for _ in range(trials):
-                samples = measured_samples(motion, obj.pi_S, sigma, rng, n_samples)
-                for name, (pi, dt) in identify(samples, problems[obj.name],
-                                                    sigma_wrench if noise_weighted else None, geo_gamma).items():
-                    errs[name].append(metrics.errors_pct(pi, obj.pi_S, box[obj.name]))
-                    consistent[name].append(params.is_physically_consistent(pi))
-                    times[name].append(dt)
+    speeds = list(speeds)
+    points = {o.name: sample_points(o.shape, density_per_cm3, o.X_SO) for o in objects}
+    motions = tuple(wrist_motion(robot, speed, n_samples) for speed in speeds)
+    # the paper's sanity check: data recorded at rest in the poses of the slowest trajectory
+    g_rest_S = wrist_motion(robot, 1.0, n_samples).samples.g_S[-n_samples:]
+    tasks = [ObjectTask(o, i, points[o.name], motions, g_rest_S, n_samples, NOISE_LEVELS[noise], trials, seed,
+                        noise_weighted, geo_gamma) for i, o in enumerate(objects)]
+    results = map_tasks(run_object, tasks, workers, scheduler)
+    report = {"noise": noise, "noise_weighted": noise_weighted, "geo_gamma": geo_gamma, "samples": n_samples,
+              "rate_hz": RATE_HZ, "trials": trials, "seed": seed,
+              "points": {o.name: len(points[o.name]) for o in objects}, "speeds": {}}
+    for j, (speed, motion) in enumerate(zip(speeds, motions)):
+        draws = [d for r in results for d in r["speeds"][j]]     # objects in order, then trials
         report["speeds"][f"{speed:g}"] = {
             "mean_speed_rad_s": float(np.mean(np.linalg.norm(motion.samples.w_S[-n_samples:], axis=1))),
-            "methods": {m: {**_mean_errors(errs[m]), "consistent_rate": float(np.mean(consistent[m])),
-                            "solve_time_p50_s": float(np.median(times[m]))} for m in COMPARED_METHODS}}
-    report["stop_and_go"] = stop_and_go(robot, objects, problems, box, n_samples)
+            "methods": {m: {**_mean_errors([d[m][0] for d in draws]),
+                            "consistent_rate": float(np.mean([d[m][1] for d in draws])),
+                            "solve_time_p50_s": float(np.median([d[m][2] for d in draws]))}
+                        for m in COMPARED_METHODS}}
+    report["stop_and_go"] = {"method": "PMD", "wrench_noise": "none",
+                             **_mean_errors([r["stop_and_go"] for r in results])}
     return report
-
-
-def stop_and_go(robot: Robot, objects, problems, box, n_samples: int) -> dict:
-    """PMD when data are recorded at rest in the poses of the slowest trajectory (the paper's sanity
-    check): kinematics exactly zero and the wrench noise-free, so only the model error remains."""
-    motion = wrist_motion(robot, 1.0, n_samples)
-    rest = motion.samples[-n_samples:]
-    zero = np.zeros_like(rest.a_S)
-    errs = []
-    for obj in objects:
-        static = WristSamples(zero, zero, zero, rest.g_S, np.zeros((n_samples, 6)))
-        static = WristSamples(zero, zero, zero, rest.g_S, true_wrench(static, obj.pi_S))
-        errs.append(metrics.errors_pct(problems[obj.name].estimate(static), obj.pi_S, box[obj.name]))
-    return {"method": "PMD", "wrench_noise": "none", **_mean_errors(errs)}
