@@ -106,7 +106,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     SIGINT and SIGTERM (what ``ros2 launch`` and process managers send) end the node with exit code
     0 and no traceback. A configuration the node cannot work with (profile, parameters: a
     :class:`ProfileError` while constructing) is one line on stderr and exit code 2. Anything else is
-    a bug and keeps its traceback."""
+    a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
+    events executor."""
     from rclpy.executors import ExternalShutdownException
 
     from ..core.profile import ProfileError
@@ -121,6 +122,12 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
         if threads > 1:     # callbacks in separate callback groups run while another one computes
             from rclpy.executors import MultiThreadedExecutor
             rclpy.spin(node, MultiThreadedExecutor(num_threads=threads))
+        elif getattr(node, "executor_kind", "single_threaded") == "events":
+            from rclpy.experimental import EventsExecutor
+            executor = EventsExecutor()
+            executor.add_node(node)
+            while rclpy.ok():
+                executor.spin_once(timeout_sec=0.5)
         else:
             rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
