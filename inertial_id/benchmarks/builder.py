@@ -2,7 +2,8 @@
 driver-rate JointState stream over DDS — seed 003's 4 kHz by default, best effort as drivers
 publish — for ``--seconds``. Reports the samples accepted, how every other sample is accounted for
 on the node's /diagnostics (missed: stamp gaps at the driver rate; dropped, by reason), the momentum
-windows published, and the node's CPU use (one core = 1.0)."""
+windows published, and the node's CPU use (one core = 1.0). The node runs pinned to one core, the
+driver stand-in (this process) on the others."""
 from __future__ import annotations
 
 import os
@@ -69,6 +70,12 @@ def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_bench_builder_")
     nodes = start_node_set(profile, env, log_dir, nodes=("regressor_builder",),
                            regressor_builder={"joint_states_hz": float(rate_hz), "momentum_window": window})
+    # the node on one core (the claim), the driver stand-in (this process) on the others
+    builder_core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(nodes.procs["regressor_builder"].pid, {builder_core})
+    driver_cores = set(range(os.cpu_count() or 1)) - {builder_core}
+    if driver_cores:
+        os.sched_setaffinity(0, driver_cores)
     rclpy.init()
     node = rclpy.create_node("bench_builder_driver")
     counts, windows = {}, [0]
@@ -135,4 +142,5 @@ def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir
             "missed_samples": counts.get("dropped.missed_samples", 0),
             "drops": {k: v for k, v in counts.items() if k.startswith("dropped.")},
             "unaccounted": sent - counted(), "momentum_windows": windows[0],
-            "builder_cpu_fraction": cpu / wall, "builder_cpu_us_per_sample": 1e6 * cpu / sent}
+            "builder_cpu_fraction": cpu / wall, "builder_cpu_us_per_sample": 1e6 * cpu / sent,
+            "builder_core": builder_core, "driver_cores": sorted(driver_cores)}

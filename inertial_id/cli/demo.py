@@ -69,7 +69,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     t_start = time.monotonic()
     nodes = start_node_set(profile, env, log_dir,
                            sim_robot={"payload": payload, "real_time_factor": float(rtf)},
-                           estimator={"method": method},
+                           regressor_builder={"method": method}, estimator={"method": method},
                            excitation_planner={"duration_s": float(duration_s)})
     rclpy.init()
     monitor = MonitorNode()

@@ -121,6 +121,11 @@ class RegressorBuilderNode(Node):
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
+        if not self.stream.rows.use_wrench:       # nothing to wait for
+            self.ready.append((sample, None))
+            if len(self.ready) >= self.process_batch:
+                self.flush()
+            return
         if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
             # the stream went back in time (the parser followed it): what waits belongs to the old one
             self.drop_waiting("stream_restarted")
