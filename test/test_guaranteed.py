@@ -142,3 +142,81 @@ def test_interval_arithmetic_variant_is_guaranteed_but_looser(phase):
         widths[variant] = r.upper - r.lower
     assert np.all(widths["lp"] <= widths["interval"] + 1e-9)
     assert widths["lp"].sum() < widths["interval"].sum()
+
+
+def _exact_interval(M, lo_rows, hi_rows, col_lo, col_hi, k):
+    """min and max of z_k over the polytope, each LP solved on its own (scipy HiGHS, no warm start)."""
+    A_ub, b_ub = np.vstack([M, -M]), np.r_[hi_rows, -lo_rows]
+    bounds = list(zip(col_lo, col_hi))
+    c = np.zeros(M.shape[1])
+    c[k] = 1.0
+    low, high = (linprog(s * c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs") for s in (1.0, -1.0))
+    assert low.status == 0 and high.status == 0
+    return low.fun, -high.fun
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_warm_started_bounds_equal_independently_solved_lps(seed):
+    """Each update starts every LP from that objective's basis at the previous update (rows pruned
+    to max_rows, so some saved bases lose active rows and must be completed): the box after every
+    update equals the per-parameter LP optima over the same rows and previous box, each solved
+    from scratch. One column no row touches keeps its prior interval (LPs optimal at the box,
+    the most degenerate case)."""
+    rng = np.random.default_rng(seed)
+    n, n_r = 5, 4
+    x, r = rng.normal(size=n), rng.uniform(-1, 1, n_r)
+    r_lo, r_hi = r - rng.uniform(0.05, 0.5, n_r), r + rng.uniform(0.05, 0.5, n_r)
+    box = IntervalBounds(x - 4, x + 4, nuisance_lower=r_lo, nuisance_upper=r_hi, keep_rows=True, max_rows=14)
+    for _ in range(8):
+        A, N = rng.normal(size=(10, n)), rng.normal(size=(10, n_r))
+        A[:, -1] = 0.0
+        e = rng.uniform(0.02, 0.2, 10)
+        b = A @ x + N @ r + rng.uniform(-1, 1, 10) * e
+        M_old, b_old, e_old = box.kept_rows
+        M_all, b_all, e_all = np.vstack([M_old, np.hstack([A, N])]), np.r_[b_old, b], np.r_[e_old, e]
+        col_lo, col_hi = np.r_[box.lower, r_lo], np.r_[box.upper, r_hi]
+        assert box.update(A, b, e, A_nuisance=N).consistent
+        for k in range(n):
+            low, high = _exact_interval(M_all, b_all - e_all, b_all + e_all, col_lo, col_hi, k)
+            tol = 2e-9 * (1 + max(abs(low), abs(high)))   # the outward pad is 1e-9 (1 + |value|)
+            assert abs(box.lower[k] - low) <= tol and abs(box.upper[k] - high) <= tol
+        assert box.contains(x).all()
+    assert box.lp_warm_starts >= 5 * 2 * n            # the saved bases were used, not only chained solves
+    assert box.upper[-1] - box.lower[-1] == pytest.approx(8.0)
+
+
+def test_data_contradicting_the_box_are_still_reported_after_warm_starts(rng):
+    """Saved bases do not hide an empty polytope: a batch far off the model after warm-started
+    updates leaves the box as it was and names the offending rows."""
+    x, r, A, N, b, e = _nuisance_problem(rng, rows=90)
+    box = IntervalBounds(x - 5, x + 5, nuisance_lower=np.full(5, -1.0), nuisance_upper=np.full(5, 1.0),
+                         keep_rows=True, max_rows=40)
+    for s in (slice(0, 30), slice(30, 60)):
+        assert box.update(A[s], b[s], e[s], A_nuisance=N[s]).consistent
+    assert box.lp_warm_starts > 0
+    lower, upper = box.lower.copy(), box.upper.copy()
+    b_bad = b[60:].copy()
+    b_bad[[3, 7]] += 100.0                       # beyond anything the boxes allow
+    result = box.update(A[60:], b_bad, e[60:], A_nuisance=N[60:])
+    assert not result.consistent and not box.data_consistent
+    n_kept = box.kept_rows[1].size
+    assert {n_kept + 3, n_kept + 7} <= set(result.violating_rows.tolist())   # the elastic LP may name more
+    np.testing.assert_array_equal(box.lower, lower)
+    np.testing.assert_array_equal(box.upper, upper)
+
+
+def test_an_lp_without_optimal_status_keeps_its_old_bound_and_is_counted(rng, monkeypatch):
+    """No certificate, no tightening: the bound of an LP HiGHS does not solve to optimality keeps its
+    previous value (here: the prior), the others tighten as usual."""
+    from inertial_id.core.estimators import bounds
+    x, r, A, N, b, e = _nuisance_problem(rng)
+    minimize = bounds._RangeLP.minimize
+
+    def fail_max_of_first(self, c, start=None):
+        return ("failed", np.nan) if c[0] < 0 else minimize(self, c, start)
+
+    monkeypatch.setattr(bounds._RangeLP, "minimize", fail_max_of_first)
+    box = IntervalBounds(x - 5, x + 5, nuisance_lower=np.full(5, -1.0), nuisance_upper=np.full(5, 1.0))
+    assert box.update(A, b, e, A_nuisance=N).consistent
+    assert box.upper[0] == x[0] + 5 and box.lower[0] > x[0] - 5 and np.all(box.upper[1:] < x[1:] + 5)
+    assert box.lp_failures == 1 and box.contains(x).all()

@@ -86,6 +86,10 @@ def long_run(robot, minutes: float, max_rows: int = MAX_LP_ROWS, seed: int = 0) 
         "long_update_cpu_p50_s": float(np.percentile(update_cpu_s, 50)),
         "long_update_cpu_p95_s": float(np.percentile(update_cpu_s, 95)),
         "long_estimate_p95_s": float(np.percentile(e, 95)), "long_max_rows": max_rows,
+        # simplex work of all updates: LPs started from their objective's previous basis, and those
+        # solved afresh after that start stalled
+        "long_lp_iterations": int(est.bounds.lp_iterations), "long_lp_warm_starts": int(est.bounds.lp_warm_starts),
+        "long_lp_restarts": int(est.bounds.lp_restarts), "long_lp_failures": int(est.bounds.lp_failures),
         "long_rss_after_first_minute_MB": rss_warm / 2**20, "long_rss_end_MB": rss_end / 2**20,
         "long_rss_growth_pct": 100.0 * (rss_end - rss_warm) / rss_warm,
         "long_final_mass_width_kg": float(r.upper[0] - r.lower[0]),

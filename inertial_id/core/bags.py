@@ -266,7 +266,8 @@ def messages(path, topics):
         raise BagError(f"cannot open bag '{path}': {exc}") from None
     try:
         conns = [c for c in reader.connections if c.topic in set(topics)]
-        for conn, t_ns, raw in reader.messages(connections=conns):
+        # (rosbags reads every connection when given none)
+        for conn, t_ns, raw in reader.messages(connections=conns) if conns else ():
             yield conn.topic, t_ns, reader.deserialize(raw, conn.msgtype)
     finally:
         reader.close()

@@ -4,8 +4,9 @@ Model: every row satisfies ``|a_i x_true + n_i r_true - b_i| <= e_i`` (``e_i``: 
 error bound), where ``r`` are optional nuisance parameters known only to lie in their own box
 (e.g. the robot's parameters when identifying a payload). Then ``x_true`` lies in the projection
 onto ``x`` of the polytope ``{(x, r) : |A x + N r - b| <= e, x in box, r in nuisance box, G x <= g}``
-(``G x <= g``: optional cuts every admissible ``x`` satisfies, or ``G [x; r] <= g``); its per-parameter minimum and
-maximum (two LPs per parameter, one HiGHS model per update) enclose ``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
+(``G x <= g``: optional cuts every admissible ``x`` satisfies, or ``G [x; r] <= g``); its
+per-parameter minimum and maximum (two LPs per parameter, one HiGHS model per update) enclose
+``x_true``. Batches are intersected as they arrive, starting from the prior box, so the box never
 widens. With ``keep_rows`` every update uses the rows received so far, which keeps the nuisance
 parameters the same unknown across batches (tighter than intersecting per-batch boxes).
 
@@ -20,9 +21,14 @@ previous update (rows are tracked by identity across updates; new rows enter wit
 basic, which keeps that basis dual feasible for the same cost, so dual simplex only repairs the few
 rows that cut it off). Consecutive objectives of one update have optima far apart, so that basis
 saves most of the simplex iterations. A basis with the wrong number of basic variables (a dropped
-row was active) is handed to HiGHS as an alien basis, which it completes. The starting basis only
-changes how fast HiGHS gets there, not what is reported: every bound is still the dual certificate
-of an LP that HiGHS reports optimal.
+row was active) is handed to HiGHS as an alien basis, which it completes. On these degenerate LPs
+(one nonzero cost) dual simplex can stall from a saved basis: past as many pivots as there are
+variables the LP is solved afresh. The starting basis only changes how fast HiGHS gets there, not
+what is reported: every bound is still the dual certificate of an LP that HiGHS reports optimal
+(anything else keeps that bound's previous value and is counted in ``lp_failures``). The optimal
+vertex may differ with the start, and with it which rows ``max_rows`` keeps, so boxes agree with a
+run without warm starts only to the tightness the pruning costs; the same rows in the same
+updates always give the same box.
 
 Solver tolerance: each bound is the **dual bound** of its LP, not the primal optimum: for any row
 multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j l_j, d_j u_j)`` with
@@ -76,33 +82,47 @@ class _RangeLP:
         self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi = M, row_lo, row_hi, col_lo, col_hi
         self.h = highspy.Highs()
         self.h.setOptionValue("output_flag", False)
-        lp = highspy.HighsLp()
-        lp.num_row_, lp.num_col_ = M.shape
+        # unscaled: on these dense rows (entries 1e-8..1) HiGHS's equilibration roughly doubles the
+        # simplex iterations; the bounds do not depend on it (dual certificates, checked below)
+        self._scaling = self.h.getOptionValue("simplex_scale_strategy")[1]   # (status, value)
+        self.h.setOptionValue("simplex_scale_strategy", 0)
+        m, n = M.shape
         inf = highspy.kHighsInf
-        lp.col_cost_ = np.zeros(M.shape[1])
-        lp.col_lower_ = np.where(np.isfinite(col_lo), col_lo, -inf)
-        lp.col_upper_ = np.where(np.isfinite(col_hi), col_hi, inf)
-        lp.row_lower_ = np.where(np.isfinite(row_lo), row_lo, -inf)
-        lp.row_upper_ = np.where(np.isfinite(row_hi), row_hi, inf)
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.arange(0, M.size + 1, M.shape[1], dtype=np.int32)
-        lp.a_matrix_.index_ = np.tile(np.arange(M.shape[1], dtype=np.int32), M.shape[0])
-        lp.a_matrix_.value_ = np.ascontiguousarray(M, dtype=float).ravel()
-        self.h.passModel(lp)
+        # passed as arrays (a HighsLp's fields would be converted element by element), column-wise:
+        # the simplex solver's own layout (row-wise costs a conversion on every new basis)
+        status = self.h.passModel(
+            n, m, M.size, int(highspy.MatrixFormat.kColwise), int(highspy.ObjSense.kMinimize), 0.0,
+            np.zeros(n), np.where(np.isfinite(col_lo), col_lo, -inf), np.where(np.isfinite(col_hi), col_hi, inf),
+            np.where(np.isfinite(row_lo), row_lo, -inf), np.where(np.isfinite(row_hi), row_hi, inf),
+            np.arange(n, dtype=np.int32) * m, np.tile(np.arange(m, dtype=np.int32), n),
+            np.asarray(M, dtype=float).ravel(order="F"), np.zeros(n, dtype=np.int32))
+        self._refused = status == highspy.HighsStatus.kError     # then every LP counts as failed
         self._cols = np.arange(M.shape[1], dtype=np.int32)
         self.iterations = 0
+        self.warm_starts = 0
+        self.restarts = 0
 
     def minimize(self, c, start=None) -> tuple[str, float]:
         """('optimal', guaranteed lower bound) | ('infeasible', nan) | ('failed', nan).
         ``start``: ``(col_status, row_status)`` integer codes of a basis to start from (else the last
         solve's). After an optimal solve, ``row_activity`` holds ``M z`` at the optimum and
         ``basis`` the optimal basis in that form."""
+        if self._refused:
+            return "failed", np.nan
         self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
-        if start is not None:
-            self._set_basis(*start)
-        self.h.run()
-        self.iterations += self.h.getInfo().simplex_iteration_count
-        status = self.h.getModelStatus()
+        status, warm = self._run(start)
+        if warm and status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
+            # dual simplex can stall from a saved basis on these highly degenerate LPs (one nonzero
+            # cost, often optimal at the box); past the limit, solve this LP afresh instead
+            self.restarts += 1
+            self.h.clearSolver()
+            status, _ = self._run(None)
+        if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
+            # numerical trouble unscaled: once more with HiGHS's scaling before giving up on this LP
+            self.h.setOptionValue("simplex_scale_strategy", self._scaling)
+            self.h.clearSolver()
+            status, _ = self._run(None)
+            self.h.setOptionValue("simplex_scale_strategy", 0)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", np.nan
         if status != highspy.HighsModelStatus.kOptimal:
@@ -110,23 +130,39 @@ class _RangeLP:
         solution = self.h.getSolution()
         self.row_activity = np.asarray(solution.row_value)
         basis = self.h.getBasis()
-        self.basis = (np.array([int(v) for v in basis.col_status], dtype=np.int8),
-                      np.array([int(v) for v in basis.row_status], dtype=np.int8))
+        self.basis = (np.array([v.value for v in basis.col_status], dtype=np.int8),
+                      np.array([v.value for v in basis.row_status], dtype=np.int8))
         y = np.asarray(solution.row_dual)
-        # the sign convention of the multipliers does not matter: both give valid bounds
-        bound = max(_dual_lower_bound(c, self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi, s * y)
-                    for s in (1.0, -1.0))
+        # any multipliers give a valid bound; HiGHS's convention (c = M^T y + reduced costs) gives the
+        # tight one, the opposite sign is tried only should that one fall short of the optimum
+        dual_bound = lambda s: _dual_lower_bound(  # noqa: E731
+            c, self.M, self.row_lo, self.row_hi, self.col_lo, self.col_hi, s * y)
+        bound = dual_bound(1.0)
+        optimum = self.h.getInfo().objective_function_value
+        if not bound >= optimum - 1e-6 * (1.0 + abs(optimum)):
+            bound = max(bound, dual_bound(-1.0))
         return ("optimal", bound) if np.isfinite(bound) else ("failed", np.nan)
 
-    def _set_basis(self, col_status, row_status) -> None:
+    def _run(self, start):
+        warm = start is not None and self._set_basis(*start)
+        self.warm_starts += warm
+        # a warm start that needs more pivots than there are variables is worth no more than a cold one
+        self.h.setOptionValue("simplex_iteration_limit", self.M.shape[1] if warm else highspy.kHighsIInf)
+        self.h.run()
+        self.iterations += self.h.getInfo().simplex_iteration_count
+        return self.h.getModelStatus(), warm
+
+    def _set_basis(self, col_status, row_status) -> bool:
         basis = highspy.HighsBasis()
-        basis.col_status = [_STATUS[v] for v in col_status]
-        basis.row_status = [_STATUS[v] for v in row_status]
+        basis.col_status = [_STATUS[v] for v in col_status.tolist()]
+        basis.row_status = [_STATUS[v] for v in row_status.tolist()]
         basis.valid = True
         # one basic variable per row, or HiGHS must complete it (alien)
         basis.alien = int(np.sum(col_status == _BASIC) + np.sum(row_status == _BASIC)) != row_status.size
-        if self.h.setBasis(basis) != highspy.HighsStatus.kOk:
-            self.h.clearSolver()      # unusable start: solve from scratch rather than from a bad basis
+        if self.h.setBasis(basis) == highspy.HighsStatus.kOk:
+            return True
+        self.h.clearSolver()      # unusable start: solve from scratch rather than from a bad basis
+        return False
 
 
 class IntervalBounds:
@@ -164,7 +200,9 @@ class IntervalBounds:
         self._kept_ids = np.zeros(0, dtype=np.int64)
         self._next_id = 0
         self._bases: dict = {}
-        self.lp_iterations = 0
+        # simplex iterations, LPs started from a saved basis, those solved afresh after it stalled, and
+        # LPs HiGHS did not solve to optimality (their bound kept its previous value)
+        self.lp_iterations = self.lp_warm_starts = self.lp_restarts = self.lp_failures = 0
         self.data_consistent = True
         self.rows_used = 0
 
@@ -212,9 +250,10 @@ class IntervalBounds:
                 c[k] = sign
                 status, value = lp.minimize(c, self._start((k, sign), ids_all))
                 if status == "infeasible":   # the data break the assumed bounds
-                    self.lp_iterations += lp.iterations
+                    self._count(lp)
                     return self._inconsistent(M_all, b_all, e_all)
                 if status != "optimal":
+                    self.lp_failures += 1
                     self._bases.pop((k, sign), None)
                     continue                 # no certificate from this LP: keep the old bound
                 bases[(k, sign)] = (ids_all, *lp.basis)
@@ -227,7 +266,7 @@ class IntervalBounds:
                 else:
                     new_hi[k] = min(new_hi[k], value + pad)
         self.lower, self.upper = new_lo, np.maximum(new_hi, new_lo)
-        self.lp_iterations += lp.iterations
+        self._count(lp)
         self._bases.update(bases)
         if self.keep_rows:
             if self.max_rows is not None and b_all.size > self.max_rows:
@@ -238,9 +277,15 @@ class IntervalBounds:
         self.rows_used += b.size
         return BoundsUpdate(True)
 
+    def _count(self, lp: _RangeLP) -> None:
+        self.lp_iterations += lp.iterations
+        self.lp_warm_starts += lp.warm_starts
+        self.lp_restarts += lp.restarts
+
     def _start(self, objective, ids):
         """The basis ``objective`` had at its last optimum, on the rows ``ids`` (then the cut rows):
-        rows it did not have enter with their slack basic. None the first time."""
+        rows it did not have enter with their slack basic. None the first time, or when it shares no
+        row with this LP (without ``keep_rows``)."""
         saved = self._bases.get(objective)
         if saved is None:
             return None
@@ -248,6 +293,8 @@ class IntervalBounds:
         n_data = old_ids.size
         pos = np.searchsorted(old_ids, ids)          # ids increase along the rows
         known = (pos < n_data) & (old_ids[np.minimum(pos, n_data - 1)] == ids) if n_data else np.zeros(ids.size, bool)
+        if not known.any():
+            return None
         rows = np.full(ids.size, _BASIC, dtype=np.int8)
         rows[known] = row_status[pos[known]]
         return col_status, np.concatenate([rows, row_status[n_data:]])

@@ -32,7 +32,7 @@ from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .payload import PayloadEstimate
 
 ROBOT_RELATIVE_ERROR = 0.05
-# Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.3 s per update for a
+# Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
 # of data is as tight as with 500 kept rows (the pruned rows are the non-binding ones).
 MAX_LP_ROWS = 300
