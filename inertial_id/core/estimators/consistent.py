@@ -7,6 +7,9 @@ This is exactly the constrained least-squares problem on the accumulated data, s
 """
 from __future__ import annotations
 
+import functools
+import threading
+
 import cvxpy as cp
 import numpy as np
 
@@ -29,6 +32,20 @@ def pseudo_inertia_expr(pi):
                     [hx, hy, hz, m]])
 
 
+@functools.lru_cache(maxsize=None)
+def _problem(n: int, boxed: bool):
+    """The SDP with its data as cvxpy Parameters, compiled once per shape and reused: an estimator
+    re-solves it at every bounds update. (The lock: the nodes solve in worker threads.)"""
+    x = cp.Variable(n)
+    par = {"R": cp.Parameter((n, n)), "r": cp.Parameter(n), "eps": cp.Parameter(nonneg=True)}
+    J = pseudo_inertia_expr(x)
+    cons = [0.5 * (J + J.T) >> par["eps"] * np.eye(4)]
+    if boxed:
+        par["lower"], par["upper"] = cp.Parameter(n), cp.Parameter(n)
+        cons += [x >= par["lower"], x <= par["upper"]]
+    return cp.Problem(cp.Minimize(cp.sum_squares(par["R"] @ x - par["r"])), cons), x, par, threading.Lock()
+
+
 def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float = 0.0) -> np.ndarray:
     """Solve the SDP above; raises :class:`InfeasibleError` if the box holds no consistent vector."""
     pi_ls = np.asarray(pi_ls, dtype=float)
@@ -43,23 +60,23 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
         raise SolverFailure(f"information matrix: {exc}") from None
     w = np.maximum(w, 1e-12 * max(w.max(), 1.0))
     R = (V * np.sqrt(w)).T
-    x = cp.Variable(n)
-    J = pseudo_inertia_expr(x)
-    cons = [0.5 * (J + J.T) >> eps * np.eye(4)]
-    if lower is not None:
-        cons.append(x >= np.asarray(lower, dtype=float))
-    if upper is not None:
-        cons.append(x <= np.asarray(upper, dtype=float))
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(R @ (x - pi_ls))), cons)
-    try:
-        prob.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as exc:
-        raise SolverFailure(f"Clarabel: {exc}") from None
-    except BaseException as exc:
-        # a panic inside the Rust solver arrives as pyo3's PanicException, a BaseException
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise SolverFailure(f"Clarabel panicked: {exc}") from None
-    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
-        raise InfeasibleError(f"no physically consistent parameters in the box (solver: {prob.status})")
-    return np.asarray(x.value, dtype=float)
+    if (lower is None) != (upper is None):
+        raise ValueError("give both bounds of the box or neither")
+    boxed = lower is not None
+    prob, x, par, lock = _problem(n, boxed)
+    with lock:
+        par["R"].value, par["r"].value, par["eps"].value = R, R @ pi_ls, float(eps)
+        if boxed:
+            par["lower"].value, par["upper"].value = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        try:
+            prob.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError as exc:
+            raise SolverFailure(f"Clarabel: {exc}") from None
+        except BaseException as exc:
+            # a panic inside the Rust solver arrives as pyo3's PanicException, a BaseException
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise SolverFailure(f"Clarabel panicked: {exc}") from None
+        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+            raise InfeasibleError(f"no physically consistent parameters in the box (solver: {prob.status})")
+        return np.array(x.value, dtype=float)
