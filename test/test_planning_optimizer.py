@@ -125,3 +125,39 @@ def test_information_objective_prefers_unexplored_directions(gen3):
     # more of the same information lowers the cost, and a narrower box lowers what it is worth
     assert scaled_cost(2 * F, half) < scaled_cost(F, half)
     assert scaled_cost(F, half) < scaled_cost(F, 0.5 * half)
+
+
+def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
+    robot, settings, _, _ = gen3
+    ex = PayloadExcitation(robot)
+    noise = robot.profile["noise"]
+    rel, ab = noise["joint_torque"]["relative"], noise["joint_torque"]["absolute_Nm"]
+    q = np.array([settings.centre, settings.centre + 0.3])
+    z = np.zeros_like(q)
+    W = ex.rows(q, z, z).reshape(2, robot.nv, 10)
+    tau = ex.robot_torque(q, z, z) + W @ ex.payload_guess
+    # |tau_true| <= (|tau_measured| + absolute) / (1 - relative), plus the model error per sample
+    bound = rel * (np.abs(tau) + ab) / (1 - rel) + ab + noise["model_error_Nm"]
+    assert np.allclose(ex.row_weights(ex.robot_torque(q, z, z), W), 1.0 / bound)
+    # the shoulder, which carries the arm's own weight, is worth less per newton metre than the wrist
+    w = ex.row_weights(ex.robot_torque(q, z, z), W)
+    assert np.all(w[:, 1] < w[:, 5])
+
+
+def test_mass_term_prefers_information_about_the_mass(gen3):
+    robot, settings, _, opt = gen3
+    ex = PayloadExcitation(robot)
+    plan = opt.plan(rest_request(robot, settings, seed=3), deadline_s=10.0).plan
+    F = ex.information(plan, settings.cost_samples)
+    half = 0.5 * np.subtract(*payload_box(robot)[::-1])
+    # the same scaled amount of information, about the mass or about Ixx
+    d = 0.5 * np.trace(F * np.outer(half, half)) / 10
+    extra_m = np.zeros((10, 10))
+    extra_m[0, 0] = d / half[0] ** 2
+    extra_I = np.zeros((10, 10))
+    extra_I[4, 4] = d / half[4] ** 2
+
+    def preference(weight):
+        return scaled_cost(F + extra_m, half, weight) - scaled_cost(F + extra_I, half, weight)
+    # the mass term shifts the choice toward the mass (Ixx, far less known here, may still win)
+    assert preference(10.0) < preference(0.0)

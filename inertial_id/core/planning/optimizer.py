@@ -206,7 +206,7 @@ class PlanOptimizer:
             B = bernstein_basis(self.d - k, s) @ D                               # (N, d+1)
             maps.append((B @ self.A, B @ base))                                  # (N, m), (N, n)
         half = 0.5 * (req.upper - req.lower)
-        weight = self.excitation.row_weight
+        ex = self.excitation
         cache = {}
 
         def evaluate(x):
@@ -214,20 +214,21 @@ class PlanOptimizer:
             if key not in cache:
                 X = x.reshape(self.m, self.n)
                 q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
-                W = self.excitation.rows(q, qd, qdd).reshape(N, self.n, 10)
-                Ww = (W * weight[None, :, None]).reshape(-1, 10)
-                cost = scaled_cost(req.F_prev + Ww.T @ Ww * dt, half)
+                W = ex.rows(q, qd, qdd).reshape(N, self.n, 10)
+                tau = ex.robot_torque(q, qd, qdd)
+                F = ex.weighted_information(W, ex.row_weights(tau, W), dt)
+                cost = scaled_cost(req.F_prev + F, half)
                 cache.clear()
-                cache[key] = (cost, self._screen_margin(q, qd, qdd, W, req.lower, req.upper))
+                cache[key] = (cost, self._screen_margin(q, W, tau, req.lower, req.upper))
             return cache[key]
         return evaluate
 
     def cost(self, req: PlanRequest, x) -> float:
         return self._objective(req)(np.asarray(x, dtype=float))[0]
 
-    def _screen_margin(self, q, qd, qdd, W, lower, upper) -> float:
+    def _screen_margin(self, q, W, tau, lower, upper) -> float:
         """Screening, not certification: a cheap estimate of the certifier's smallest torque margin
-        (N m, beyond ``torque_margin_Nm``) at the given states: payload box exactly (centre +- |W_e|
+        (N m, beyond ``torque_margin_Nm``) at states ``q`` with rows ``W`` and payload-free torque ``tau``: payload box exactly (centre +- |W_e|
         half-width), robot parameters to first order (± relative error of the nominal torque),
         tracking tube as |M| times the acceleration tube. The optimiser keeps it above the gap
         observed between it and the certifier, and candidates below that gap are not sent to the
@@ -236,11 +237,8 @@ class PlanOptimizer:
         model, data = self.robot.model, self.excitation.data
         rel = float(self.cert_settings.robot_relative_error)
         acc_tube = np.asarray(self.cert_settings.tracking_acceleration_rad_s2, dtype=float)
-        N = len(q)
-        tau = np.empty((N, self.n))
-        M = np.empty((N, self.n, self.n))
-        for k in range(N):
-            tau[k] = pin.rnea(model, data, q[k], qd[k], qdd[k])
+        M = np.empty((len(q), self.n, self.n))
+        for k in range(len(q)):
             M[k] = pin.crba(model, data, q[k])          # upper triangle filled
         M_abs = np.abs(M * self._upper)
         M_abs = M_abs + np.swapaxes(M_abs * self._strict, 1, 2)
@@ -252,7 +250,7 @@ class PlanOptimizer:
         t = np.linspace(0.0, plan.duration_s, PRECHECK_SAMPLES)
         q, qd, qdd = plan.evaluate(t)
         W = self.excitation.rows(q, qd, qdd).reshape(len(t), self.n, 10)
-        return self._screen_margin(q, qd, qdd, W, lower, upper)
+        return self._screen_margin(q, W, self.excitation.robot_torque(q, qd, qdd), lower, upper)
 
     # --- the planning step -----------------------------------------------------------------------
 
