@@ -11,10 +11,8 @@ Two sources, in order of preference (:func:`estimate_from_bag` picks):
 
 :class:`RowIntake` then does what the estimator node does with each message (kind and column
 checks, :func:`~.estimators.factory.make_estimator`), and updates the bounds every
-``bounds_period_s`` of data time plus once at the end. For estimators that keep all rows
-(``guaranteed`` on momentum rows) the final box is the LP projection of every row, whatever the
-update schedule; estimators that intersect per-update boxes (wrench rows) depend on when updates
-happened, which the live node decides by its wall-clock timer.
+``bounds_period_s`` of data time plus once at the end — the schedule the estimator node follows
+(:class:`~.estimators.schedule.UpdateSchedule`), so the same rows give the same box.
 """
 from __future__ import annotations
 
@@ -24,6 +22,7 @@ import numpy as np
 
 from .estimators.factory import make_estimator
 from .estimators.row_checks import RowLimits
+from .estimators.schedule import UpdateSchedule
 from .row_builder import SampleRows
 
 SYNC_TOLERANCE_S = 0.0005   # regressor_builder's sync_tolerance_s default
@@ -65,8 +64,7 @@ class RowIntake:
         self.robot = robot
         self.estimator = make_estimator(robot, method, max_bound_rows)
         self.limits = RowLimits(robot.torque_limit)
-        self.period = bounds_period_s
-        self.next_update = None
+        self.schedule = UpdateSchedule(bounds_period_s)
         self.dropped: dict[str, int] = {}
         self.accepted = 0
         self.history = History()
@@ -94,12 +92,8 @@ class RowIntake:
         est.add(m.kind, m.A, m.b, m.noise_bound, m.noise_sigma, int(m.samples), kinematics)
         self.accepted += 1
         self.last_t = m.t
-        if self.period > 0:
-            if self.next_update is None:
-                self.next_update = m.t + self.period
-            elif m.t >= self.next_update:
-                self.update(m.t)
-                self.next_update += self.period * np.floor((m.t - self.next_update) / self.period + 1)
+        if self.schedule.due(m.t):
+            self.update(m.t)
 
     def update(self, t: float) -> None:
         self.estimator.update_bounds()

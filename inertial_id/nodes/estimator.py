@@ -18,6 +18,7 @@ from ..core.estimators.factory import METHODS, make_estimator
 from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
+from ..core.estimators.schedule import UpdateSchedule
 from .common import RELIABLE_QOS, DropCounter, declare, declare_robot, run_node
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -54,7 +55,9 @@ class EstimatorNode(Node):
                               f"estimation method: {' | '.join(METHODS)}; empty: the profile's") or profile_method
         self.max_rows = declare(self, "max_bound_rows", 0,
                                 "most rows in one bounds LP (0: 3000 per-sample rows, 300 kept momentum rows)")
-        self.bounds_period = declare(self, "bounds_period_s", 2.0, "period of the guaranteed-bounds update, s")
+        self.bounds_period = declare(self, "bounds_period_s", 2.0,
+                                     "the guaranteed bounds are updated every this much data time (row stamps), s; "
+                                     "rows left over when the stream stops, after as much time without rows")
         self.publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "rows stamped further ahead of this node's clock are dropped")
@@ -85,7 +88,9 @@ class EstimatorNode(Node):
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(self.publish_period, self.publish)
-        self.create_timer(self.bounds_period, self._bounds_due)
+        self.schedule = UpdateSchedule(self.bounds_period)
+        self.rows_since_tick = -1
+        self.create_timer(self.bounds_period, self._idle_tick)
         self.worker = threading.Thread(target=self._work, name="estimator-worker", daemon=True)
         self.worker.start()
 
@@ -160,12 +165,15 @@ class EstimatorNode(Node):
                 self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
                 return
             kinematics = np.asarray(msg.kinematics, float)
-        self.queue.append(("rows", (msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics)))
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self.queue.append(("rows", (t, (msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics))))
         self.drops.ok()
 
     def _work(self) -> None:
-        """Owns the estimator. The schedule comes from the node's timers (which follow simulated
-        time on a replay): they set ``bounds_due`` / ``result_due`` and wake this thread."""
+        """Owns the estimator. Bounds updates follow the rows' data time
+        (:class:`~inertial_id.core.estimators.schedule.UpdateSchedule`, as offline); the node's
+        timers (simulated time on a replay) set ``result_due`` and, once a whole period passed
+        without rows, ``bounds_due`` for the rows left over; they wake this thread."""
         new_rows = dirty = False
         new_box = self.restored          # publish the restored box before any row arrives
         while not self.stopping.is_set():
@@ -177,21 +185,19 @@ class EstimatorNode(Node):
                     self._reset()
                     new_rows, new_box = False, True
                     continue
+                t, rows = args
                 try:
-                    self.estimator.add(*args)
-                    new_rows = dirty = True
+                    self.estimator.add(*rows)
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_on_rows", f"{type(exc).__name__}: {exc}")
+                    continue
+                new_rows = dirty = True
+                if self.schedule.due(t):
+                    new_rows, new_box = False, True
+                    self._update_bounds()
             if self.bounds_due and new_rows:
                 self.bounds_due, new_rows, new_box = False, False, True
-                t0 = time.perf_counter()
-                try:
-                    self.estimator.update_bounds()
-                    self._save()
-                except NUMERICAL_FAILURES as exc:
-                    # the box keeps its last certified value; counted, the next update tries again
-                    self.drops.drop("solver_failed_bounds", f"{type(exc).__name__}: {exc}")
-                self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+                self._update_bounds()
             # a new box is published at once, even if no rows follow (end of a recording or replay);
             # new rows alone at the publication period
             if new_box or (dirty and self.result_due):
@@ -201,12 +207,26 @@ class EstimatorNode(Node):
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
-    def _bounds_due(self) -> None:
-        self.bounds_due = True
-        self.wake.set()
+    def _update_bounds(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.estimator.update_bounds()
+            self._save()
+        except NUMERICAL_FAILURES as exc:
+            # the box keeps its last certified value; counted, the next update tries again
+            self.drops.drop("solver_failed_bounds", f"{type(exc).__name__}: {exc}")
+        self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+
+    def _idle_tick(self) -> None:
+        """A timer period without any rows: the stream stopped; fold in what is left."""
+        if self.rows_since_tick == self.drops.accepted:
+            self.bounds_due = True
+            self.wake.set()
+        self.rows_since_tick = self.drops.accepted
 
     def _reset(self) -> None:
         self.estimator = self._new_estimator()
+        self.schedule = UpdateSchedule(self.bounds_period)
         if self.state_path is not None:
             remove_state(self.state_path)
         self.resets += 1
