@@ -67,15 +67,17 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
     os.makedirs(log_dir, exist_ok=True)
     t_start = time.monotonic()
-    nodes = start_node_set(profile, env, log_dir,
-                           sim_robot={"payload": payload, "real_time_factor": float(rtf)},
-                           regressor_builder={"method": method}, estimator={"method": method},
-                           excitation_planner={"duration_s": float(duration_s)})
     rclpy.init()
     monitor = MonitorNode()
     from ..nodes.recorder import finish_recording, start_recording
+    # the recorder listens before the nodes start, so that it has every message the nodes exchange
     recorder = start_recording(profile, record, storage) if record else None
+    nodes = None
     try:
+        nodes = start_node_set(profile, env, log_dir,
+                               sim_robot={"payload": payload, "real_time_factor": float(rtf)},
+                               regressor_builder={"method": method}, estimator={"method": method},
+                               excitation_planner={"duration_s": float(duration_s)})
         start_planner(monitor, t_start + timeout_margin_s)
         done_at = None
         last_print = 0.0
@@ -110,7 +112,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             recorder.stop()
         monitor.destroy_node()
         rclpy.try_shutdown()
-        nodes.stop()
+        if nodes is not None:
+            nodes.stop()
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
     return {
