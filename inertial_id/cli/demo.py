@@ -69,6 +69,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     t_start = time.monotonic()
     rclpy.init()
     monitor = MonitorNode()
+    from ..core import bags
+    from ..core.model import load_robot
     from ..nodes.recorder import finish_recording, start_recording
     # the recorder listens before the nodes start, so that it has every message the nodes exchange
     recorder = start_recording(profile, record, storage) if record else None
@@ -109,7 +111,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             truth = monitor.truth
     finally:
         if recorder is not None:
-            recorder.stop()
+            recorder.stop(settle_topics=(load_robot(profile).sensing["joint_states_topic"], bags.ROWS))
         monitor.destroy_node()
         rclpy.try_shutdown()
         if nodes is not None:

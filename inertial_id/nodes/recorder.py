@@ -68,8 +68,20 @@ class BackgroundRecorder:
         while not self._stop.is_set():
             self.executor.spin_once(timeout_sec=0.05)
 
-    def stop(self) -> dict:
-        """Stop receiving, close the bag; message counts per topic."""
+    def stop(self, settle_topics=(), quiet_s: float = 2.0, max_wait_s: float = 30.0) -> dict:
+        """Stop receiving, close the bag; message counts per topic. ``settle_topics``: streams that
+        have ended (their source stopped); first wait until none of them was written for
+        ``quiet_s``: on a busy machine this thread may still be working through its queue."""
+        deadline = time.monotonic() + max_wait_s
+        last, since = None, time.monotonic()
+        while settle_topics and time.monotonic() < deadline:
+            with self.node.lock:
+                counts = [self.writer.counts.get(t, 0) for t in settle_topics]
+            if counts != last:
+                last, since = counts, time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                break
+            time.sleep(0.1)
         self._stop.set()
         self.thread.join()
         with self.node.lock:

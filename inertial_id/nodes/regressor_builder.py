@@ -178,7 +178,8 @@ class RegressorBuilderNode(Node):
                                        tau, wrench)
         # samples the driver sent that never reached this node (a full DDS queue under load) show as
         # stamp gaps at the driver's rate: counted, not silently lost
-        self.drops.counts["missed_samples"] += pushed.missed
+        if pushed.missed:
+            self.drops.counts["missed_samples"] += pushed.missed
         for reason, detail in pushed.drops:
             self.drops.drop(reason, detail)
         if pushed.accepted:
