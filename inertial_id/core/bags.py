@@ -70,7 +70,7 @@ DEFAULT_QOS = qos(reliable=True, depth=10)      # also the planner's commands
 TOPICS = {
     JOINT_STATES: (JOINT_STATE_TYPE, SENSOR_QOS),
     WRENCH: (WRENCH_TYPE, SENSOR_QOS),
-    ROWS: (f"{PACKAGE}/msg/RegressorSample", RELIABLE_QOS),
+    ROWS: (f"{PACKAGE}/msg/RegressorSample", ESTIMATE_QOS),       # kept for late joiners, as the estimates
     ESTIMATE: (f"{PACKAGE}/msg/InertialEstimate", ESTIMATE_QOS),
     MARKERS: ("visualization_msgs/msg/MarkerArray", DEFAULT_QOS),
     STATUS: (f"{PACKAGE}/msg/ExcitationStatus", DEFAULT_QOS),

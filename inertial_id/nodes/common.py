@@ -22,6 +22,10 @@ SENSOR_QOS = QoSProfile(reliability=ReliabilityPolicy.BEST_EFFORT, history=Histo
 # Rows and estimates: every message matters; reliable with room for a slow consumer.
 RELIABLE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                           depth=500, durability=DurabilityPolicy.VOLATILE)
+# Streams a late joiner may want from the start (a recorder started after the nodes): reliable, the
+# last 500 kept (transient local); a volatile subscriber still gets only what follows its match.
+KEPT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                      depth=500, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 # Facts that late joiners need (true payload of the simulator, the last trajectory): latched.
 LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                          depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -9,7 +9,7 @@ from collections import deque
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -19,7 +19,7 @@ from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
 from ..core.estimators.schedule import UpdateSchedule
-from .common import RELIABLE_QOS, DropCounter, declare, declare_robot, run_node
+from .common import KEPT_QOS, DropCounter, declare, declare_robot, run_node
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 
@@ -33,10 +33,8 @@ NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, ArithmeticError
 # queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
 # reports and the node counts as lost_in_transport).
 ROWS_IN_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
-# Estimates as RELIABLE_QOS, but kept for late joiners that ask for them (transient local): the
-# box restored at start-up is published before anyone has discovered the new process.
-ESTIMATE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
-                          depth=RELIABLE_QOS.depth, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# the box restored at start-up is published before anyone has discovered the new process
+ESTIMATE_QOS = KEPT_QOS
 
 
 class EstimatorNode(Node):

@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from ..core.estimators.factory import row_kinds
 from ..core.profile import ProfileError
 from ..core.row_builder import RowMessage, SampleRows
-from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
+from .common import KEPT_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
 
@@ -79,7 +79,8 @@ class RegressorBuilderNode(Node):
                                      "samples formed into rows at once (larger: less CPU per sample, more latency)")
         self.create_timer(declare(self, "process_period_s", 0.02, "longest a ready sample waits for its batch"),
                           self.flush)
-        self.pub = self.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
+        # kept for late joiners: a recorder that starts after this node still records every row
+        self.pub = self.create_publisher(RegressorSample, "regressor_samples", KEPT_QOS)
         # Drivers publish sensor data best effort; a replay or a test that must not lose a message
         # publishes reliably and asks for reliable, unbounded (flow-controlled) delivery here.
         input_qos = LOSSLESS_INPUT_QOS if declare(self, "lossless_inputs", False,
