@@ -124,8 +124,7 @@ class RegressorBuilderNode(Node):
             return
         if not self.stream.rows.use_wrench:       # nothing to wait for
             self.ready.append((sample, None))
-            if len(self.ready) >= self.process_batch:
-                self.flush()
+            self.flush_if_full()
             return
         if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
             # the stream went back in time (the parser followed it): what waits belongs to the old one
@@ -164,6 +163,9 @@ class RegressorBuilderNode(Node):
                 wrench = self.wrench_w[j]
             self.joint_samples.popleft()
             self.ready.append((s, wrench))
+        self.flush_if_full()
+
+    def flush_if_full(self) -> None:
         if len(self.ready) >= self.process_batch:
             self.flush()
 
