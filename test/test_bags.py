@@ -94,6 +94,46 @@ def test_standard_and_custom_messages_round_trip(storage, tmp_path):
     s = bags.read_status(bag)
     assert s.state == ["executing"] and np.isnan(s.min_torque_margin[0]) and np.isinf(s.min_obstacle_clearance[0])
 
+    # one pass over several topics gives what the per-topic readers give
+    found = bags.read_topics(bag, [bags.JOINT_STATES, bags.WRENCH, bags.ESTIMATE, bags.ROWS, bags.TRUTH],
+                             times_only=[bags.STATUS])
+    one = bags.joint_states_of(found[bags.JOINT_STATES], names)
+    for f in ("t", "log_time_ns", "q", "qd", "tau"):
+        np.testing.assert_array_equal(getattr(one, f), getattr(js, f))
+    t_w1, frames1, w1 = bags.wrenches_of(found[bags.WRENCH])
+    np.testing.assert_array_equal(t_w1, t_w)
+    np.testing.assert_array_equal(w1, w_read)
+    assert frames1 == frames
+    e1 = bags.estimates_of(found[bags.ESTIMATE])
+    for f in ("t", "log_time_ns", "estimate", "lower", "upper", "samples_used", "data_consistent"):
+        np.testing.assert_array_equal(getattr(e1, f), getattr(e, f))
+    (r1,) = list(bags.rows_of(m for _, m in found[bags.ROWS]))
+    np.testing.assert_array_equal(r1.A, r.A)
+    assert (r1.t, r1.kind, r1.parameter_names) == (r.t, r.kind, r.parameter_names)
+    assert found[bags.TRUTH] == [] and bags.truth_of(found[bags.TRUTH]) is None
+    assert found[bags.STATUS] == [int(6e9)]
+    assert bags.time_span_s(found[bags.STATUS]) == 0.0
+    assert bags.time_span_s([t for t, _ in found[bags.JOINT_STATES]]) == pytest.approx(0.098)
+
+
+def test_bag_without_message_definitions_is_read_with_the_kilted_types(tmp_path):
+    """Bags written by rosbag2 or rosbags store their message definitions; one that does not (here
+    removed from the sqlite3 file) is read with the kilted typestore, built only for it."""
+    import sqlite3
+    store = bags.typestore()
+    bag = tmp_path / "nodefs"
+    with bags.BagWriter(bag, "sqlite3", {bags.JOINT_STATES: bags.TOPICS[bags.JOINT_STATES]}) as writer:
+        for k in range(3):
+            writer.write(bags.JOINT_STATES, 1000 + k, bags.joint_state(store, 1.0 + k, ["a", "b"], [k, 1.0],
+                                                                          [2.0, k], [3.0, 4.0]))
+    (db,) = bag.glob("*.db3")
+    with sqlite3.connect(db) as con:
+        assert con.execute("select count(*) from message_definitions").fetchone()[0] == 1
+        con.execute("delete from message_definitions")
+    js = bags.read_joint_states(bag, ["b", "a"])
+    np.testing.assert_array_equal(js.q, [[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    np.testing.assert_array_equal(js.t, [1.0, 2.0, 3.0])
+
 
 def test_suite_qos_matches_the_nodes_publishers():
     pytest.importorskip("rclpy")

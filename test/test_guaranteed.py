@@ -7,7 +7,7 @@ from scipy.optimize import linprog
 from conftest import random_params
 
 from inertial_id.core.studies import bounds as study
-from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound
+from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound, _RangeLP
 from inertial_id.core.estimators.guaranteed import (GuaranteedEstimator, pseudo_inertia_diagonal_cuts,
                                                    robot_parameter_box)
 from inertial_id.core.model import load_robot
@@ -63,6 +63,31 @@ def test_dual_bound_is_valid_for_any_multipliers(rng):
                    method="highs").fun
     for _ in range(50):
         assert _dual_lower_bound(c, M, b - e, b + e, lo, hi, rng.normal(size=b.size)) <= best + 1e-9
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_optimal_basis_is_the_one_highs_reports(rng, fixed):
+    """The basis kept for warm starts is read from the basic variables and the bounds the
+    nonbasic ones sit on; it must be HiGHS's own (getBasis), also where that reading cannot
+    decide (a fixed variable: getBasis is used)."""
+    x, r, A, N, b, e = _nuisance_problem(rng, rows=80)
+    M = np.vstack([np.hstack([A, N]), np.eye(8)[:1]])             # plus a one-sided row (a cut)
+    lo, hi = np.r_[x - 5, -np.ones(5)], np.r_[x + 5, np.ones(5)]
+    if fixed:
+        lo[4] = hi[4] = r[1]
+    lp = _RangeLP(M, np.r_[b - e, -np.inf], np.r_[b + e, x[0]], lo, hi)
+    checked = 0
+    for k in range(8):
+        for sign in (1.0, -1.0):
+            c = np.zeros(8)
+            c[k] = sign
+            status, _ = lp.minimize(c)
+            assert status == "optimal"
+            reported = lp.h.getBasis()
+            np.testing.assert_array_equal(lp.basis[0], [v.value for v in reported.col_status])
+            np.testing.assert_array_equal(lp.basis[1], [v.value for v in reported.row_status])
+            checked += 1
+    assert checked == 16 and lp._status_from_values == (not fixed)
 
 
 def test_physical_cuts_hold_for_consistent_bodies_and_cut_inconsistent_ones(rng):

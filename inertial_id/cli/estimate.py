@@ -44,19 +44,25 @@ def run(args) -> int:
     # timed: what the estimation needs; the comparisons (truth, live run, data length) come after
     t0 = time.perf_counter()
     try:
-        js_topics = bags.topics_in(args.bag)
-        read_live = (lambda: bags.read_estimates(args.bag) if bags.ESTIMATE in js_topics else None)
-        live = read_live() if args.as_live else None
-        if args.as_live and (live is None or not len(live) or args.source == "samples"):
-            raise UserError("--as-live needs recorded estimates and rows (a bag of demo --record)")
+        topics = bags.topics_in(args.bag)
+        live = None
+        if args.as_live:
+            live = bags.read_estimates(args.bag) if bags.ESTIMATE in topics else None
+            if live is None or not len(live) or args.source == "samples":
+                raise UserError("--as-live needs recorded estimates and rows (a bag of demo --record)")
         with progress_bar(desc="estimating", unit="sample") as bar:
             intake, r, info = offline.estimate_from_bag(
                 args.bag, robot, method, "rows" if args.as_live else args.source, args.max_bound_rows or None,
                 period, bar.update, samples_used=int(live.samples_used[-1]) if args.as_live else None)
         wall = time.perf_counter() - t0
-        live = live if args.as_live else read_live()
-        truth = bags.read_truth(args.bag) if bags.TRUTH in js_topics else None
-        data_s = recorded_duration_s(args.bag, js_topics)
+        # the rest in one pass: live estimates, truth, and the log times of the sensor stream (the
+        # data length: joint states, else the rows)
+        span_topic = bags.JOINT_STATES if bags.JOINT_STATES in topics else bags.ROWS
+        found = bags.read_topics(args.bag, [bags.TRUTH] if args.as_live else [bags.TRUTH, bags.ESTIMATE],
+                                 times_only=[span_topic])
+        live = live if args.as_live else bags.estimates_of(found[bags.ESTIMATE])
+        truth = bags.truth_of(found[bags.TRUTH])
+        data_s = bags.time_span_s(found[span_topic])
     except (bags.BagError, ValueError) as exc:
         raise UserError(str(exc)) from None
     out = {
@@ -96,9 +102,3 @@ def relative_difference(a, b) -> float:
     """max |a - b| / max(|a|, |b|, 1e-12), elementwise."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-12)))
-
-
-def recorded_duration_s(bag, topics) -> float:
-    """Span of the recorded sensor stream (joint states; else the rows), s."""
-    from ..core import bags
-    return bags.log_time_span_s(bag, bags.JOINT_STATES if bags.JOINT_STATES in topics else bags.ROWS)

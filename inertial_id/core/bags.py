@@ -7,14 +7,16 @@ project's own messages (``msg/*.msg``) are registered in the typestore from thei
 so any rosbag2 tool can read them back from the definitions stored in the bag.
 
 Reading: :func:`messages` iterates a bag in log-time order (any storage format; message types are
-taken from the definitions in the bag, the standard ones from the kilted typestore); the
-``read_*`` functions turn the topics of this suite into numpy streams.
+taken from the definitions in the bag, from the kilted typestore for a bag without any);
+:func:`read_topics` reads several topics in one pass; the ``read_*`` functions turn the topics of
+this suite into numpy streams, and the ``*_of`` functions do the same for messages already read.
 
 Log time is what ``ros2 bag record`` stores: the receive time. Streams also keep each message's
 header stamp, which is what the pipeline uses.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from dataclasses import dataclass
@@ -256,31 +258,64 @@ def topics_in(path) -> dict[str, str]:
         raise BagError(f"bag '{path}': unreadable metadata.yaml ({exc})") from None
 
 
-def messages(path, topics):
-    """``(topic, log_time_ns, message)`` of the given topics, in log-time order (the order of the
-    file for equal times)."""
+class _DefaultTypes:
+    """The default typestore as :class:`AnyReader` uses it (its ``fielddefs``, for a bag that stores
+    no message definitions), built on first use: bags written by rosbag2 or rosbags carry their
+    definitions, and building the kilted store costs about 0.15 s, a tenth of reading a 30 s bag."""
+
+    @property
+    def fielddefs(self):
+        return typestore().fielddefs
+
+
+@contextlib.contextmanager
+def _reader(path):
+    """An open :class:`AnyReader` of the bag at ``path``."""
     try:
-        reader = AnyReader([bag_dir(path)], default_typestore=typestore())
+        reader = AnyReader([bag_dir(path)], default_typestore=_DefaultTypes())
         reader.open()
     except BagError:
         raise
     except Exception as exc:   # rosbags raises its own error types for damaged or foreign files
         raise BagError(f"cannot open bag '{path}': {exc}") from None
     try:
-        conns = [c for c in reader.connections if c.topic in set(topics)]
-        # (rosbags reads every connection when given none)
-        for conn, t_ns, raw in reader.messages(connections=conns) if conns else ():
-            yield conn.topic, t_ns, reader.deserialize(raw, conn.msgtype)
+        yield reader
     finally:
         reader.close()
 
 
-def log_time_span_s(path, topic: str) -> float:
-    """Seconds between the first and last message of ``topic`` (log time; no deserialization)."""
-    with AnyReader([bag_dir(path)], default_typestore=typestore()) as reader:
-        conns = [c for c in reader.connections if c.topic == topic]
-        times = [t for _, t, _ in reader.messages(connections=conns)] if conns else []
-    return (max(times) - min(times)) * 1e-9 if len(times) > 1 else 0.0
+def _raw(reader, topics):
+    """``(connection, log_time_ns, CDR bytes)`` of ``topics`` in log-time order (the order of the
+    file for equal times)."""
+    conns = [c for c in reader.connections if c.topic in set(topics)]
+    # (rosbags reads every connection when given none)
+    return reader.messages(connections=conns) if conns else ()
+
+
+def messages(path, topics):
+    """``(topic, log_time_ns, message)`` of the given topics, in log-time order (the order of the
+    file for equal times)."""
+    with _reader(path) as reader:
+        for conn, t_ns, raw in _raw(reader, topics):
+            yield conn.topic, t_ns, reader.deserialize(raw, conn.msgtype)
+
+
+def read_topics(path, topics, times_only=()) -> dict[str, list]:
+    """One pass over a bag: ``topic -> [(log_time_ns, message)]`` for each of ``topics`` and
+    ``topic -> [log_time_ns]`` for each of ``times_only`` (not deserialized), in log-time order;
+    a topic the bag does not have maps to an empty list."""
+    deserialized = set(topics)
+    out = {topic: [] for topic in (*times_only, *topics)}
+    with _reader(path) as reader:
+        for conn, t_ns, raw in _raw(reader, out):
+            out[conn.topic].append((t_ns, reader.deserialize(raw, conn.msgtype))
+                                   if conn.topic in deserialized else t_ns)
+    return out
+
+
+def time_span_s(log_times_ns) -> float:
+    """Seconds between the first and the last of ``log_times_ns``."""
+    return (max(log_times_ns) - min(log_times_ns)) * 1e-9 if len(log_times_ns) > 1 else 0.0
 
 
 @dataclass
@@ -300,15 +335,22 @@ class JointStream:
 
 
 def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES) -> JointStream:
-    """Joint states of a bag, reordered to ``joint_names`` (default: the first message's order).
-    Messages that cannot be used (missing/unknown joints, wrong lengths, non-finite values) are
-    counted by reason in ``dropped``, not returned."""
+    """Joint states of a bag: :func:`joint_states_of` its messages on ``topic``."""
+    return joint_states_of(read_topics(path, [topic])[topic], joint_names,
+                           f"bag '{path}' has no usable messages on {topic}")
+
+
+def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint states") -> JointStream:
+    """``[(log_time_ns, JointState)]`` as a stream reordered to ``joint_names`` (default: the first
+    message's order). Messages that cannot be used (missing/unknown joints, wrong lengths) are
+    counted by reason in ``dropped``, not returned; none left raises :class:`BagError`
+    (``empty_error``)."""
     ts, logs, qs, qds, taus = [], [], [], [], []
     dropped: dict[str, int] = {}
     order_cache: dict[tuple, np.ndarray] = {}
     names = list(joint_names) if joint_names is not None else None
     has_effort = None
-    for _, t_ns, msg in messages(path, [topic]):
+    for t_ns, msg in msgs:
         if names is None:
             names = list(msg.name)
         key = tuple(msg.name)
@@ -332,7 +374,7 @@ def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES) -> Join
         qds.append(qd)
         taus.append(tau)
     if not ts:
-        raise BagError(f"bag '{path}' has no usable messages on {topic}")
+        raise BagError(empty_error)
     n = len(names)
     tau = np.array(taus).reshape(-1, n) if has_effort else None
     return JointStream(np.array(ts), np.array(logs, dtype=np.int64), names, np.array(qs).reshape(-1, n),
@@ -341,8 +383,13 @@ def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES) -> Join
 
 def read_wrenches(path, topic: str = WRENCH):
     """``(t (N,), frame_ids, w (N, 6))``: header stamps, frames and [force; torque]."""
+    return wrenches_of(read_topics(path, [topic])[topic])
+
+
+def wrenches_of(msgs):
+    """:func:`read_wrenches` of ``[(log_time_ns, WrenchStamped)]``."""
     ts, frames, ws = [], [], []
-    for _, _, msg in messages(path, [topic]):
+    for _, msg in msgs:
         f, n = msg.wrench.force, msg.wrench.torque
         ts.append(stamp_s(msg.header.stamp))
         frames.append(msg.header.frame_id)
@@ -383,7 +430,11 @@ class EstimateStream:
 
 def read_estimates(path, topic: str = ESTIMATE) -> EstimateStream | None:
     """The InertialEstimate stream of ``topic`` (None when the bag has none)."""
-    msgs = [(t_ns, m) for _, t_ns, m in messages(path, [topic])]
+    return estimates_of(read_topics(path, [topic])[topic])
+
+
+def estimates_of(msgs) -> EstimateStream | None:
+    """:func:`read_estimates` of ``[(log_time_ns, InertialEstimate)]``."""
     if not msgs:
         return None
     first = msgs[0][1]
@@ -424,7 +475,12 @@ def read_status(path, topic: str = STATUS) -> StatusStream | None:
 def read_rows(path, topic: str = ROWS):
     """RegressorSample messages in recorded (= received) order, as :class:`RowMessage`. Messages
     whose arrays do not fit their declared shape are skipped."""
-    for _, _, m in messages(path, [topic]):
+    return rows_of(m for _, _, m in messages(path, [topic]))
+
+
+def rows_of(msgs):
+    """:func:`read_rows` of RegressorSample messages."""
+    for m in msgs:
         cols = len(m.parameter_names)
         A = np.asarray(m.regressor, dtype=float)
         if cols == 0 or A.size != m.rows * cols or len(m.measurement) != m.rows:
@@ -437,9 +493,12 @@ def read_rows(path, topic: str = ROWS):
 
 def read_truth(path) -> np.ndarray | None:
     """The simulator's true payload parameters, when the bag recorded them."""
-    for _, _, m in messages(path, [TRUTH]):
-        return np.asarray(m.estimate, dtype=float)
-    return None
+    return truth_of(read_topics(path, [TRUTH])[TRUTH])
+
+
+def truth_of(msgs) -> np.ndarray | None:
+    """:func:`read_truth` of ``[(log_time_ns, InertialEstimate)]`` (the first message)."""
+    return np.asarray(msgs[0][1].estimate, dtype=float) if msgs else None
 
 
 def read_trajectories(path, topic: str):

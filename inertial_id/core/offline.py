@@ -163,14 +163,18 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     if source not in ("samples", "auto"):
         raise ValueError(f"unknown source '{source}' (rows, samples or auto)")
     sensing = robot.sensing
-    if sensing["joint_states_topic"] not in topics:
-        raise bags.BagError(f"bag '{path}' has no {sensing['joint_states_topic']}")
-    js = bags.read_joint_states(path, robot.joint_names, sensing["joint_states_topic"])
+    js_topic, wrench_topic = sensing["joint_states_topic"], sensing["wrench_topic"]
+    if js_topic not in topics:
+        raise bags.BagError(f"bag '{path}' has no {js_topic}")
+    use_wrench = sensing["wrench"] and "momentum" not in kinds
+    if use_wrench and wrench_topic not in topics:
+        raise bags.BagError(f"bag '{path}' has no {wrench_topic}; the profile's rows need the wrench")
+    streams = bags.read_topics(path, [js_topic, wrench_topic] if use_wrench else [js_topic])   # one pass
+    js = bags.joint_states_of(streams[js_topic], robot.joint_names,
+                              f"bag '{path}' has no usable messages on {js_topic}")
     wrenches = None
-    if sensing["wrench"] and "momentum" not in kinds:
-        if sensing["wrench_topic"] not in topics:
-            raise bags.BagError(f"bag '{path}' has no {sensing['wrench_topic']}; the profile's rows need the wrench")
-        t_w, frames, w = bags.read_wrenches(path, sensing["wrench_topic"])
+    if use_wrench:
+        t_w, frames, w = bags.wrenches_of(streams[wrench_topic])
         ok = np.array([f == robot.wrench_frame_id for f in frames], dtype=bool)
         wrenches = (t_w[ok], w[ok])
         info["wrenches_wrong_frame"] = int((~ok).sum())
