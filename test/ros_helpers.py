@@ -32,15 +32,16 @@ def require_launch_ros() -> None:
         pytest.skip(f"launch tests need the ROS 2 launch packages of {vendor}, which is absent")
 
 
-def start_replay_pipeline(ros_env: dict, log_dir):
+def start_replay_pipeline(ros_env: dict, log_dir, lossless_inputs: bool = False):
     """regressor_builder and estimator (guaranteed, no state file) as processes on simulated time,
-    and a monitor node; returns (processes, monitor) once the nodes listen and publish."""
+    and a monitor node; returns (processes, monitor) once the nodes listen and publish.
+    ``lossless_inputs``: the builder takes reliable sensor streams reliably (keep all)."""
     from inertial_id.core import bags
     from inertial_id.nodes.launch import start_node_set
     from inertial_id.nodes.monitor import MonitorNode
     sim_time = {"use_sim_time": True}
     nodes = start_node_set("kinova_gen3", ros_env, str(log_dir), nodes=("regressor_builder", "estimator"),
-                           regressor_builder=sim_time,
+                           regressor_builder={**sim_time, "lossless_inputs": lossless_inputs},
                            estimator={"method": "guaranteed", "state_file": "none", **sim_time})
     monitor = MonitorNode()
     up = spin_until(monitor, lambda: monitor.count_subscribers(bags.JOINT_STATES) >= 1

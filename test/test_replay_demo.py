@@ -1,8 +1,10 @@
 """Record a demo run (nodes over DDS), then: ``estimate --bag`` on the recorded rows, the recorded
-rows replayed (with /clock) into a fresh estimator process, and — when the live builder formed its
-rows from exactly the recorded joint states — the joint states offline and replayed through fresh
-builder and estimator processes: all give the live run's final bounds within 1e-6 (relative to
-each parameter's magnitude scale)."""
+rows replayed (with /clock) into a fresh estimator process, and the recorded joint states offline
+and replayed through fresh builder and estimator processes: all give the live run's final bounds
+within 1e-6 (relative to each parameter's magnitude scale). The demo holds the simulated arm until
+the builder, the planner and the recorder have matched its publishers, and the estimator and the
+recorder the rows topic, so the live nodes consume exactly the recorded streams."""
+import numpy as np
 import pytest
 
 from inertial_id.cli.demo import run_demo
@@ -14,7 +16,10 @@ from test_replay import bounds_difference
 
 pytestmark = pytest.mark.ros
 
-REPLAY_RATE = 0.25     # slow enough that the replayed builder takes every sample on a loaded machine
+TOLERANCE = 1e-6       # relative to each parameter's magnitude scale
+# slow enough that the replayed builder never stalls for a bounds period (which would add a bounds
+# update) on a loaded machine
+REPLAY_RATE = 0.25
 
 
 def last_builder_counts(bag) -> dict:
@@ -33,63 +38,71 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     live = run_demo("kinova_gen3", "dumbbell_5lb", 6.0, "guaranteed", log_dir=str(tmp_path / "live"),
                     progress=False, record=str(bag))
     robot = load_robot("kinova_gen3")
-    # the recorded rows are the estimator's input (less those published before it subscribed):
-    # offline gives the live bounds
+    # the recorded rows are the estimator's input: the estimator subscribed before the first sample
     _, r, info = offline.estimate_from_bag(bag, robot, "guaranteed", "rows", samples_used=live["samples"])
     diff = bounds_difference(r.lower, r.upper, live["lower"], live["upper"])
-    print(f"estimate --bag --as-live vs live: {diff:.3g} ({info['skipped_leading_messages']} leading messages "
-          "the live estimator never received)")
-    assert r.samples_used == live["samples"] and diff < 1e-6
+    print(f"estimate --bag --as-live vs live: {diff:.3g} ({info['skipped_leading_messages']} leading rows "
+          "messages the live estimator never received)")
+    assert info["skipped_leading_messages"] == 0
+    assert r.samples_used == live["samples"] and diff < TOLERANCE
 
-    # the recorded rows replayed (with /clock) into a fresh estimator process: what offline gives on
-    # every recorded row, and so the live box when the live estimator had them all
+    # the recorded rows replayed (with /clock) into a fresh estimator process
     _, all_rows, _ = offline.estimate_from_bag(bag, robot, "guaranteed", "rows")
-    replayed = replay_through_nodes(ros_env, tmp_path / "rows_replay", bag, [bags.ROWS], all_rows.samples_used, 1.0)
+    replayed = replay_through_nodes(ros_env, tmp_path / "rows_replay", bag, [bags.ROWS], all_rows, 1.0)
     diff = bounds_difference(replayed.lower, replayed.upper, all_rows.lower, all_rows.upper)
-    print(f"recorded rows replayed through the estimator node vs offline: {diff:.3g}")
-    assert diff < 1e-6
-    if info["skipped_leading_messages"] == 0:
-        assert bounds_difference(replayed.lower, replayed.upper, live["lower"], live["upper"]) < 1e-6
+    diff_live = bounds_difference(replayed.lower, replayed.upper, live["lower"], live["upper"])
+    print(f"recorded rows replayed through the estimator node vs offline: {diff:.3g}, vs live: {diff_live:.3g}")
+    assert replayed.samples_used == all_rows.samples_used and diff < TOLERANCE and diff_live < TOLERANCE
 
-    # from the recorded joint states, offline and through the nodes again: equal when the live
-    # builder received every sample the recorder did (it counts the ones DDS lost) and the live
-    # estimator every row the builder published
+    # the recorded joint states are what the live builder took (the demo's arm publishes them
+    # reliably, builder and recorder keep all), unless a reader fell further behind than the arm's
+    # publisher keeps (RELIABLE_SENSOR_DEPTH samples) on an overloaded machine: the builder counts
+    # such losses, the recorder's show as stamp gaps in the recording
     counts = last_builder_counts(bag)
-    missed = {k: v for k, v in counts.items() if k.startswith("dropped.") and int(v) > 0}
-    recorded = len(bags.read_joint_states(bag, robot.joint_names))
-    if missed or info["skipped_leading_messages"] or recorded != int(counts.get("accepted", -1)):
-        pytest.skip(f"the live builder did not form its rows from the recorded joint states ({recorded} recorded, "
-                    f"{counts.get('accepted')} accepted by the builder, drops {missed}; the recorder listens "
-                    f"before the nodes start), and/or the live estimator missed "
-                    f"{info['skipped_leading_messages']} early rows messages: no sample-level comparison "
-                    "(the recorded rows, offline and replayed through the estimator node, matched above)")
-    _, r, _ = offline.estimate_from_bag(bag, robot, "guaranteed", "samples")
-    assert bounds_difference(r.lower, r.upper, live["lower"], live["upper"]) < 1e-6
+    lost = {k: int(v) for k, v in counts.items()
+            if k in ("dropped.lost_in_transport", "dropped.missed_samples") and int(v) > 0}
+    other_drops = {k: v for k, v in counts.items() if k.startswith("dropped.") and k not in lost and int(v) > 0}
+    js = bags.read_joint_states(bag, robot.joint_names)
+    recorder_gaps = int(np.sum(np.diff(js.t) > 1.5 / robot.sensing["joint_states_hz"]))
+    print(f"joint states: {len(js)} recorded ({recorder_gaps} gaps), {counts.get('accepted')} accepted by the "
+          f"live builder, its losses {lost}, other drops {other_drops}")
+    if lost or recorder_gaps:
+        pytest.skip(f"DDS lost joint states under load (builder: {lost}, recorder: {recorder_gaps} stamp gaps): "
+                    "the recording is not the live builder's input, no sample-level comparison (the recorded "
+                    "rows, offline and replayed through the estimator node, matched the live run above)")
+    assert not other_drops and len(js) == int(counts["accepted"])
 
-    est = replay_through_nodes(ros_env, tmp_path / "samples_replay", bag, None, live["samples"], REPLAY_RATE)
-    assert bounds_difference(est.lower, est.upper, live["lower"], live["upper"]) < 1e-6
+    _, from_samples, _ = offline.estimate_from_bag(bag, robot, "guaranteed", "samples")
+    diff = bounds_difference(from_samples.lower, from_samples.upper, live["lower"], live["upper"])
+    print(f"estimate --bag from the recorded joint states vs live: {diff:.3g}")
+    assert from_samples.samples_used == live["samples"] and diff < TOLERANCE
+
+    est = replay_through_nodes(ros_env, tmp_path / "samples_replay", bag, None, from_samples, REPLAY_RATE)
+    diff = bounds_difference(est.lower, est.upper, live["lower"], live["upper"])
+    print(f"recorded joint states replayed through builder and estimator nodes vs live: {diff:.3g}")
+    assert est.samples_used == live["samples"] and diff < TOLERANCE
 
 
-def replay_through_nodes(ros_env, log_dir, bag, topics, samples: int, rate: float):
+def replay_through_nodes(ros_env, log_dir, bag, topics, expected, rate: float):
     """Replay ``topics`` of ``bag`` (None: the sensor streams) into fresh builder and estimator
-    processes on /clock; their estimate once it covers ``samples``."""
+    processes on /clock. Their estimate once it covers ``expected.samples_used`` with the
+    ``expected`` bounds; if it never does, the last one after the replay's tail, which is long
+    enough for the bounds update that follows the last rows (an estimate covering every sample
+    may be published before that update)."""
     import rclpy
     from inertial_id.nodes.replay import replay
     rclpy.init()
     log_dir.mkdir()
-    nodes, monitor = start_replay_pipeline(ros_env, log_dir)
+    nodes, monitor = start_replay_pipeline(ros_env, log_dir, lossless_inputs=True)
     try:
-        seen = []
-
-        def final_estimate_seen() -> bool:
+        def expected_estimate_seen() -> bool:
             rclpy.spin_once(monitor, timeout_sec=0.0)
-            if monitor.estimate is not None and monitor.estimate.samples_used == samples:
-                seen.append(monitor.estimates_received)
-            return len(set(seen)) >= 2
+            est = monitor.estimate
+            return est is not None and est.samples_used == expected.samples_used and \
+                bounds_difference(est.lower, est.upper, expected.lower, expected.upper) < TOLERANCE
 
-        replay(bag, topics, rate=rate, tail_s=30.0, stop_when=final_estimate_seen)
-        assert len(set(seen)) >= 2, f"replayed estimate: {monitor.estimate and monitor.estimate.samples_used} " \
-                                    f"samples, expected {samples}"
+        replay(bag, topics, rate=rate, tail_s=30.0, stop_when=expected_estimate_seen)
+        assert monitor.estimate is not None, "the replayed nodes published no estimate"
         return monitor.estimate
     finally:
         monitor.destroy_node()

@@ -59,7 +59,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
              record: str | None = None, storage: str = "mcap") -> dict:
     """Start the node processes and a monitor; return the final estimate against the truth."""
-    from ..nodes.launch import isolated_ros_env, start_node_set
+    from ..nodes.launch import NODES, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     import rclpy
@@ -71,15 +71,26 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     monitor = MonitorNode()
     from ..core import bags
     from ..core.model import load_robot
-    from ..nodes.recorder import finish_recording, start_recording
-    # the recorder listens before the nodes start, so that it has every message the nodes exchange
-    recorder = start_recording(profile, record, storage) if record else None
+    from ..nodes.recorder import BackgroundRecorder, finish_recording
+    robot = load_robot(profile)
+    # the recorder listens before the nodes start, so that it has every message the nodes exchange;
+    # a recording is compared with the live run: the sensor streams go reliably to it and the builder
+    recorder = BackgroundRecorder(record, recorded_topics(robot), storage) if record else None
+    lossless = recorder is not None
     nodes = None
     try:
-        nodes = start_node_set(profile, env, log_dir,
-                               sim_robot={"payload": payload, "real_time_factor": float(rtf)},
-                               regressor_builder={"method": method}, estimator={"method": method},
-                               excitation_planner={"duration_s": float(duration_s)})
+        # every consumer listens before the simulated arm publishes its first sample: the builder,
+        # the estimator and the recorder then have the same streams from the start
+        nodes = start_node_set(profile, env, log_dir, nodes=tuple(n for n in NODES if n != "sim_robot"),
+                               regressor_builder={"method": method, "lossless_inputs": lossless},
+                               estimator={"method": method}, excitation_planner={"duration_s": float(duration_s)})
+        rows_readers = 1 + (recorder is not None)                   # estimator, recorder
+        wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir)
+        sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
+        nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
+                                  "reliable_sensor_streams": lossless,
+                                  **{f"wait_for_{k}_subscribers": n for k, n in sensor_readers.items()}},
+                    env, log_dir)
         start_planner(monitor, t_start + timeout_margin_s)
         done_at = None
         last_print = 0.0
@@ -104,6 +115,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                 last_print = now
                 print(progress_line(now - t_start, st, monitor.estimate), file=sys.stderr, flush=True)
         if recorder is not None:
+            end_sensor_streams(monitor)
             finish_recording(nodes, monitor)
         est, truth = monitor.estimate, monitor.truth
         while truth is None and time.monotonic() < deadline:
@@ -111,7 +123,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             truth = monitor.truth
     finally:
         if recorder is not None:
-            recorder.stop(settle_topics=(load_robot(profile).sensing["joint_states_topic"], bags.ROWS))
+            recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
         monitor.destroy_node()
         rclpy.try_shutdown()
         if nodes is not None:
@@ -136,6 +148,41 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     }
 
 
+def recorded_topics(robot) -> dict:
+    """The suite's topics, with the QoS the simulated arm offers on its reliable sensor streams."""
+    from ..core import bags
+    from ..nodes.sim_robot import RELIABLE_SENSOR_DEPTH
+    topics = bags.suite_topics(robot)
+    sensing = robot.sensing
+    for topic in (sensing["joint_states_topic"], sensing["wrench_topic"] if sensing["wrench"] else None):
+        if topic is not None:
+            topics[topic] = (topics[topic][0], bags.qos(reliable=True, depth=RELIABLE_SENSOR_DEPTH))
+    return topics
+
+
+def consumers_of_sensor_streams(robot, recording: bool) -> dict:
+    """Subscriptions the simulated arm's streams get in a demo: /joint_states by the builder, the
+    planner and the recorder; the wrench (profiles with wrench rows) by the builder and the recorder."""
+    counts = {"joint_state": 2 + recording}
+    if robot.sensing["wrench"]:
+        counts["wrench"] = 1 + recording
+    return counts
+
+
+def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, log_dir: str) -> None:
+    """Spin ``node`` until ``topic`` has a publisher and ``subscribers`` subscriptions in the graph."""
+    import rclpy
+    while not (node.count_publishers(topic) >= 1 and node.count_subscribers(topic) >= subscribers):
+        dead = nodes.dead()
+        if dead:
+            raise RuntimeError(f"node(s) {', '.join(dead)} exited; see the logs in {log_dir}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{topic} has {node.count_publishers(topic)} publisher(s) and "
+                               f"{node.count_subscribers(topic)} subscription(s), not yet 1 and {subscribers}: "
+                               f"the nodes did not come up in time; see the logs in {log_dir}")
+        rclpy.spin_once(node, timeout_sec=0.1)
+
+
 def start_planner(node, deadline: float) -> None:
     """Call the planner's ``~/start`` once it answers and has joint states (nothing moves before)."""
     from std_srvs.srv import Trigger
@@ -154,6 +201,27 @@ def start_planner(node, deadline: float) -> None:
                 raise RuntimeError(f"planner refused to start: {response.message}")
             time.sleep(0.2)
         raise RuntimeError("the planner's ~/start service did not accept a start in time")
+    finally:
+        node.destroy_client(client)
+
+
+def end_sensor_streams(node) -> None:
+    """Have the simulated arm stop publishing once its reliable subscribers (builder, recorder) have
+    every sample it sent: the recording then ends where the nodes' input ends."""
+    from std_srvs.srv import Trigger
+    import rclpy
+    from ..nodes.sim_robot import END_ACK_TIMEOUT_S
+    client = node.create_client(Trigger, "/sim_robot/end_streams")
+    try:
+        response = None
+        if client.wait_for_service(timeout_sec=10.0):
+            future = client.call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(node, future, timeout_sec=END_ACK_TIMEOUT_S + 10.0)
+            response = future.result()
+        if response is None or not response.success:
+            print(f"warning: the recording may lack the last sensor samples "
+                  f"({response.message if response else 'the simulated arm did not answer'})",
+                  file=sys.stderr, flush=True)
     finally:
         node.destroy_client(client)
 

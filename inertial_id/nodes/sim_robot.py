@@ -6,7 +6,9 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
+from rclpy.duration import Duration
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..core import params
@@ -15,6 +17,13 @@ from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
 from .common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+# Reliable sensor streams keep a few seconds at kHz rates: room for a slow reader to catch up
+RELIABLE_SENSOR_DEPTH = 5000
+RELIABLE_SENSOR_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                                 depth=RELIABLE_SENSOR_DEPTH, durability=DurabilityPolicy.VOLATILE)
+END_ACK_TIMEOUT_S = 30.0     # longest ~/end_streams waits for reliable subscribers to take the last samples
 
 
 class SimRobotNode(Node):
@@ -37,12 +46,16 @@ class SimRobotNode(Node):
         self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self.drops = DropCounter(self)
+        sensor_qos = RELIABLE_SENSOR_QOS if declare(
+            self, "reliable_sensor_streams", False,
+            "publish joint states and wrench reliably (a driver publishes best effort), for subscribers that "
+            "must not lose a sample (a recording compared with what the nodes consumed)") else SENSOR_QOS
         self.pub_js = self.create_publisher(JointState, declare(
-            self, "joint_states_topic", sensing["joint_states_topic"], "JointState topic"), SENSOR_QOS)
+            self, "joint_states_topic", sensing["joint_states_topic"], "JointState topic"), sensor_qos)
         self.pub_wrench = None
         if self.robot.ft_frame_id is not None:
             self.pub_wrench = self.create_publisher(WrenchStamped, declare(
-                self, "wrench_topic", sensing["wrench_topic"], "topic of the wrist F/T sensor"), SENSOR_QOS)
+                self, "wrench_topic", sensing["wrench_topic"], "topic of the wrist F/T sensor"), sensor_qos)
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id of the published wrench (the driver's name of the F/T frame)")
         from inertial_id.msg import InertialEstimate
@@ -53,13 +66,31 @@ class SimRobotNode(Node):
         msg.header.frame_id = self.robot.payload_frame
         truth_pub.publish(msg)
         self.create_subscription(JointTrajectory, prof["controller"]["topic"], self.on_trajectory, RELIABLE_QOS)
-        self.t0_wall = time.monotonic()
-        self.t0_stamp = self.get_clock().now().nanoseconds * 1e-9
+        # A real driver publishes from power-on, whoever listens. A run that compares a recording
+        # with what its nodes consumed (demo --record) holds the simulation until every consumer
+        # has matched, so that all of them see the same stream from its first sample.
+        self.awaited = [(self.pub_js, declare(self, "wait_for_joint_state_subscribers", 0,
+                                              "hold the simulation clock and publish nothing until the JointState "
+                                              "publisher has this many matched subscriptions (0: start at once)"))]
+        if self.pub_wrench is not None:
+            self.awaited.append((self.pub_wrench, declare(
+                self, "wait_for_wrench_subscribers", 0,
+                "as wait_for_joint_state_subscribers, for the wrench publisher")))
+        self.started = self.ended = False
+        self.create_service(Trigger, "~/end_streams", self.on_end_streams)
+        if any(n > 0 for _, n in self.awaited):
+            self.get_logger().info("holding the simulation until " + ", ".join(
+                f"{pub.topic_name} has {n} subscriptions" for pub, n in self.awaited))
+        else:
+            self.start()
         self.create_timer(0.01, self.advance)
         self.get_logger().info(f"simulating {self.robot.name} carrying '{payload}' "
                                f"({step_hz:.0f} Hz steps, publishing at {step_hz / self.steps_per_publish:.0f} Hz)")
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
+        if not self.started:
+            self.drops.drop("trajectory_while_held", "the simulation waits for its subscribers")
+            return
         names = list(msg.joint_names)
         if sorted(names) != sorted(self.robot.joint_names):
             self.drops.drop("trajectory_joint_names", f"got {names}")
@@ -90,7 +121,31 @@ class SimRobotNode(Node):
         self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")), start_time=start)
         self.drops.ok()
 
+    def start(self) -> None:
+        """Simulated time 0 is now."""
+        self.started = True
+        self.t0_wall = time.monotonic()
+        self.t0_stamp = self.get_clock().now().nanoseconds * 1e-9
+
+    def on_end_streams(self, request, response):
+        """Publish no more (the end of a recorded run); answer once every reliable subscriber has
+        acknowledged the last sample, so that ending this process then loses none of them."""
+        self.ended = True
+        pubs = [self.pub_js] + ([self.pub_wrench] if self.pub_wrench is not None else [])
+        response.success = all(pub.wait_for_all_acked(Duration(seconds=END_ACK_TIMEOUT_S)) for pub in pubs)
+        response.message = ("sensor streams ended" if response.success else
+                            f"sensor streams ended; not every sample acknowledged within {END_ACK_TIMEOUT_S} s")
+        return response
+
     def advance(self) -> None:
+        if self.ended:
+            return
+        if not self.started:
+            if any(pub.get_subscription_count() < n for pub, n in self.awaited):
+                return
+            self.start()
+            self.get_logger().info("subscribers matched, simulation started: " + ", ".join(
+                f"{pub.topic_name} {pub.get_subscription_count()}" for pub, _ in self.awaited))
         target = (time.monotonic() - self.t0_wall) * self.rtf
         while self.sim.t + 0.5 * self.sim.dt < target:
             self.sim.step()
