@@ -33,7 +33,8 @@ def payload_box(robot, fraction=0.4):
 def rest_request(robot, settings, seed=0, F_prev=None):
     z = np.zeros(robot.nv)
     lo, hi = payload_box(robot)
-    return PlanRequest(settings.centre, z, z, lo, hi, np.zeros((10, 10)) if F_prev is None else F_prev, seed)
+    F_prev = PayloadExcitation(robot).no_information() if F_prev is None else F_prev
+    return PlanRequest(settings.centre, z, z, lo, hi, F_prev, seed)
 
 
 def dense_limits_ok(robot, plan):
@@ -120,7 +121,7 @@ def test_information_objective_prefers_unexplored_directions(gen3):
     robot, settings, cert, opt = gen3
     ex = PayloadExcitation(robot)
     plan = opt.plan(rest_request(robot, settings, seed=3), deadline_s=10.0).plan
-    F = ex.information(plan, settings.cost_samples)
+    F = ex.payload_information(ex.information(plan, settings.cost_samples))
     half = np.full(10, 0.1)
     # more of the same information lowers the cost, and a narrower box lowers what it is worth
     assert scaled_cost(2 * F, half) < scaled_cost(F, half)
@@ -144,11 +145,29 @@ def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
     assert np.all(w[:, 1] < w[:, 5])
 
 
-def test_mass_term_prefers_information_about_the_mass(gen3):
+def test_robot_parameters_are_marginalised_with_their_box_as_prior(gen3):
     robot, settings, _, opt = gen3
     ex = PayloadExcitation(robot)
     plan = opt.plan(rest_request(robot, settings, seed=3), deadline_s=10.0).plan
     F = ex.information(plan, settings.cost_samples)
+    assert F.shape == (ex.size, ex.size) and ex.size > 10
+    marginal = ex.payload_information(F)
+    # the robot's unknowns can only take information away from the payload: F_ee - marginal is PSD
+    assert np.linalg.eigvalsh(F[:10, :10] - marginal).min() > -1e-9 * np.abs(F[:10, :10]).max()
+    # the payload shares its body's columns with the last link, whose box is not zero: the mass is
+    # worth less once that link's mass may move within its box
+    assert marginal[0, 0] < 0.99 * F[0, 0]
+    # with a much narrower robot box the marginal tends to the payload block
+    tight = PayloadExcitation(robot)
+    tight.robot_prior = ex.robot_prior * 1e8
+    assert np.allclose(tight.payload_information(F), F[:10, :10], rtol=1e-4, atol=1e-6 * np.abs(F[:10, :10]).max())
+
+
+def test_mass_term_prefers_information_about_the_mass(gen3):
+    robot, settings, _, opt = gen3
+    ex = PayloadExcitation(robot)
+    plan = opt.plan(rest_request(robot, settings, seed=3), deadline_s=10.0).plan
+    F = ex.payload_information(ex.information(plan, settings.cost_samples))
     half = 0.5 * np.subtract(*payload_box(robot)[::-1])
     # the same scaled amount of information, about the mass or about Ixx
     d = 0.5 * np.trace(F * np.outer(half, half)) / 10

@@ -32,12 +32,12 @@ def run(args) -> dict:
     payloads = list(PAYLOADS)
     totals, optimise, certify, attempts, scales, certified = [], [], [], [], [], 0
     z = np.zeros(robot.nv)
-    opt.plan(PlanRequest(settings.centre, z, z, lo0, hi0, np.zeros((10, 10))), deadline_s=0.2)   # warm-up (caches)
+    opt.plan(PlanRequest(settings.centre, z, z, lo0, hi0, opt.excitation.no_information()), deadline_s=0.2)   # warm-up (caches)
     for chain in range(args.chains):
         rng = np.random.default_rng(chain)
         truth = grasped_payload(PAYLOADS[payloads[chain % len(payloads)]], rng)
         q, qd, qdd = settings.centre.copy(), z.copy(), z.copy()
-        F = np.zeros((10, 10))
+        F = opt.excitation.no_information()
         for k, frac in enumerate(BOX_FRACTIONS):
             lo = np.maximum(lo0, truth - frac * (truth - lo0))
             hi = np.minimum(hi0, truth + frac * (hi0 - truth))

@@ -9,14 +9,20 @@ error, with the torque of the nominal robot carrying the prior-centre payload): 
 set by how far a payload change moves a row compared with that row's bound, so a newton metre on a
 lightly loaded joint says more than one on a joint that already carries the robot's own weight.
 
+With torque sensing the estimator's momentum rows also carry the robot's own parameters as unknowns
+inside their box (one unknown shared by every row; the payload's columns are those of the last link):
+the rows then hold the robot's columns too, and the payload's information is what remains once those
+are marginalised with the box as their prior information (Schur complement). A motion whose payload
+torques the robot's own uncertain parameters could equally explain teaches little.
+
 Objective (minimised): ``-log det(S F S + eps I) + MASS_WEIGHT * log [(S F S + eps I)^-1]_mm`` with
-``F = F_prev + sum_k W_e(t_k)^T W_e(t_k) dt`` over samples of the plan and ``S = diag(half-widths of
-the current payload box)``: information about a parameter that is already pinned down is worth
-less, and the second term is the (scaled) variance of the mass. Why the mass term: the guaranteed
-mass interval comes from gravity torques on the wrist-side joints at a few poses (LP duals of the
-plan study), and when the estimator's LP was re-solved offline for 100 candidate poses added to the
-home pose, the mass width did not follow the log det (Spearman -0.05 and +0.16) but did follow the
-mass variance (+0.31 and +0.44, 4 lb and 8 lb). The seed's own measure, ``cond(W_e)`` of the
+``F`` the payload information of ``F_prev + sum_k A(t_k)^T A(t_k) dt`` over samples of the plan and
+``S = diag(half-widths of the current payload box)``: information about a parameter that is already
+pinned down is worth less, and the second term is the (scaled) variance of the mass. Why the mass
+term: the guaranteed mass interval comes from gravity torques on the wrist-side joints at a few
+poses (LP duals of the plan study), and when the estimator's LP was re-solved offline for 100
+candidate poses added to the home pose, the mass width did not follow the log det (Spearman -0.05
+and +0.16) but did follow the mass variance (+0.31 and +0.44, 4 lb and 8 lb). The seed's own measure, ``cond(W_e)`` of the
 stacked rows at N_s samples (unscaled, no weights), is reported beside it.
 """
 from __future__ import annotations
@@ -25,6 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import params
+from ..estimators.guaranteed import robot_parameter_box
 from ..momentum import torque_error_bound
 from ..sensors import NoiseModel
 
@@ -53,6 +60,13 @@ class PayloadExcitation:
         self.payload_guess = 0.5 * (np.asarray(lower, float) + np.asarray(upper, float))
         # a joint without a stated error still has one: never divide by zero
         self.floor_Nm = 1e-3 * float(np.min(robot.torque_limit))
+        # momentum rows keep the robot's own parameters as unknowns inside their box (shared by
+        # every row): their columns join the information, with the box as prior information
+        self.robot_prior = None
+        if robot.sensing["joint_torque"] and robot.momentum_window_samples > 0:
+            _, lo_r, hi_r = robot_parameter_box(self.model, robot.profile["identification"]["robot_relative_error"])
+            self.robot_prior = np.diag((0.5 * (hi_r - lo_r)) ** -2.0)
+        self.size = 10 if self.robot_prior is None else 10 + len(self.robot_prior)
 
     def row_weights(self, tau_robot, W) -> np.ndarray:
         """(N, nv) 1 / the error bound of each joint torque row, from the nominal robot's torque
@@ -65,27 +79,61 @@ class PayloadExcitation:
         """(N, nv) inverse dynamics of the nominal robot without payload."""
         return np.array([pin.rnea(self.model, self.data, q[k], qd[k], qdd[k]) for k in range(len(q))])
 
-    def weighted_information(self, W, w, dt) -> np.ndarray:
-        """``sum (w W)^T (w W) dt`` of rows ``W`` (N, nv, 10) with weights ``w`` (N, nv)."""
-        Ww = (W * w[:, :, None]).reshape(-1, 10)
-        return Ww.T @ Ww * dt
+    def weighted_information(self, A, w, dt) -> np.ndarray:
+        """``sum (w A)^T (w A) dt`` of rows ``A`` (N, nv, p) with weights ``w`` (N, nv)."""
+        Aw = (A * w[:, :, None]).reshape(-1, A.shape[-1])
+        return Aw.T @ Aw * dt
+
+    def _regressor(self, q, qd, qdd) -> np.ndarray:
+        """(N, nv, 10 * bodies) joint torque regressor of the robot's bodies at N states."""
+        model, data = self.model, self.data
+        return np.array([pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k]) for k in range(len(q))])
 
     def rows(self, q, qd, qdd) -> np.ndarray:
         """Stacked ``W_e`` (len(q) * nv, 10), unweighted, payload frame."""
-        out = np.empty((len(q), self.model.nv, 10))
-        model, data, cols = self.model, self.data, self.cols
-        for k in range(len(q)):
-            out[k] = pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k])[:, cols]
-        return out.reshape(-1, 10) @ self.T_JP
+        return (self._regressor(q, qd, qdd)[:, :, self.cols] @ self.T_JP).reshape(-1, 10)
+
+    def weighted_rows(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows ``A`` (N, nv, size): ``W_e`` then, with momentum rows, the robot's columns (bodies,
+        then ``Fc sign(qd) + Fv qd + Ia qdd + beta`` per joint: the order of
+        :func:`~..momentum.robot_parameters`); the payload-free torque (N, nv); row weights (N, nv)."""
+        Y = self._regressor(q, qd, qdd)
+        W = Y[:, :, self.cols] @ self.T_JP
+        tau = self.robot_torque(q, qd, qdd)
+        w = self.row_weights(tau, W)
+        if self.robot_prior is None:
+            return W, tau, w
+        N, n = qd.shape
+        friction = np.zeros((N, n, n, 4))
+        joints = np.arange(n)
+        friction[:, joints, joints] = np.stack([np.sign(qd), qd, qdd, np.ones_like(qd)], axis=-1)
+        return np.concatenate([W, Y, friction.reshape(N, n, 4 * n)], axis=-1), tau, w
+
+    def no_information(self) -> np.ndarray:
+        """The information before any plan (``size`` square zeros)."""
+        return np.zeros((self.size, self.size))
+
+    def payload_information(self, F_total) -> np.ndarray:
+        """The (10, 10) information about the payload alone, the robot's parameters marginalised
+        (Schur complement, with the robot's box as their prior information)."""
+        if self.robot_prior is None:
+            return F_total
+        F_ee, F_er = F_total[:10, :10], F_total[:10, 10:]
+        F_rr = F_total[10:, 10:] + self.robot_prior
+        return F_ee - F_er @ np.linalg.solve(F_rr, F_er.T)
+
+    def cost(self, F_total, half_width, mass_weight: float | None = None) -> float:
+        """:func:`scaled_cost` of the payload information in ``F_total`` (``size`` square)."""
+        return scaled_cost(self.payload_information(F_total), half_width,
+                           MASS_WEIGHT if mass_weight is None else mass_weight)
 
     def information(self, plan, samples: int, until_s: float | None = None) -> np.ndarray:
-        """``sum W^T W dt`` (weighted rows) over ``samples`` midpoints of [0, until_s] (default: T)."""
+        """``sum A^T A dt`` (weighted :meth:`weighted_rows`, ``size`` square) over ``samples`` midpoints of [0, until_s] (default: T)."""
         T = plan.duration_s if until_s is None else min(until_s, plan.duration_s)
         dt = T / samples
         t = (np.arange(samples) + 0.5) * dt
-        q, qd, qdd = plan.evaluate(t)
-        W = self.rows(q, qd, qdd).reshape(samples, -1, 10)
-        return self.weighted_information(W, self.row_weights(self.robot_torque(q, qd, qdd), W), dt)
+        A, _, w = self.weighted_rows(*plan.evaluate(t))
+        return self.weighted_information(A, w, dt)
 
     def condition_number(self, plan, samples: int) -> float:
         """Seed 003's cost: cond of the stacked ``W_e`` at ``samples`` uniform samples of [0, T]."""

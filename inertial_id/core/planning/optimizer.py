@@ -24,7 +24,7 @@ from scipy.optimize import LinearConstraint, minimize
 
 from .bezier import BezierPlan, bernstein_basis, restriction_matrices
 from .config import PlannerSettings
-from .excitation import PayloadExcitation, scaled_cost
+from .excitation import PayloadExcitation
 
 # relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
 TIGHTENING = 1e-6
@@ -214,10 +214,9 @@ class PlanOptimizer:
             if key not in cache:
                 X = x.reshape(self.m, self.n)
                 q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
-                W = ex.rows(q, qd, qdd).reshape(N, self.n, 10)
-                tau = ex.robot_torque(q, qd, qdd)
-                F = ex.weighted_information(W, ex.row_weights(tau, W), dt)
-                cost = scaled_cost(req.F_prev + F, half)
+                A, tau, w = ex.weighted_rows(q, qd, qdd)
+                cost = ex.cost(req.F_prev + ex.weighted_information(A, w, dt), half)
+                W = A[:, :, :10]
                 cache.clear()
                 cache[key] = (cost, self._screen_margin(q, W, tau, req.lower, req.upper))
             return cache[key]
@@ -313,7 +312,7 @@ class PlanOptimizer:
         result.certify_s = time.perf_counter() - t1
         if result.plan is not None:
             F = self.excitation.information(result.plan, self.settings.cost_samples)
-            result.cost = scaled_cost(req.F_prev + F, 0.5 * (req.upper - req.lower))
+            result.cost = self.excitation.cost(req.F_prev + F, 0.5 * (req.upper - req.lower))
             result.condition_number = self.excitation.condition_number(result.plan, self.settings.report_samples)
         return result
 

@@ -121,7 +121,7 @@ class RecedingHorizon:
         if not (np.all(np.isfinite(self.lower)) and np.all(np.isfinite(self.upper))):
             raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
         self.tube = tube_margins(cert_settings, robot.nv)
-        self.F_prev = np.zeros((10, 10))
+        self.F_prev = self.excitation.no_information()
         self.state, self.message = "idle", "waiting for a start request"
         self.segments: list[Segment] = []
         self.pending: _Pending | None = None

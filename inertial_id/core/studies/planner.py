@@ -241,7 +241,7 @@ def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: in
     opt = PlanOptimizer(robot, settings, cert_settings, certify_fn=lambda *a: None)
     z = np.zeros(robot.nv)
     lo, hi = robot.payload_prior()
-    req = PlanRequest(settings.centre, z, z, lo, hi, np.zeros((10, 10)))
+    req = PlanRequest(settings.centre, z, z, lo, hi, opt.excitation.no_information())
     G, glo, ghi = opt._linear(req)
     x_brake = opt.brake_point(req)
     xlo, xhi = np.tile(opt.x_lo, opt.m), np.tile(opt.x_hi, opt.m)
@@ -256,6 +256,7 @@ def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: in
 
 def run_trial(robot_name: str, payload: str, seed: int, obstacles: list, plans: int,
               methods=METHODS) -> dict:
+    """Both methods on one truth; at most ``plans`` exciting plans, fewer when the bounds stop shrinking."""
     robot = robot_with_obstacles(robot_name, obstacles)
     settings = replace(PlannerSettings.from_profile(robot), max_plans=plans)
     cert_settings = CertifierSettings.from_profile(robot)
@@ -332,8 +333,11 @@ def summarize(results: list, methods=METHODS) -> dict:
 
 
 def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obstacles_file: str | None = None,
-              plans: int = 4, workers: int = 1, payloads=tuple(PAYLOADS), keep_trials: bool = False) -> dict:
+              plans: int | None = None, workers: int = 1, payloads=tuple(PAYLOADS), keep_trials: bool = False) -> dict:
+    """``plans``: most exciting plans per trial (None: the profile's ``planner.max_plans``, as the node runs)."""
     obstacles = load_scenario(obstacles_file)
+    if plans is None:
+        plans = PlannerSettings.from_profile(load_robot(robot)).max_plans
     payloads = list(payloads)
     args = [(robot, payloads[i % len(payloads)], seed + i, obstacles, plans) for i in range(trials)]
     if workers > 1:
@@ -342,7 +346,7 @@ def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obsta
     else:
         results = [_run(a) for a in args]
     report = summarize(results)
-    report.update(robot=robot, seed=seed, plans_per_trial=plans, step_hz=STEP_HZ, payloads=payloads,
+    report.update(robot=robot, seed=seed, max_plans=plans, step_hz=STEP_HZ, payloads=payloads,
                   obstacles=obstacles_file, obstacle_count=len(obstacles))
     if keep_trials:
         report["trial_results"] = results
