@@ -128,7 +128,8 @@ class PayloadExcitation:
                            MASS_WEIGHT if mass_weight is None else mass_weight)
 
     def information(self, plan, samples: int, until_s: float | None = None) -> np.ndarray:
-        """``sum A^T A dt`` (weighted :meth:`weighted_rows`, ``size`` square) over ``samples`` midpoints of [0, until_s] (default: T)."""
+        """``sum A^T A dt`` (weighted :meth:`weighted_rows`, ``size`` square) over ``samples``
+        midpoints of [0, until_s] (default: T)."""
         T = plan.duration_s if until_s is None else min(until_s, plan.duration_s)
         dt = T / samples
         t = (np.arange(samples) + 0.5) * dt
