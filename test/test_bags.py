@@ -107,7 +107,7 @@ def test_standard_and_custom_messages_round_trip(storage, tmp_path):
     e1 = bags.estimates_of(found[bags.ESTIMATE])
     for f in ("t", "log_time_ns", "estimate", "lower", "upper", "samples_used", "data_consistent"):
         np.testing.assert_array_equal(getattr(e1, f), getattr(e, f))
-    (r1,) = list(bags.rows_of(m for _, m in found[bags.ROWS]))
+    (r1,) = list(bags.rows_of(found[bags.ROWS]))
     np.testing.assert_array_equal(r1.A, r.A)
     assert (r1.t, r1.kind, r1.parameter_names) == (r.t, r.kind, r.parameter_names)
     assert found[bags.TRUTH] == [] and bags.truth_of(found[bags.TRUTH]) is None

@@ -475,12 +475,12 @@ def read_status(path, topic: str = STATUS) -> StatusStream | None:
 def read_rows(path, topic: str = ROWS):
     """RegressorSample messages in recorded (= received) order, as :class:`RowMessage`. Messages
     whose arrays do not fit their declared shape are skipped."""
-    return rows_of(m for _, _, m in messages(path, [topic]))
+    return rows_of((t_ns, m) for _, t_ns, m in messages(path, [topic]))
 
 
 def rows_of(msgs):
-    """:func:`read_rows` of RegressorSample messages."""
-    for m in msgs:
+    """:func:`read_rows` of ``[(log_time_ns, RegressorSample)]``."""
+    for _, m in msgs:
         cols = len(m.parameter_names)
         A = np.asarray(m.regressor, dtype=float)
         if cols == 0 or A.size != m.rows * cols or len(m.measurement) != m.rows:

@@ -89,16 +89,20 @@ class PayloadExcitation:
         model, data = self.model, self.data
         return np.array([pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k]) for k in range(len(q))])
 
+    def _payload_rows(self, Y) -> np.ndarray:
+        """(N, nv, 10) ``W_e`` (payload frame) of a :meth:`_regressor` ``Y``."""
+        return Y[:, :, self.cols] @ self.T_JP
+
     def rows(self, q, qd, qdd) -> np.ndarray:
         """Stacked ``W_e`` (len(q) * nv, 10), unweighted, payload frame."""
-        return (self._regressor(q, qd, qdd)[:, :, self.cols] @ self.T_JP).reshape(-1, 10)
+        return self._payload_rows(self._regressor(q, qd, qdd)).reshape(-1, 10)
 
     def weighted_rows(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``A`` (N, nv, size): ``W_e`` then, with momentum rows, the robot's columns (bodies,
         then ``Fc sign(qd) + Fv qd + Ia qdd + beta`` per joint: the order of
         :func:`~..momentum.robot_parameters`); the payload-free torque (N, nv); row weights (N, nv)."""
         Y = self._regressor(q, qd, qdd)
-        W = Y[:, :, self.cols] @ self.T_JP
+        W = self._payload_rows(Y)
         tau = self.robot_torque(q, qd, qdd)
         w = self.row_weights(tau, W)
         if self.robot_prior is None:
