@@ -67,7 +67,9 @@ class FakeArm:
 
 def call(node, client, timeout=20.0):
     import rclpy
-    assert client.wait_for_service(timeout_sec=timeout)
+    # wait while spinning: the fake arm publishes from this node's timer, and a start refuses joint
+    # states that went stale while the test waited for the service
+    assert spin_until(node, client.service_is_ready, timeout)
     future = client.call_async(Trigger.Request())
     rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
     return future.result()
