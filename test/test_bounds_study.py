@@ -5,7 +5,7 @@ import numpy as np
 
 from inertial_id.cli import main
 from inertial_id.core.studies import bounds as study
-from inertial_id.core.estimators.guaranteed import robot_parameter_box
+from inertial_id.core.robot_box import robot_parameter_box
 from inertial_id.core.model import load_robot
 from inertial_id.core.momentum import robot_parameters
 

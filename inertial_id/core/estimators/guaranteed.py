@@ -25,41 +25,17 @@ import numpy as np
 
 from .. import params
 from ..model import Robot
-from ..momentum import MomentumWindows, WindowRows, robot_parameters
+from ..momentum import MomentumWindows, WindowRows
+from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..sensors import NoiseModel
 from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .payload import PayloadEstimate
 
-ROBOT_RELATIVE_ERROR = 0.05
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
 # of data is as tight as with 500 kept rows (the pruned rows are the non-binding ones).
 MAX_LP_ROWS = 300
-
-
-# Half widths the robot box keeps where the nominal value is zero or small: a nominal zero (no
-# friction in the URDF, a product of inertia that happens to vanish) is a lack of knowledge, not
-# exact knowledge. Friction floors per joint, [Fc N m, Fv N m s/rad, Ia kg m^2, beta N m]; body
-# floors relative to the body's own scale (largest |first moment|, largest |diagonal inertia|).
-FRICTION_FLOOR = np.array([0.05, 0.02, 0.0, 0.05])
-
-
-def robot_parameter_box(model, relative: float = ROBOT_RELATIVE_ERROR, friction_floor=FRICTION_FLOOR):
-    """(nominal, lower, upper) of the robot part ``theta_r`` (see :mod:`..momentum`): every nominal
-    value ± ``relative`` of its magnitude, and at least ± ``relative`` of its body's scale (first
-    moments: the body's largest |m c|; inertias: its largest diagonal entry) or ± the friction
-    floor; only the mass, never zero, keeps a purely relative box."""
-    nominal = robot_parameters(model)
-    half = relative * np.abs(nominal)
-    n_bodies = model.njoints - 1
-    bodies = nominal[:10 * n_bodies].reshape(n_bodies, 10)
-    floor = np.zeros((n_bodies, 10))
-    floor[:, 1:4] = relative * np.abs(bodies[:, 1:4]).max(axis=1, keepdims=True)
-    floor[:, 4:] = relative * np.abs(bodies[:, [4, 6, 9]]).max(axis=1, keepdims=True)
-    floors = np.concatenate([floor.ravel(), np.tile(np.asarray(friction_floor, float), model.nv)])
-    half = np.maximum(half, floors)
-    return nominal, nominal - half, nominal + half
 
 
 def pseudo_inertia_diagonal_cuts():

@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from .. import params
 from ..model import ProfileError, Robot
+from ..robot_box import link_half_widths
 from . import affine
 from .affine import Affine, lincomb
 from .bezier import BezierPlan, restrict
@@ -58,7 +59,7 @@ class TorqueContext:
     p_M: np.ndarray               # (n, 3) joint placement translations
     axis: np.ndarray              # (n, 3) unit axes in the joint frames
     theta_nominal: np.ndarray     # (n, 10) link parameters, joint frames
-    theta_radius: np.ndarray      # (n, 10) half-widths of the robot parameter box
+    theta_radius: np.ndarray      # (n, 10) half-widths of a box containing the estimators' robot box
     payload_body: int             # 0-based body index carrying the payload
     payload_map: np.ndarray       # (10, 10) payload frame -> that body's frame
     armature: np.ndarray          # (n,)
@@ -79,7 +80,7 @@ class TorqueContext:
         p_M = np.array([model.jointPlacements[i].translation for i in range(1, n + 1)])
         axis = np.array([_joint_axis(model, i) for i in range(1, n + 1)])
         theta = np.array([model.inertias[i].toDynamicParameters() for i in range(1, n + 1)])
-        radius = np.maximum(settings.robot_relative_error * np.abs(theta), settings.robot_floor[None, :])
+        radius = link_half_widths(model, settings.robot_relative_error, settings.robot_floor)
         frame = model.frames[robot.payload_frame_id]
         caps_body, caps_pts, caps_rad = [], [], []
         for cap in settings.capsules:

@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import params
-from ..estimators.guaranteed import robot_parameter_box
+from ..robot_box import robot_parameter_box
 from ..momentum import torque_error_bound
 from ..sensors import NoiseModel
 

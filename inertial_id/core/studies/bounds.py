@@ -22,7 +22,8 @@ import numpy as np
 import pinocchio as pin
 
 from .. import params
-from ..estimators.guaranteed import GuaranteedEstimator, ROBOT_RELATIVE_ERROR
+from ..estimators.guaranteed import GuaranteedEstimator
+from ..robot_box import ROBOT_RELATIVE_ERROR
 from ..estimators.log_cholesky import LogCholeskyEstimator
 from ..fanout import map_tasks
 from ..model import load_payloads, load_robot, payload_params

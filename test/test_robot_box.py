@@ -1,0 +1,49 @@
+"""One robot-parameter box: for every robot profile with a planner, the certifier's link-parameter box
+contains the box the estimator keeps the robot's parameters in (the certificate covers every robot
+the estimator allows)."""
+import numpy as np
+import pytest
+
+from inertial_id.core.estimators.factory import make_estimator
+from inertial_id.core.model import available_profiles, load_profile, load_robot
+from inertial_id.core.planning.certifier import CertifierSettings
+from inertial_id.core.robot_box import robot_parameter_box
+
+PLANNED = [name for name in available_profiles() if load_profile(name)["planner"]]
+
+
+def test_the_arms_have_planners():
+    assert {"kinova_gen3", "xarm7"} <= set(PLANNED)
+
+
+def estimator_box(robot):
+    """The robot box of the profile's estimator, or the one it would take with momentum rows."""
+    est = getattr(make_estimator(robot, robot.profile["identification"]["method"]), "estimator", None)
+    if hasattr(est, "robot_lower"):
+        return est.robot_nominal, est.robot_lower, est.robot_upper
+    return robot_parameter_box(robot.model, robot.profile["identification"]["robot_relative_error"])
+
+
+@pytest.mark.parametrize("name", PLANNED)
+def test_certifier_box_contains_the_estimators(name):
+    robot = load_robot(name)
+    ctx = CertifierSettings.from_profile(robot).context(robot)
+    nominal, lower, upper = estimator_box(robot)
+    links = ctx.theta_nominal.size
+    np.testing.assert_array_equal(ctx.theta_nominal.ravel(), nominal[:links])
+    lo_c = (ctx.theta_nominal - ctx.theta_radius).ravel()
+    hi_c = (ctx.theta_nominal + ctx.theta_radius).ravel()
+    narrower = np.flatnonzero((lo_c > lower[:links]) | (hi_c < upper[:links]))
+    assert narrower.size == 0, f"{name}: certifier box narrower on parameters {narrower.tolist()}"
+
+
+def test_the_check_can_fail():
+    """A certifier box built without the estimator's floors (the former construction) is caught."""
+    robot = load_robot("kinova_gen3")
+    settings = CertifierSettings.from_profile(robot)
+    theta = settings.context(robot).theta_nominal
+    radius = np.maximum(settings.robot_relative_error * np.abs(theta), settings.robot_floor[None, :])
+    _, lower, upper = robot_parameter_box(robot.model, settings.robot_relative_error)
+    links = theta.size
+    narrower = ((theta - radius).ravel() > lower[:links]) | ((theta + radius).ravel() < upper[:links])
+    assert narrower.sum() > 0
