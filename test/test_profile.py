@@ -1,5 +1,6 @@
 """The profile schema: every shipped profile validates; a wrong type, a missing required field, a
-vector of the wrong length or an unknown key is one line naming the field (CLI: exit 2)."""
+vector of the wrong length or an unknown key anywhere is one line naming the field (CLI: exit 2)."""
+import copy
 from pathlib import Path
 
 import pytest
@@ -25,17 +26,27 @@ def raw():
 
 
 @pytest.mark.parametrize("change, field, words", [
-    (lambda p: p.update(joints=5), "joints", "list of names"),
+    (lambda p: p.update(joints=5), "joints", "expected a list"),
     (lambda p: p.pop("frames"), "frames", "missing"),
     (lambda p: p["frames"].pop("payload"), "frames.payload", "missing"),
     (lambda p: p["limits"].update(torque=[39.0, 39.0]), "limits.torque", "expected 7 numbers"),
     (lambda p: p["limits"].update(velocity=[1.0] * 6 + ["fast"]), "limits.velocity[6]", "finite number"),
     (lambda p: p["noise"]["joint_torque"].update(relative="2.5 %"), "noise.joint_torque.relative", "finite number"),
-    (lambda p: p["identification"].update(momentum_window=50), "identification.momentum_window", "unknown field"),
+    (lambda p: p["identification"].update(momentum_window=50), "identification.momentum_window", "unknown key"),
     (lambda p: p["sensing"].update(joint_torque="yes"), "sensing.joint_torque", "true or false"),
-    (lambda p: p["sensing"].update(joint_states_hz=0.0), "sensing.joint_states_hz", "must lie in"),
+    (lambda p: p["sensing"].update(joint_states_hz=0.0), "sensing.joint_states_hz", "must be >= 1"),
     (lambda p: p.update(obstacles=[{"name": "table", "center": [0, 0, 0]}]), "obstacles[0].size", "missing"),
-    (lambda p: p.update(limitz={}), "limitz", "unknown field"),
+    (lambda p: p.update(limitz={}), "limitz", "unknown key"),
+    (lambda p: p["planner"]["tracking_error"].update(positon_rad=0.1), "planner.tracking_error.positon_rad",
+     "unknown key"),
+    (lambda p: p["planner"].update(acceleration_fractoin=0.5), "planner.acceleration_fractoin", "unknown key"),
+    (lambda p: p["planner"].update(replan_s=3.5), "planner.replan_s", "shorter than horizon_s"),
+    (lambda p: p["planner"].update(deadline_s=1.45), "planner.command_lead_s", "shorter than replan_s"),
+    (lambda p: p["planner"].update(torque_margin_Nm=[1.0, 1.0]), "planner.torque_margin_Nm", "expected 7 numbers"),
+    (lambda p: p["planner"]["capsules"][1].update(radius=-0.1), "planner.capsules[1].radius", "must be >= 0"),
+    (lambda p: p["planner"]["robot_absolute_floor"].pop("mass_kg"), "planner.robot_absolute_floor.mass_kg",
+     "missing"),
+    (lambda p: p["planner"].update(time_intervals=64.0), "planner.time_intervals", "expected an integer"),
 ])
 def test_a_bad_field_is_named(change, field, words):
     p = raw()
@@ -53,3 +64,71 @@ def test_cli_reports_a_broken_profile_in_one_line_with_exit_2(text, tmp_path, ca
     assert main(["identifiability", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.yaml" in err[0], err
+
+
+def _sections(node, path=""):
+    """(path, mapping) of every mapping in a raw profile, list entries included."""
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            if path != "rotor_inertia":         # keyed by joint name, values checked as numbers
+                yield from _sections(value, f"{path}.{key}" if path else key)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _sections(value, f"{path}[{i}]")
+
+
+def _leaves(node, path=""):
+    """Paths of every value in a raw profile that is not a mapping (vectors whole, not per entry)."""
+    for where, mapping in _sections(node, path):
+        for key, value in mapping.items():
+            if not isinstance(value, dict) and not (isinstance(value, list) and value and
+                                                     isinstance(value[0], dict)):
+                yield f"{where}.{key}" if where else key
+
+
+def _at(profile, path):
+    """The mapping holding ``path``'s last key, and that key."""
+    parts = path.replace("[", ".[").split(".")
+    node = profile
+    for part in parts[:-1]:
+        node = node[int(part[1:-1])] if part.startswith("[") else node[part]
+    return node, parts[-1]
+
+
+SHIPPED = {name: yaml.safe_load(open(load_profile(name)["_path"]).read()) for name in available_profiles()}
+EVERY_SECTION = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path, _ in _sections(raw_profile)})
+EVERY_FIELD = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path in _leaves(raw_profile)})
+
+
+def test_the_walk_reaches_every_kind_of_section():
+    paths = {path for _, path in EVERY_SECTION}
+    for path in ("planner", "planner.tracking_error", "planner.robot_absolute_floor", "planner.capsules[0]",
+                 "loop_closures[0]", "payload.shape", "payload.shape.pose", "payload.pmd", "noise.joint_torque",
+                 "sensing", "identification", "controller", "excitation", "sim", "frames", "model"):
+        assert path in paths, path
+
+
+@pytest.mark.parametrize("name, path", EVERY_SECTION)
+def test_an_unknown_key_anywhere_is_named(name, path):
+    profile = copy.deepcopy(SHIPPED[name])
+    node = profile
+    if path:
+        holder, key = _at(profile, path)
+        node = holder[int(key[1:-1])] if key.startswith("[") else holder[key]
+    node["colour"] = 1.0
+    field = f"{path}.colour" if path else "colour"
+    with pytest.raises(ProfileError) as err:
+        validate(profile, f"{name}.yaml")
+    assert str(err.value) == f"{name}.yaml: {field}: unknown key"
+
+
+@pytest.mark.parametrize("name, path", EVERY_FIELD)
+def test_a_wrong_type_anywhere_is_named(name, path):
+    profile = copy.deepcopy(SHIPPED[name])
+    holder, key = _at(profile, path)
+    holder[key] = {"wrong": "type"}
+    with pytest.raises(ProfileError) as err:
+        validate(profile, f"{name}.yaml")
+    msg = str(err.value)
+    assert msg.startswith(f"{name}.yaml: {path}") and "\n" not in msg, msg

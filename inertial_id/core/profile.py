@@ -1,10 +1,14 @@
-"""Robot profile schema: every field of ``config/robots/<name>.yaml``, its type and its default.
+"""Robot profile schema: every field of ``config/robots/<name>.yaml``, its type and its default, as
+pydantic models.
 
 A profile is validated once, when it is loaded (:func:`validate`): a wrong type, a missing required
-field, a vector of the wrong length or an unknown key (a typo would otherwise be silently ignored)
-raises :class:`ProfileError` with one line naming the field, e.g.
-``kinova_gen3.yaml: limits.torque: expected 7 numbers (one per joint), got 5``. Defaults are filled
-in, so consumers read ``profile["section"]["key"]`` without guessing.
+field, a vector of the wrong length or an unknown key anywhere (a typo would otherwise be silently
+ignored) raises :class:`ProfileError` with one line naming the field, e.g.
+``kinova_gen3.yaml: limits.torque: expected 7 numbers (one per joint), got 5`` or
+``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`validate` returns the
+profile as a plain mapping with the defaults filled in, so consumers read
+``profile["section"]["key"]`` without guessing; :func:`parse` returns the typed
+:class:`RobotProfile` (the planner and the certifier read their settings from it).
 
 Sections and what they are for:
 
@@ -12,14 +16,18 @@ Sections and what they are for:
 - ``identification``: estimator method and assumptions (window lengths in seconds);
 - ``controller``: where trajectories go (a joint_trajectory_controller, or a bridge for Digit);
 - ``sim``: the simulated arm only (never read on a real robot);
-- ``planner``, ``obstacles``: the excitation planner (fields checked by
-  :mod:`inertial_id.core.planning`), obstacle boxes in the base frame.
+- ``planner``: the excitation planner (:mod:`inertial_id.core.planning.config`) and its certifier
+  (:mod:`inertial_id.core.planning.certifier`): tracking-error tube, robot box floors, capsules;
+- ``obstacles``: obstacle boxes in the base frame.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Annotated, Literal, Optional
+
+from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field,
+                      Strict, StringConstraints, ValidationError, ValidationInfo, field_serializer,
+                      field_validator, model_validator)
+from pydantic_core import PydanticCustomError
 
 
 class ProfileError(ValueError):
@@ -27,226 +35,395 @@ class ProfileError(ValueError):
 
 
 # --- field types ----------------------------------------------------------------------------------
-# A field type is a function (value, path, n_joints) -> normalised value that raises _Invalid.
-
-class _Invalid(Exception):
-    def __init__(self, path: str, what: str):
-        super().__init__(f"{path}: {what}")
-
 
 def _describe(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _number(value, path, lo=-math.inf, hi=math.inf, integer=False):
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if integer:
-        ok = ok and float(value).is_integer()
-    if not ok or not math.isfinite(value):
-        raise _Invalid(path, f"expected {'an integer' if integer else 'a finite number'}, got {_describe(value)}")
-    if not lo <= value <= hi:
-        raise _Invalid(path, f"must lie in [{lo:g}, {hi:g}], got {value:g}")
-    return int(value) if integer else float(value)
+def _n_joints(info: ValidationInfo) -> int:
+    return (info.context or {}).get("n_joints", 0)
 
 
-def number(lo=-math.inf, hi=math.inf):
-    return lambda v, path, n: _number(v, path, lo, hi)
+def Number(ge: float | None = None, le: float | None = None, gt: float | None = None):
+    """A finite number (an integer is accepted; true/false and strings are not) within bounds."""
+    return Annotated[float, Strict(), AllowInfNan(False), Field(ge=ge, le=le, gt=gt)]
 
 
-def integer(lo=-math.inf, hi=math.inf):
-    return lambda v, path, n: _number(v, path, lo, hi, integer=True)
+def Integer(ge: int | None = None, le: int | None = None):
+    return Annotated[int, Strict(), Field(ge=ge, le=le)]
 
 
-def boolean(v, path, n):
-    if not isinstance(v, bool):
-        raise _Invalid(path, f"expected true or false, got {_describe(v)}")
-    return v
+Text = Annotated[str, Strict(), StringConstraints(min_length=1)]
+Flag = Annotated[bool, Strict()]
 
 
-def string(v, path, n):
-    if not isinstance(v, str) or not v:
-        raise _Invalid(path, f"expected a non-empty string, got {_describe(v)}")
-    return v
-
-
-def optional(kind):
-    return lambda v, path, n: None if v is None else kind(v, path, n)
-
-
-def vector(size=None, lo=-math.inf, hi=math.inf):
-    """A list of finite numbers: ``size`` entries, or one per joint when ``size`` is None."""
-    def check(v, path, n):
-        want = n if size is None else size
-        if not isinstance(v, (list, tuple)):
-            raise _Invalid(path, f"expected a list of {want} numbers, got {_describe(v)}")
+def _length(size: int | None):
+    """Checks a list's length: ``size`` entries, or one per joint when ``size`` is None."""
+    def check(v: list, info: ValidationInfo) -> list:
+        want = _n_joints(info) if size is None else size
         if len(v) != want:
             per = " (one per joint)" if size is None else ""
-            raise _Invalid(path, f"expected {want} numbers{per}, got {len(v)}")
-        return [_number(x, f"{path}[{i}]", lo, hi) for i, x in enumerate(v)]
+            raise PydanticCustomError("length", "expected {want} numbers{per}, got {got}",
+                                      {"want": want, "per": per, "got": len(v)})
+        return v
     return check
 
 
-def names(v, path, n):
-    if not isinstance(v, (list, tuple)) or not v:
-        raise _Invalid(path, f"expected a non-empty list of names, got {_describe(v)}")
-    out = [string(x, f"{path}[{i}]", n) for i, x in enumerate(v)]
-    if len(set(out)) != len(out):
-        raise _Invalid(path, "a name appears twice")
+def Vector(size: int | None = None, ge: float | None = None):
+    """A list of finite numbers: ``size`` entries, or one per joint when ``size`` is None."""
+    return Annotated[list[Number(ge=ge)], AfterValidator(_length(size))]
+
+
+def _broadcast(v, info: ValidationInfo):
+    """A single number stands for the same value on every joint."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return [v] * _n_joints(info)
+    if not isinstance(v, (list, tuple)):
+        raise PydanticCustomError("per_joint", "expected a number or a list of {n} numbers (one per joint), "
+                                  "got {got}", {"n": _n_joints(info), "got": _describe(v)})
+    return v
+
+
+PerJoint = Annotated[Vector(ge=0.0), BeforeValidator(_broadcast)]
+"""A non-negative value per joint, given as one number for all joints or a list of one per joint."""
+
+
+def _unique(v: list) -> list:
+    if not v:
+        raise PydanticCustomError("names", "expected a non-empty list of names")
+    if len(set(v)) != len(v):
+        raise PydanticCustomError("names", "a name appears twice")
+    return v
+
+
+Names = Annotated[list[Text], AfterValidator(_unique)]
+
+
+class Section(BaseModel):
+    """A mapping with known keys; unknown keys are refused (they are typos or stale settings). A key
+    given as null takes its default (a required one is then missing)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_take_defaults(cls, v):
+        return {k: x for k, x in v.items() if x is not None} if isinstance(v, dict) else v
+
+
+# --- sections -------------------------------------------------------------------------------------
+
+class ModelFile(Section):
+    urdf: Text
+
+
+class LoopClosure(Section):
+    name: Text
+    frame_a: Text
+    offset_a: Vector(3)
+    frame_b: Text
+    offset_b: Vector(3)
+    components: Names
+
+
+class Frames(Section):
+    base: Text
+    payload: Text                          # payload parameters are expressed here
+    ft_sensor: Optional[Text] = None       # model frame of the F/T sensor, if any
+
+
+class Sensing(Section):
+    """What the driver publishes; the builder accepts any rate (it differentiates with stamps)."""
+    joint_states_topic: Text = "/joint_states"
+    joint_states_hz: Number(1.0, 1e5) = 500.0
+    joint_torque: Flag = False
+    wrench: Flag = False
+    wrench_topic: Text = "/wrench"
+    wrench_frame_id: Optional[Text] = None     # the driver's frame_id (default: frames.ft_sensor)
+    filter_cutoff_hz: Number(0.0, 1e4) = 0.0    # causal low-pass before differencing
+
+
+class Dynamics(Section):
+    armature: Optional[Vector(ge=0.0)] = None
+
+
+class Limits(Section):
+    position_lower: Optional[Vector()] = None
+    position_upper: Optional[Vector()] = None
+    velocity: Optional[Vector(ge=0.0)] = None
+    acceleration: Optional[Vector(ge=0.0)] = None
+    torque: Optional[Vector(ge=0.0)] = None
+
+
+class TorqueNoise(Section):
+    relative: Number(0.0, 1.0) = 0.0
+    absolute_Nm: Number(0.0) = 0.0
+
+
+class WrenchNoise(Section):
+    force_sigma_N: Number(0.0) = 0.0
+    torque_sigma_Nm: Number(0.0) = 0.0
+    bound_sigmas: Number(0.0) = 3.0
+
+
+class Noise(Section):
+    joint_torque: TorqueNoise = TorqueNoise()
+    encoder_resolution_deg: Number(0.0, 10.0) = 0.0
+    wrench: WrenchNoise = WrenchNoise()
+    model_error_Nm: Number(0.0) = 0.0
+    model_error_N: Number(0.0) = 0.0
+
+
+class Identification(Section):
+    method: Text = "lmi"
+    momentum_window_s: Number(0.0, 10.0) = 0.0      # 0: no momentum rows
+    robot_relative_error: Number(0.0, 1.0) = 0.05   # the robot box (inertial_id.core.robot_box)
+    calibration: Optional[Text] = None              # robot calibration file (inertial-id calibrate), relative to the profile
+
+
+class Controller(Section):
+    topic: Text = "/joint_trajectory_controller/joint_trajectory"
+    type: Text = "trajectory_msgs/JointTrajectory"
+    bridge: Optional[Text] = None          # what turns the command into motion (Digit)
+
+
+class Pose(Section):
+    xyz: Vector(3) = [0.0, 0.0, 0.0]
+    rpy: Vector(3) = [0.0, 0.0, 0.0]
+
+
+class ShapeBox(Section):
+    size: Vector(3, ge=0.0)
+    xyz: Vector(3) = [0.0, 0.0, 0.0]
+
+
+class PayloadShape(Section):
+    """Method pmd: the payload's solid (semantics: :mod:`inertial_id.core.pmd.shapes`)."""
+    type: Literal["box", "cylinder", "sphere", "composite", "mesh"]
+    size: Optional[Vector(3, ge=0.0)] = None
+    radius: Optional[Number(0.0)] = None
+    length: Optional[Number(0.0)] = None
+    boxes: Optional[list[ShapeBox]] = None
+    file: Optional[Text] = None
+    scale: Optional[Number(gt=0.0)] = None
+    pose: Optional[Pose] = None
+    density_per_cm3: Optional[Number(gt=0.0)] = None
+
+
+class PmdOptions(Section):
+    model_config = ConfigDict(populate_by_name=True)
+    c1: Optional[Number(0.0)] = None
+    lambda_: Optional[Number(0.0)] = Field(None, alias="lambda")
+
+
+class Payload(Section):
+    name: Text = "payload"
+    prior_lower: Optional[Vector(10)] = None
+    prior_upper: Optional[Vector(10)] = None
+    sim: Text = "dumbbell_5lb"                 # payload of the simulated arm
+    shape: Optional[PayloadShape] = None
+    pmd: Optional[PmdOptions] = None
+
+    @field_serializer("shape", "pmd")
+    def _given_keys_only(self, v):
+        # the pmd module reads these as written: absent keys take its own defaults
+        return None if v is None else v.model_dump(exclude_none=True, by_alias=True)
+
+
+class Sim(Section):
+    step_hz: Number(1000.0, 1e5) = 1000.0
+    kp: Number(0.0) = 400.0
+    kd: Number(0.0) = 40.0
+    ki: Number(0.0) = 2000.0
+    home: Optional[Vector()] = None            # initial pose of the simulated arm (default: zeros)
+
+
+class Excitation(Section):
+    period_s: Number(1e-3) = 10.0
+    harmonics: Integer(1, 50) = 3
+    amplitude_rad: Optional[Vector(ge=0.0)] = None
+    seed: Integer(0) = 0
+    sample_hz: Number(1.0) = 1000.0
+    point_hz: Number(1.0) = 100.0
+
+
+class TrackingError(Section):
+    """Half-widths of the tube around a plan that the certificate covers (the node brakes outside)."""
+    position_rad: PerJoint
+    velocity_rad_s: PerJoint
+    acceleration_rad_s2: PerJoint
+
+
+class RobotFloor(Section):
+    """Least half-widths of the certifier's box on the link parameters (inertial_id.core.robot_box)."""
+    mass_kg: Number(0.0)
+    first_moment_kg_m: Number(0.0)
+    inertia_kg_m2: Number(0.0)
+
+
+class Capsule(Section):
+    """Segment p0-p1 (m) in ``frame`` plus ``radius``: a link's or the payload's occupancy."""
+    frame: Text
+    p0: Vector(3)
+    p1: Vector(3)
+    radius: Number(0.0)
+
+
+def _shorter(than: str, *plus: str):
+    """A field validator: this value (plus the fields ``plus``) must stay below field ``than``."""
+    def check(cls, v, info: ValidationInfo):
+        data = info.data
+        if than not in data or any(p not in data for p in plus):
+            return v                # the other field failed already and is reported
+        total = v + sum(data[p] for p in plus)
+        if total >= data[than]:
+            what = " + ".join([info.field_name, *plus])
+            raise PydanticCustomError("order", f"{what} ({total:g}) must be shorter than {than} ({data[than]:g})")
+        return v
+    return check
+
+
+class Planner(Section):
+    """The receding-horizon excitation planner (meaning of each key: inertial_id.core.planning.config)
+    and its certifier (inertial_id.core.planning.certifier)."""
+    horizon_s: Number(0.1) = 3.0
+    replan_s: Number(0.05) = 1.5
+    bezier_degree: Integer(5) = 7
+    deadline_s: Number(0.01) = 1.0
+    command_lead_s: Number(0.0) = 0.1
+    optimize_s: Number(0.0) = 0.15
+    cost_samples: Integer(4) = 32
+    report_samples: Integer(4) = 128
+    centre: Optional[Vector()] = None          # default: sim.home
+    reach_rad: Vector(ge=0.0)
+    acceleration_fraction: Number(0.01, 1.0) = 1.0
+    max_plans: Integer(1) = 12
+    stop_shrink: Number(0.0) = 0.02
+    stop_patience: Integer(1) = 3
+    brake_duration_s: Number(0.05) = 1.0
+    stale_after_s: Number(0.001) = 0.2
+    hold_wait_s: Number(0.0) = 10.0
+    # certifier
+    time_intervals: Integer(1, 4096)
+    torque_margin_Nm: PerJoint
+    tracking_error: TrackingError
+    robot_absolute_floor: RobotFloor
+    capsules: Annotated[list[Capsule], Field(min_length=1)]
+
+    _replan_within_horizon = field_validator("replan_s")(classmethod(_shorter("horizon_s")))
+    _command_within_replan = field_validator("command_lead_s")(classmethod(_shorter("replan_s", "deadline_s")))
+    _optimize_within_deadline = field_validator("optimize_s")(classmethod(_shorter("deadline_s")))
+
+
+class Obstacle(Section):
+    name: Text
+    center: Vector(3)
+    size: Vector(3, ge=0.0)
+
+
+class RobotProfile(Section):
+    """A whole robot profile (``config/robots/<name>.yaml``)."""
+    name: Text
+    description: str = ""
+    model: ModelFile
+    joints: Names
+    actuated_joints: Optional[Names] = None        # closed chains: the motors; default all joints
+    loop_closures: list[LoopClosure] = []
+    rotor_inertia: dict[Text, Number(0.0)] = {}     # closed chains: motor inertia per actuated joint
+    frames: Frames
+    sensing: Sensing = Sensing()
+    dynamics: Dynamics = Dynamics()
+    limits: Limits = Limits()
+    noise: Noise = Noise()
+    identification: Identification = Identification()
+    controller: Controller = Controller()
+    payload: Payload = Payload()
+    sim: Sim = Sim()
+    excitation: Excitation = Excitation()
+    planner: Optional[Planner] = None
+    obstacles: list[Obstacle] = []
+
+    @field_validator("rotor_inertia")
+    @classmethod
+    def _rotor_per_joint(cls, v: dict, info: ValidationInfo) -> dict:
+        for key in v:
+            if key not in info.data.get("joints", v):
+                raise PydanticCustomError("unknown_key", "unknown key", {"key": key})
+        return v
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+def _where(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
 
-def mapping(v, path, n):
-    """A section whose fields another module checks (planner settings, payload shape)."""
-    if not isinstance(v, dict):
-        raise _Invalid(path, f"expected a mapping, got {_describe(v)}")
-    return v
+def _what(error: dict) -> str:
+    kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
+    got = _describe(value)
+    if kind == "missing":
+        return "missing (required)"
+    if kind in ("extra_forbidden", "unknown_key"):
+        return "unknown key"
+    if kind in ("float_type", "float_parsing", "finite_number"):
+        return f"expected a finite number, got {got}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"expected an integer, got {got}"
+    if kind == "bool_type":
+        return f"expected true or false, got {got}"
+    if kind in ("string_type", "string_too_short"):
+        return f"expected a non-empty string, got {got}"
+    if kind == "list_type":
+        return f"expected a list, got {got}"
+    if kind in ("dict_type", "model_type"):
+        return f"expected a mapping, got {got}"
+    if kind == "too_short":
+        return "expected a non-empty list"
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected')}, got {got}"
+    bound = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+    if kind in bound:
+        limit = next(iter(ctx.values()))
+        return f"must be {bound[kind]} {limit:g}, got {got}"
+    return error["msg"]
 
 
-def list_of(item):
-    def check(v, path, n):
-        if not isinstance(v, (list, tuple)):
-            raise _Invalid(path, f"expected a list, got {_describe(v)}")
-        return [item(x, f"{path}[{i}]", n) for i, x in enumerate(v)]
-    return check
+def _one_line(exc: ValidationError) -> str:
+    """The first error of a validation, as ``field: what is wrong``."""
+    error = exc.errors()[0]
+    where = _where(error["loc"] + ((error["ctx"]["key"],) if error["type"] == "unknown_key" else ()))
+    return f"{where}: {_what(error)}" if where else _what(error)
 
 
-@dataclass(frozen=True)
-class Field:
-    kind: Callable
-    default: Any = None
-    required: bool = False
+# --- entry points ---------------------------------------------------------------------------------
 
-
-def section(fields: dict, required: bool = False):
-    """A mapping with known keys; unknown keys are refused (they are typos or stale settings)."""
-    def check(v, path, n):
-        if v is None:
-            v = {}
-        if not isinstance(v, dict):
-            raise _Invalid(path, f"expected a mapping, got {_describe(v)}")
-        unknown = sorted(set(v) - set(fields))
-        if unknown:
-            raise _Invalid(f"{path}.{unknown[0]}" if path else unknown[0],
-                           f"unknown field (known: {', '.join(fields)})")
-        out = {}
-        for key, f in fields.items():
-            sub = f"{path}.{key}" if path else key
-            if v.get(key) is None:
-                if f.required:
-                    raise _Invalid(sub, "missing (required)")
-                out[key] = f.default() if callable(f.default) else f.default
-                continue
-            out[key] = f.kind(v[key], sub, n)
-        return out
-    return check
-
-
-def sub(fields: dict) -> Field:
-    """A nested section that may be left out (defaults apply)."""
-    return Field(section(fields), default=lambda: section(fields)({}, "", 0))
-
-
-OBSTACLE = section({"name": Field(string, required=True),
-                    "center": Field(vector(3), required=True),
-                    "size": Field(vector(3, lo=0.0), required=True)})
-
-LOOP_CLOSURE = section({"name": Field(string, required=True),
-                        "frame_a": Field(string, required=True), "offset_a": Field(vector(3), required=True),
-                        "frame_b": Field(string, required=True), "offset_b": Field(vector(3), required=True),
-                        "components": Field(names, required=True)})
-
-SCHEMA = section({
-    "name": Field(string, required=True),
-    "description": Field(string, default=""),
-    "model": Field(section({"urdf": Field(string, required=True)}), required=True),
-    "joints": Field(names, required=True),
-    "actuated_joints": Field(optional(names)),           # closed chains: the motors; default all joints
-    "loop_closures": Field(list_of(LOOP_CLOSURE), default=list),
-    "rotor_inertia": Field(mapping, default=dict),       # closed chains: motor inertia per actuated joint
-    "frames": Field(section({
-        "base": Field(string, required=True),
-        "payload": Field(string, required=True),         # payload parameters are expressed here
-        "ft_sensor": Field(optional(string)),            # model frame of the F/T sensor, if any
-    }), required=True),
-    "sensing": sub({
-        # what the driver publishes; the builder accepts any rate (it differentiates with stamps)
-        "joint_states_topic": Field(string, default="/joint_states"),
-        "joint_states_hz": Field(number(1.0, 1e5), default=500.0),
-        "joint_torque": Field(boolean, default=False),
-        "wrench": Field(boolean, default=False),
-        "wrench_topic": Field(string, default="/wrench"),
-        "wrench_frame_id": Field(optional(string)),     # the driver's frame_id (default: frames.ft_sensor)
-        "filter_cutoff_hz": Field(number(0.0, 1e4), default=0.0),   # causal low-pass before differencing
-    }),
-    "dynamics": sub({"armature": Field(optional(vector(lo=0.0)))}),
-    "limits": sub({key: Field(optional(vector(lo=lo))) for key, lo in (
-        ("position_lower", -math.inf), ("position_upper", -math.inf), ("velocity", 0.0),
-        ("acceleration", 0.0), ("torque", 0.0))}),
-    "noise": sub({
-        "joint_torque": sub({"relative": Field(number(0.0, 1.0), default=0.0),
-                             "absolute_Nm": Field(number(0.0), default=0.0)}),
-        "encoder_resolution_deg": Field(number(0.0, 10.0), default=0.0),
-        "wrench": sub({"force_sigma_N": Field(number(0.0), default=0.0),
-                       "torque_sigma_Nm": Field(number(0.0), default=0.0),
-                       "bound_sigmas": Field(number(0.0), default=3.0)}),
-        "model_error_Nm": Field(number(0.0), default=0.0),
-        "model_error_N": Field(number(0.0), default=0.0),
-    }),
-    "identification": sub({
-        "method": Field(string, default="lmi"),
-        "momentum_window_s": Field(number(0.0, 10.0), default=0.0),     # 0: no momentum rows
-        "robot_relative_error": Field(number(0.0, 1.0), default=0.05),
-    }),
-    "controller": sub({
-        "topic": Field(string, default="/joint_trajectory_controller/joint_trajectory"),
-        "type": Field(string, default="trajectory_msgs/JointTrajectory"),
-        "bridge": Field(optional(string)),               # what turns the command into motion (Digit)
-    }),
-    "payload": sub({
-        "name": Field(string, default="payload"),
-        "prior_lower": Field(optional(vector(10))),
-        "prior_upper": Field(optional(vector(10))),
-        "sim": Field(string, default="dumbbell_5lb"),     # payload of the simulated arm
-        "shape": Field(optional(mapping)),                # method pmd: inertial_id.core.pmd.shapes
-        "pmd": Field(optional(mapping)),
-    }),
-    "sim": sub({
-        "step_hz": Field(number(1000.0, 1e5), default=1000.0),
-        "kp": Field(number(0.0), default=400.0),
-        "kd": Field(number(0.0), default=40.0),
-        "ki": Field(number(0.0), default=2000.0),
-        "home": Field(optional(vector())),                 # initial pose of the simulated arm
-    }),
-    "excitation": sub({
-        "period_s": Field(number(1e-3), default=10.0),
-        "harmonics": Field(integer(1, 50), default=3),
-        "amplitude_rad": Field(optional(vector(lo=0.0))),
-        "seed": Field(integer(0), default=0),
-        "sample_hz": Field(number(1.0), default=1000.0),
-        "point_hz": Field(number(1.0), default=100.0),
-    }),
-    "planner": Field(mapping, default=dict),
-    "obstacles": Field(list_of(OBSTACLE), default=list),
-})
-
-
-def validate(raw, source: str) -> dict:
-    """The checked profile with defaults filled in; ``source`` (file name) prefixes errors."""
+def parse(raw, source: str) -> RobotProfile:
+    """The typed profile; ``source`` (file name) prefixes errors."""
+    if isinstance(raw, RobotProfile):
+        return raw
     if not isinstance(raw, dict):
         raise ProfileError(f"{source}: a robot profile is a mapping of sections, got {_describe(raw)}")
-    raw = dict(raw)
-    origin = raw.pop("_path", None)      # where load_profile found it (a validated profile may come again)
+    raw = {k: v for k, v in raw.items() if k != "_path"}      # where load_profile found it
     joints = raw.get("joints")
     n = len(joints) if isinstance(joints, (list, tuple)) else 0
     try:
-        profile = SCHEMA(raw, "", n)
-    except _Invalid as exc:
-        raise ProfileError(f"{source}: {exc}") from None
-    if origin is not None:
-        profile["_path"] = origin
+        return RobotProfile.model_validate(raw, context={"n_joints": n})
+    except ValidationError as exc:
+        raise ProfileError(f"{source}: {_one_line(exc)}") from None
+
+
+def validate(raw, source: str) -> dict:
+    """The checked profile as a mapping with defaults filled in; ``source`` (file name) prefixes
+    errors. A validated profile validates again (it may be passed around as a mapping)."""
+    profile = parse(raw, source).model_dump()
+    if isinstance(raw, dict) and raw.get("_path") is not None:
+        profile["_path"] = raw["_path"]
     if profile["sim"]["home"] is None:
-        profile["sim"]["home"] = [0.0] * n
+        profile["sim"]["home"] = [0.0] * len(profile["joints"])
     return profile
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import ProfileError, Robot
+from ..profile import parse
 from . import collision, enclosure
 from .bezier import BezierPlan, segment_points
 from .interval import up
@@ -34,35 +35,10 @@ NO_OBSTACLES_CLEARANCE_M = 1.0e3    # reported clearance when the profile declar
 LIMIT_TIGHTENING = 1.0e-6           # relative: constraints sitting exactly on a limit are not certified
 
 
-def _number(value, field: str, positive: bool = False, nonnegative: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ProfileError(f"{field} must be a number, got {value!r}") from None
-    if not np.isfinite(x) or (positive and x <= 0.0) or (nonnegative and x < 0.0):
-        raise ProfileError(f"{field} must be a finite {'positive' if positive else 'non-negative'} number, "
-                           f"got {value!r}")
-    return x
-
-
-def _per_joint(value, field: str, n: int) -> np.ndarray:
-    """A non-negative scalar (same for every joint) or a list of n values."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != n:
-            raise ProfileError(f"{field} has {len(value)} entries for {n} joints")
-        return np.array([_number(v, field, nonnegative=True) for v in value])
-    return np.full(n, _number(value, field, nonnegative=True))
-
-
-def _section(profile: dict, key: str) -> dict:
-    value = profile.get(key)
-    if not isinstance(value, dict):
-        raise ProfileError(f"profile '{profile.get('name', '?')}' needs a '{key}:' mapping")
-    return value
-
-
 @dataclass(frozen=True)
 class CertifierSettings:
+    """What a certificate assumes: time resolution, torque margin, tracking tube, robot box, occupancy."""
+
     time_intervals: int                 # K equal sub-intervals of [0, T]
     torque_margin_Nm: np.ndarray        # (n,)
     tracking_position_rad: np.ndarray   # (n,) tube half-widths
@@ -84,42 +60,21 @@ class CertifierSettings:
 
     @staticmethod
     def from_profile(robot: Robot) -> "CertifierSettings":
-        profile = robot.profile
-        n = robot.nv
-        planner = _section(profile, "planner")
-        k = planner.get("time_intervals")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 4096:
-            raise ProfileError(f"planner.time_intervals must be an integer in 1..4096, got {k!r}")
-        if "torque_margin_Nm" not in planner:
-            raise ProfileError("planner.torque_margin_Nm is missing")
-        margin = _per_joint(planner["torque_margin_Nm"], "planner.torque_margin_Nm", n)
-        tube = planner.get("tracking_error")
-        if not isinstance(tube, dict):
-            raise ProfileError("planner.tracking_error must be a mapping {position_rad, velocity_rad_s, "
-                               "acceleration_rad_s2}")
-        tubes = []
-        for key in ("position_rad", "velocity_rad_s", "acceleration_rad_s2"):
-            if key not in tube:
-                raise ProfileError(f"planner.tracking_error.{key} is missing")
-            tubes.append(_per_joint(tube[key], f"planner.tracking_error.{key}", n))
-        ident = profile.get("identification", {})
-        if not isinstance(ident, dict) or "robot_relative_error" not in ident:
-            raise ProfileError("identification.robot_relative_error is missing (the certifier needs the "
-                               "robot parameter box)")
-        rel = _number(ident["robot_relative_error"], "identification.robot_relative_error", nonnegative=True)
-        floor = planner.get("robot_absolute_floor")
-        if not isinstance(floor, dict):
-            raise ProfileError("planner.robot_absolute_floor must be a mapping {mass_kg, first_moment_kg_m, "
-                               "inertia_kg_m2}")
-        f = {}
-        for key in ("mass_kg", "first_moment_kg_m", "inertia_kg_m2"):
-            if key not in floor:
-                raise ProfileError(f"planner.robot_absolute_floor.{key} is missing")
-            f[key] = _number(floor[key], f"planner.robot_absolute_floor.{key}", nonnegative=True)
-        robot_floor = np.array([f["mass_kg"]] + [f["first_moment_kg_m"]] * 3 + [f["inertia_kg_m2"]] * 6)
-        capsules = collision.capsules_from_profile(robot, planner.get("capsules"))
-        obstacles = collision.boxes_from_profile(profile.get("obstacles", []))
-        return CertifierSettings(k, margin, *tubes, rel, robot_floor, capsules, obstacles)
+        """The certifier's settings of ``robot``'s profile (types and per-joint lengths checked by the
+        schema, :class:`inertial_id.core.profile.Planner`; capsule frames against the model here)."""
+        profile = parse(robot.profile, robot.name)
+        planner = profile.planner
+        if planner is None:
+            raise ProfileError(f"profile '{robot.name}' needs a 'planner:' mapping")
+        tube = planner.tracking_error
+        floor = planner.robot_absolute_floor
+        robot_floor = np.array([floor.mass_kg] + [floor.first_moment_kg_m] * 3 + [floor.inertia_kg_m2] * 6)
+        capsules = collision.capsules_from_profile(robot, [c.model_dump() for c in planner.capsules])
+        obstacles = collision.boxes_from_profile([o.model_dump() for o in profile.obstacles])
+        return CertifierSettings(planner.time_intervals, np.asarray(planner.torque_margin_Nm, dtype=float),
+                                 *(np.asarray(v, dtype=float) for v in (tube.position_rad, tube.velocity_rad_s,
+                                                                         tube.acceleration_rad_s2)),
+                                 profile.identification.robot_relative_error, robot_floor, capsules, obstacles)
 
 
 @dataclass(frozen=True)

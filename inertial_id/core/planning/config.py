@@ -1,4 +1,5 @@
-"""Settings of the receding-horizon excitation planner, from the profile's ``planner:`` section.
+"""Settings of the receding-horizon excitation planner, from the profile's ``planner:`` section
+(types, ranges, defaults: :class:`inertial_id.core.profile.Planner`).
 
 Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error``, are read by
 :class:`~.certifier.CertifierSettings`)::
@@ -30,36 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import ProfileError
-
-
-def _number(section: dict, key: str, default=None, minimum: float | None = None, integer: bool = False):
-    value = section.get(key, default)
-    if value is None:
-        raise ProfileError(f"planner.{key} is missing")
-    try:
-        value = int(value) if integer else float(value)
-    except (TypeError, ValueError):
-        raise ProfileError(f"planner.{key} must be a number, got {value!r}") from None
-    if not np.isfinite(value) or (minimum is not None and value < minimum):
-        raise ProfileError(f"planner.{key} must be finite and >= {minimum}, got {value}")
-    return value
-
-
-def _vector(section: dict, key: str, n: int, default=None) -> np.ndarray:
-    value = section.get(key, default)
-    if value is None:
-        raise ProfileError(f"planner.{key} is missing")
-    try:
-        v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ProfileError(f"planner.{key} must be a list of {n} numbers") from None
-    if v.shape != (n,) or not np.all(np.isfinite(v)):
-        raise ProfileError(f"planner.{key} must be a list of {n} finite numbers, got {value!r}")
-    return v
+from ..profile import parse
 
 
 @dataclass(frozen=True)
 class PlannerSettings:
+    """The planner's timing, excitation region and stopping rule (the module docstring says each)."""
+
     horizon_s: float
     replan_s: float
     degree: int
@@ -84,39 +62,21 @@ class PlannerSettings:
 
     @classmethod
     def from_profile(cls, robot) -> "PlannerSettings":
-        section = robot.profile.get("planner")
-        if not isinstance(section, dict):
+        """The settings of ``robot``'s profile (types, ranges and their order checked by the schema,
+        :class:`inertial_id.core.profile.Planner`)."""
+        profile = parse(robot.profile, robot.name)
+        planner = profile.planner
+        if planner is None:
             raise ProfileError(f"profile '{robot.name}' has no planner: section")
-        n = robot.nv
-        horizon = _number(section, "horizon_s", 3.0, 0.1)
-        replan = _number(section, "replan_s", 1.5, 0.05)
-        if replan >= horizon:
-            raise ProfileError(f"planner.replan_s ({replan}) must be shorter than planner.horizon_s ({horizon})")
-        degree = _number(section, "bezier_degree", 7, 5, integer=True)
-        deadline = _number(section, "deadline_s", 1.0, 0.01)
-        lead = _number(section, "command_lead_s", 0.1, 0.0)
-        if deadline + lead >= replan:
-            raise ProfileError(f"planner.deadline_s + planner.command_lead_s ({deadline + lead}) must be "
-                               f"shorter than planner.replan_s ({replan})")
-        centre = _vector(section, "centre", n, robot.profile.get("sim", {}).get("home"))
-        lo, hi = robot.position_lower, robot.position_upper
-        if np.any(centre < lo) or np.any(centre > hi):
+        centre = next((c for c in (planner.centre, profile.sim.home) if c is not None), [0.0] * robot.nv)
+        centre = np.asarray(centre, dtype=float)
+        if np.any(centre < robot.position_lower) or np.any(centre > robot.position_upper):
             raise ProfileError("planner.centre lies outside the position limits")
-        reach = _vector(section, "reach_rad", n)
-        if np.any(reach < 0):
-            raise ProfileError("planner.reach_rad must be non-negative")
-        optimize = _number(section, "optimize_s", 0.15, 0.0)
-        if optimize >= deadline:
-            raise ProfileError(f"planner.optimize_s ({optimize}) must be shorter than planner.deadline_s ({deadline})")
-        return cls(horizon_s=horizon, replan_s=replan, degree=degree, deadline_s=deadline, optimize_s=optimize,
-                   cost_samples=_number(section, "cost_samples", 32, 4, integer=True),
-                   report_samples=_number(section, "report_samples", 128, 4, integer=True),
-                   centre=centre, reach_rad=reach,
-                   acceleration_fraction=_number(section, "acceleration_fraction", 1.0, 0.01),
-                   max_plans=_number(section, "max_plans", 12, 1, integer=True),
-                   stop_shrink=_number(section, "stop_shrink", 0.02, 0.0),
-                   stop_patience=_number(section, "stop_patience", 3, 1, integer=True),
-                   brake_duration_s=_number(section, "brake_duration_s", 1.0, 0.05),
-                   stale_after_s=_number(section, "stale_after_s", 0.2, 0.001),
-                   hold_wait_s=_number(section, "hold_wait_s", 10.0, 0.0),
-                   command_lead_s=lead)
+        return cls(horizon_s=planner.horizon_s, replan_s=planner.replan_s, degree=planner.bezier_degree,
+                   deadline_s=planner.deadline_s, optimize_s=planner.optimize_s,
+                   cost_samples=planner.cost_samples, report_samples=planner.report_samples,
+                   centre=centre, reach_rad=np.asarray(planner.reach_rad, dtype=float),
+                   acceleration_fraction=planner.acceleration_fraction, max_plans=planner.max_plans,
+                   stop_shrink=planner.stop_shrink, stop_patience=planner.stop_patience,
+                   brake_duration_s=planner.brake_duration_s, stale_after_s=planner.stale_after_s,
+                   hold_wait_s=planner.hold_wait_s, command_lead_s=planner.command_lead_s)
