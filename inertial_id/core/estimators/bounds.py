@@ -36,6 +36,19 @@ multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j 
 so an inexact ``y`` from HiGHS only loosens the bound. It is then moved outward by
 ``pad_rel * (1 + |value|)`` for the rounding of that sum.
 
+Rows the LP core cannot solve safely (subnormal numbers, magnitudes outside
+:data:`~.row_checks.MIN_MAGNITUDE`..:data:`~.row_checks.MAX_MAGNITUDE`, non-finite) are refused with
+a ``ValueError`` before they reach HiGHS.
+
+No box from a handful of rows (``hold_until_determined``): the box stays at the prior, the rows
+held back, until the rows received determine every parameter, i.e. at least ``n`` linearly
+independent rows (the column-normalised Gram matrix of ``A`` has its smallest eigenvalue above
+:data:`DETERMINED_EIGENVALUE`); then the held rows and all that follow are used. One row, however
+small its stated bound, or any number of copies of it, cannot move the box: a sender that wants to
+collapse it must send a whole identifying data set (and it then meets the real rows in the same LP,
+where a contradiction turns ``data_consistent`` false). At most ``HOLD_ROWS`` rows are held (the
+latest; any subset of valid rows is still valid).
+
 If a batch together with the current box has no feasible point, the data contradict the assumed
 bounds: the box is left as it was, ``data_consistent`` turns false and stays false, and the rows that
 must be violated are found by an elastic LP (minimum total violation) and reported.
@@ -48,6 +61,11 @@ import highspy
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
+
+from .row_checks import unsolvable
+
+DETERMINED_EIGENVALUE = 1e-9
+HOLD_ROWS = 20_000
 
 
 @dataclass
@@ -99,6 +117,10 @@ class _RangeLP:
             np.arange(n, dtype=np.int32) * m, np.tile(np.arange(m, dtype=np.int32), n),
             np.asarray(M, dtype=float).ravel(order="F"), np.zeros(n, dtype=np.int32))
         self._refused = status == highspy.HighsStatus.kError     # then every LP counts as failed
+        # HiGHS drops entries up to small_matrix_value from the matrix; with none left it has no
+        # factorization to report basic variables from (getBasicVariables then crashes the process)
+        small = self.h.getOptionValue("small_matrix_value")[1]
+        self._has_matrix = bool(np.any(np.abs(M) > small))
         self._cols = np.arange(M.shape[1], dtype=np.int32)
         # a nonbasic variable's bound, hence its status, is known from its value unless it is fixed
         self._status_from_values = not (np.any(col_lo == col_hi) or np.any(row_lo == row_hi))
@@ -160,12 +182,14 @@ class _RangeLP:
         variable sits on (HiGHS puts it there exactly): converting getBasis()'s lists of enums
         costs a sixth of the simplex time on these LPs. Whatever is not at a bound (a free
         nonbasic variable, a value moved by unscaling) or fixed takes getBasis() itself."""
-        if self._status_from_values:
+        if self._status_from_values and self._has_matrix:
             cols = np.where(x == self.col_lo, _LOWER, np.where(x == self.col_hi, _UPPER, -1)).astype(np.int8)
             a = self.row_activity
             rows = np.where(a == self.row_lo, _LOWER, np.where(a == self.row_hi, _UPPER, -1)).astype(np.int8)
             status, basic = self.h.getBasicVariables()
-            if status == highspy.HighsStatus.kOk and basic.size == rows.size:
+            # read only what HiGHS returned: one index per row, each naming a column or a row
+            if status == highspy.HighsStatus.kOk and basic.size == rows.size and \
+                    (basic.size == 0 or (basic.min() >= -rows.size and basic.max() < cols.size)):
                 cols[basic[basic >= 0]] = _BASIC
                 rows[-1 - basic[basic < 0]] = _BASIC
                 if cols.min(initial=0) >= 0 and rows.min(initial=0) >= 0:
@@ -189,8 +213,11 @@ class _RangeLP:
 
 class IntervalBounds:
     def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
-                 cuts=None, keep_rows: bool = False, max_rows: int | None = None):
+                 cuts=None, keep_rows: bool = False, max_rows: int | None = None,
+                 hold_until_determined: bool = False):
         """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
+        ``hold_until_determined``: keep the prior until the rows determine every parameter (module
+        docstring);
         ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
         when ``G`` also has the nuisance columns);
         ``keep_rows``: solve each update over the rows so far, not only the new batch;
@@ -227,6 +254,11 @@ class IntervalBounds:
         self.lp_iterations = self.lp_warm_starts = self.lp_restarts = self.lp_failures = 0
         self.data_consistent = True
         self.rows_used = 0
+        # Gram matrix of the parameter columns of every row received, and the rows held back while
+        # it is singular (hold_until_determined)
+        self.gram = np.zeros((n, n))
+        self.determined = not hold_until_determined
+        self._held: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     @property
     def width(self) -> np.ndarray:
@@ -247,6 +279,13 @@ class IntervalBounds:
             raise ValueError(f"nuisance rows must be {b.size} x {self.r_lower.size}")
         if np.any(e < 0) or not all(np.all(np.isfinite(v)) for v in (A, N, b, e)):
             raise ValueError("rows and bounds must be finite, bounds non-negative")
+        bad = unsolvable(np.hstack([A, N]), b, e)
+        if bad:
+            raise ValueError(f"rows refused ({bad[0]}): {bad[1]}")
+        if not self.determined:
+            A, N, b, e = self._hold(A, N, b, e)
+            if not self.determined:
+                return BoundsUpdate(True)
         M = np.hstack([A, N])
         ids = np.arange(self._next_id, self._next_id + b.size)
         self._next_id += b.size
@@ -299,6 +338,22 @@ class IntervalBounds:
         self.rows_used += b.size
         return BoundsUpdate(True)
 
+    def _hold(self, A, N, b, e):
+        """Hold the rows back until the rows so far determine every parameter; then all held rows."""
+        self.gram += A.T @ A
+        self._held.append((A, N, b, e))
+        held = sum(h[2].size for h in self._held)
+        while held > HOLD_ROWS and len(self._held) > 1:
+            held -= self._held.pop(0)[2].size
+        scale = np.sqrt(np.diag(self.gram))
+        if np.all(scale > 0):
+            eig = np.linalg.eigvalsh(self.gram / np.outer(scale, scale))
+            self.determined = bool(eig[0] > DETERMINED_EIGENVALUE)
+        if not self.determined:
+            return A, N, b, e
+        parts, self._held = self._held, []
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
     def _count(self, lp: _RangeLP) -> None:
         self.lp_iterations += lp.iterations
         self.lp_warm_starts += lp.warm_starts
@@ -326,11 +381,18 @@ class IntervalBounds:
         """``(M, b, e)`` of the rows the next update reuses (``M = [A, A_nuisance]``)."""
         return self._kept
 
-    def restore(self, lower, upper, data_consistent: bool, rows_used: int, kept=None) -> None:
-        """Set the state saved from an earlier instance (same prior, nuisance box and cuts)."""
+    def restore(self, lower, upper, data_consistent: bool, rows_used: int, kept=None, determined=None) -> None:
+        """Set the state saved from an earlier instance (same prior, nuisance box and cuts).
+        ``determined``: whether its rows had determined every parameter (default: whether the box
+        left the prior)."""
         lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         if lower.shape != self.lower.shape or upper.shape != self.upper.shape:
             raise ValueError("saved box has another number of parameters")
+        if np.any(np.isnan(lower)) or np.any(np.isnan(upper)) or np.any(lower > upper):
+            raise ValueError("saved box is not ordered or has NaN bounds")
+        if not self.determined:
+            self.determined = bool(determined) if determined is not None else \
+                bool(np.any(lower > self.lower) or np.any(upper < self.upper))
         # never wider than this instance's prior
         self.lower, self.upper = np.maximum(self.lower, lower), np.minimum(self.upper, upper)
         self.upper = np.maximum(self.upper, self.lower)

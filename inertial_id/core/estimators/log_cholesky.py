@@ -120,6 +120,9 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         scale = 1.0 / max(np.linalg.norm(rows.Y) ** 2, 1e-300)   # keeps IPOPT's tolerances meaningful
         G, g = rows.Y.T @ rows.Y, rows.Y.T @ u
         eta, P, dP, H, ok = _nlp().solve(scale * G, scale * g, self._eta)
+        if not (np.all(np.isfinite(eta)) and np.all(np.isfinite(P))):
+            self.message = "IPOPT returned a non-finite estimate: estimate and bounds not updated"
+            return
         self.solver_ok = bool(ok)
         self._eta, self.estimate = eta, P
         # S = dP Htil^{-1} dP^T Y^T (the scale cancels: H was computed on the scaled objective)
@@ -131,6 +134,9 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         S = K @ rows.Y.T
         dtheta_r = 0.5 * (self.robot_upper - self.robot_lower)
         radius = np.abs(S) @ rows.noise_bound + np.abs(K @ (rows.Y.T @ rows.Y_r)) @ dtheta_r
+        if not np.all(np.isfinite(radius)):
+            self.message = "non-finite Mean-Value-Form radius: bounds not updated"
+            return
         self.lower = np.maximum(P - radius, self.prior_lower)
         self.upper = np.minimum(P + radius, self.prior_upper)
         self.message = "" if ok else "IPOPT did not converge; the estimate is its last iterate"

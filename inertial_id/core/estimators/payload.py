@@ -29,6 +29,7 @@ from .batch import WeightedLeastSquares
 from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .rls import RecursiveLeastSquares
+from .row_checks import unsolvable
 
 ROW_METHODS = ("rls", "lmi", "pmd", "guaranteed")
 
@@ -61,7 +62,7 @@ class PayloadEstimator:
         self.names = list(parameter_names)
         n = len(self.names)
         lo, hi = np.asarray(prior_lower, float), np.asarray(prior_upper, float)
-        self.bounds = IntervalBounds(lo, hi)
+        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True)
         self.wls = WeightedLeastSquares(n)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
@@ -72,6 +73,7 @@ class PayloadEstimator:
         self.samples_used = 0
         self.message = ""
         self.rows_guaranteed = True
+        self.refused: dict[str, int] = {}     # rows refused before they reach any solver, by reason
 
     def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1, kinematics=None,
                  guaranteed: bool = True) -> None:
@@ -79,12 +81,19 @@ class PayloadEstimator:
         sample) with ``kinematics`` of each sample (``[a, w, alpha, g]``, 12 values, sensor frame)."""
         A = np.atleast_2d(np.asarray(A, float))
         b = np.asarray(b, float)
+        sigma = np.asarray(noise_sigma, float)
+        bad = unsolvable(A, b, noise_bound) or \
+            (None if np.all(np.isfinite(sigma)) and np.all(sigma > 0) else ("non_positive_noise", "")) or \
+            (None if kinematics is None else unsolvable(kinematics, [], []))
+        if self.pmd is not None and (kinematics is None or np.size(kinematics) != 2 * b.size or b.size % 6):
+            bad = ("pmd_needs_wrench_kinematics", "wrench rows (6 per sample) with the kinematics of each sample")
+        if bad:     # refused before any solver sees them (counted)
+            self.refused[bad[0]] = self.refused.get(bad[0], 0) + 1
+            return
         if self.pmd is not None:
-            if kinematics is None or np.size(kinematics) != 2 * b.size:
-                raise ValueError("method 'pmd' needs wrench rows with the sensor kinematics of each sample")
             k = np.asarray(kinematics, float).reshape(-1, 12)
             self.pmd.update(k[:, 0:3], k[:, 3:6], k[:, 6:9], k[:, 9:12], b.reshape(-1, 6))
-        w = 1.0 / np.square(np.maximum(np.asarray(noise_sigma, float), 1e-12))
+        w = 1.0 / np.square(np.maximum(sigma, 1e-12))
         self.wls.update(A, b, w)
         if self.method == "rls":
             self.rls.update(A, b, w)
@@ -113,10 +122,14 @@ class PayloadEstimator:
                             f"violate them (largest excess {upd.max_violation:.3g})")
 
     def state(self) -> dict:
-        """What a restart needs (after :meth:`update_bounds`: rows not yet in the box are not kept).
-        The ``pmd`` estimate is not part of it: it starts again from the rows that follow."""
+        """What a restart needs, rows not yet in the box included. The ``pmd`` estimate is not part
+        of it: it starts again from the rows that follow."""
         b = self.bounds
+        n = len(self.names)
+        pending = [np.vstack([p[0] for p in self._pending]) if self._pending else np.zeros((0, n))] + \
+            [np.concatenate([p[i] for p in self._pending]) if self._pending else np.zeros(0) for i in (1, 2)]
         return {"lower": b.lower, "upper": b.upper, "data_consistent": b.data_consistent, "rows_used": b.rows_used,
+                "determined": b.determined, "pending_A": pending[0], "pending_b": pending[1], "pending_e": pending[2],
                 "information": self.wls.information, "rhs": self.wls.rhs, "wls_rows": self.wls.rows_used,
                 "rls_x": self.rls.x, "rls_P": self.rls.P, "samples_used": self.samples_used,
                 "rows_guaranteed": self.rows_guaranteed, "message": self.message}
@@ -128,7 +141,14 @@ class PayloadEstimator:
                 arrays["rhs"].shape != (n,) or arrays["rls_x"].shape != (n,) or \
                 not all(np.all(np.isfinite(v)) for v in arrays.values()):
             raise ValueError("saved estimator state does not fit this estimator")
-        self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]))
+        self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]),
+                            determined=bool(state["determined"]) if "determined" in state else None)
+        if "pending_A" in state:
+            A, b, e = (np.asarray(state[k], dtype=float) for k in ("pending_A", "pending_b", "pending_e"))
+            if A.ndim != 2 or A.shape[1] != n or b.shape != e.shape or b.shape != (A.shape[0],) or \
+                    (b.size and unsolvable(A, b, e)):
+                raise ValueError("saved pending rows do not fit this estimator")
+            self._pending = [(A, b, e)] if b.size else []
         self.wls.information, self.wls.rhs = arrays["information"], arrays["rhs"]
         self.wls.rows_used = int(state["wls_rows"])
         self.rls.x, self.rls.P = arrays["rls_x"], arrays["rls_P"]
@@ -142,7 +162,10 @@ class PayloadEstimator:
         estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)
         message = self.message
         if self.pmd is not None and self.pmd.samples_used:
-            estimate = self.pmd.result()["estimate"]
+            try:
+                estimate = self.pmd.result()["estimate"]
+            except RuntimeError as exc:        # the conic solver found no solution: no estimate now
+                message = str(exc)
         try:
             x_ls, cov = self.wls.solve()
             if self.method in ("lmi", "guaranteed"):

@@ -13,6 +13,18 @@ what the robot's profile makes possible:
   integrated momenta; nothing a robot does comes near it).
 
 These limits only refuse the impossible; rows that pass still carry their own error bounds.
+
+Two more checks protect the guarantee and the LP solver from a sender the estimator cannot verify:
+
+- **solvable scale** (:func:`unsolvable`): the bounds LPs (HiGHS) get no row with a subnormal
+  number (5e-324 crashed HiGHS's basis reading), a nonzero magnitude below ``MIN_MAGNITUDE`` or one
+  above ``MAX_MAGNITUDE`` (HiGHS takes 1e15 entries as errors and 1e20 bounds as infinite). The
+  estimators themselves refuse such rows too (counted), whoever calls them.
+- **error bounds no smaller than the profile states** (:class:`NoiseFloors`): a row's stated bound
+  is raised to the smallest bound the profile's ``noise:`` section allows for its kind (what the
+  regressor builder itself states, for an error-free sample), so no sender can claim a better
+  sensor than the profile's; a bound below ``1 / IMPLAUSIBLE_FACTOR`` of that floor is no builder's
+  and the node drops the message (reason ``noise_bound_below_profile``).
 """
 from __future__ import annotations
 
@@ -23,13 +35,78 @@ MAX_REGRESSOR = 1e6
 MAX_WRENCH = 1e4                 # N (and N m): as the builder's wrench check
 MAX_SAMPLE_INTERVAL_S = 0.05     # the builder restarts its windows after a longer gap
 MAX_ROWS_PER_MESSAGE = 100_000
+# Magnitudes the LP core accepts (nonzero values of A, b, e): far outside anything physical in SI,
+# well inside what HiGHS and the Gram matrices (squares) handle without under- or overflow.
+MIN_MAGNITUDE = 1e-100
+MAX_MAGNITUDE = 1e12
+IMPLAUSIBLE_FACTOR = 10.0
+
+
+def unsolvable(A, b, e) -> tuple[str, str] | None:
+    """``(reason, detail)`` if rows ``|A x - b| <= e`` cannot be handed to the LP core safely:
+    non-finite, negative bounds, subnormal numbers, or magnitudes outside
+    ``[MIN_MAGNITUDE, MAX_MAGNITUDE]``."""
+    values = [np.asarray(x, dtype=float).ravel() for x in (A, b, e)]
+    if not all(np.all(np.isfinite(v)) for v in values):
+        return "non_finite", "NaN/Inf in the rows"
+    if np.any(values[2] < 0):
+        return "non_positive_noise", "negative error bound"
+    magnitudes = np.abs(np.concatenate(values))
+    nonzero = magnitudes[magnitudes > 0]
+    if nonzero.size and nonzero.min() < np.finfo(float).tiny:
+        return "denormal", f"subnormal number {nonzero.min():.3g} in the rows"
+    if nonzero.size and nonzero.min() < MIN_MAGNITUDE:
+        return "absurd_scale", f"|value| {nonzero.min():.3g} < {MIN_MAGNITUDE:g}"
+    if nonzero.size and nonzero.max() > MAX_MAGNITUDE:
+        return "absurd_scale", f"|value| {nonzero.max():.3g} > {MAX_MAGNITUDE:g}"
+    return None
+
+
+class NoiseFloors:
+    """The smallest error bound the profile allows for each row kind (the builder's bound for an
+    error-free sample): ``wrench`` rows ``bound_sigmas * sigma + model_error`` per axis (force rows,
+    then torque rows, six per sample); ``joint_torque`` rows ``absolute_Nm + model_error_Nm``;
+    ``momentum`` rows that torque integrated over the window, ``samples / joint_states_hz`` s."""
+
+    def __init__(self, profile: dict):
+        from ..sensors import NoiseModel
+        noise = NoiseModel.from_profile(profile)
+        n = profile.get("noise", {})
+        self.wrench = noise.bound_sigmas * noise.wrench_sigma() + \
+            np.r_[[n.get("model_error_N", 0.0)] * 3, [n.get("model_error_Nm", 0.0)] * 3]
+        self.torque_Nm = noise.torque_absolute_Nm + n.get("model_error_Nm", 0.0)
+        self.rate_hz = float(profile.get("sensing", {}).get("joint_states_hz") or 0.0)
+
+    def floor(self, kind: str, rows: int, samples: int) -> np.ndarray:
+        """Per-row floor of ``rows`` rows of ``kind`` (zeros for a kind the profile says nothing of)."""
+        if kind == "wrench":
+            return np.resize(self.wrench, rows) if rows % 6 == 0 else np.full(rows, self.wrench.min())
+        if kind == "momentum":
+            seconds = max(int(samples), 1) / self.rate_hz if self.rate_hz > 0 else 0.0
+            return np.full(rows, self.torque_Nm * seconds)
+        if kind == "joint_torque":
+            return np.full(rows, self.torque_Nm)
+        return np.zeros(rows)
+
+    def raise_to_floor(self, kind: str, e, samples: int) -> tuple[np.ndarray, int]:
+        """``(bounds no smaller than the floor, how many were raised)``; raising a bound only
+        relaxes its row, so the guarantee holds whatever the sender claimed."""
+        e = np.asarray(e, dtype=float)
+        floor = self.floor(kind, e.size, samples)
+        return np.maximum(e, floor), int(np.count_nonzero(e < floor))
 
 
 class RowLimits:
     """Magnitude ceilings of the rows of one robot (profile limits)."""
 
-    def __init__(self, torque_limit_Nm):
+    def __init__(self, torque_limit_Nm, floors: NoiseFloors | None = None):
         self.max_torque_Nm = ABSURD_FACTOR * float(np.max(torque_limit_Nm))
+        self.floors = floors
+
+    @classmethod
+    def from_robot(cls, robot) -> "RowLimits":
+        """The robot's torque limits and its profile's noise floors."""
+        return cls(robot.torque_limit, NoiseFloors(robot.profile))
 
     def max_measurement(self, kind: str, samples: int) -> float:
         if kind == "wrench":
@@ -55,4 +132,14 @@ class RowLimits:
         worst = max(np.max(np.abs(b)), np.max(e), np.max(sigma))
         if worst > limit:
             return "absurd_measurement", f"|measurement or error bound| {worst:.3g} > {limit:.3g} (profile limits)"
+        bad = unsolvable(A, b, e)
+        if bad:
+            return bad
+        if self.floors is not None:
+            floor = self.floors.floor(kind, rows, samples)
+            low = e * IMPLAUSIBLE_FACTOR < floor
+            if np.any(low):
+                i = int(np.argmax(low))
+                return "noise_bound_below_profile", f"stated error bound {e[i]:.3g} < {floor[i]:.3g} / " \
+                                                    f"{IMPLAUSIBLE_FACTOR:g} (profile noise floor)"
         return None
