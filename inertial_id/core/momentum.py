@@ -194,12 +194,28 @@ class MomentumWindows:
     regressors are evaluated for the whole batch and summed per window); the rows do not depend on
     how the stream was cut into batches. ``model_error_Nm`` bounds, as an equivalent torque on every
     sample, what the forward-Euler sum and the encoder quantization add to a row.
+
+    With a robot calibration (:mod:`..calibration`): ``window_bound_Nm_s`` (nv,) replaces the
+    sensor-model bound of every row by the calibrated per-joint bound of a window of
+    ``window_duration_s`` (scaled up for a longer window), and ``exclude`` (a
+    :class:`~..calibration.plateaus.PlateauDetector`) drops the windows touching a sample the
+    calibrated model cannot explain; ``excluded_windows`` counts them. ``torque_sign`` (nv,):
+    the logged effort is this sign times the rigid-body torque.
     """
 
     def __init__(self, robot: Robot, window: int, torque_relative: float, torque_absolute_Nm: float,
-                 model_error_Nm: float):
+                 model_error_Nm: float, window_bound_Nm_s=None, window_duration_s: float | None = None,
+                 exclude=None, torque_sign=None):
         if window < 1:
             raise ValueError("window must hold at least one sample")
+        self.window_bound_Nm_s = None if window_bound_Nm_s is None else np.asarray(window_bound_Nm_s, dtype=float)
+        self.window_duration_s = window_duration_s
+        self.exclude = exclude
+        self.torque_sign = None if torque_sign is None else np.asarray(torque_sign, dtype=float)
+        self._last_flag_t = -np.inf
+        self._flagged = False       # the open window touched an excluded sample
+        self._start_t = None
+        self.excluded_windows = 0
         self.regressor = MomentumRegressor(robot.model)
         self.window = window
         self.torque_relative, self.torque_absolute_Nm = torque_relative, torque_absolute_Nm
@@ -227,18 +243,26 @@ class MomentumWindows:
         if t.size == 0:
             return
         q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
+        if self.torque_sign is not None:
+            tau = tau * self.torque_sign
         times = t if self._last is None else np.concatenate([[self._last[0]], t])
         dt = np.diff(times)
         if not np.all(dt > 0):
             raise ValueError(f"samples must arrive in increasing time (dt = {dt[~(dt > 0)][0]})")
         states = self.regressor.states(q, qd)
         bound = torque_error_bound(tau, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
+        flags = np.zeros(t.size, dtype=bool)
+        if self.exclude is not None:
+            flags, self._last_flag_t = self.exclude.flags(t, qd, self._last_flag_t)
         if self._last is None:
             self._start_Wm = self.regressor.momentum_of(states.take([0]))[0]
+            self._start_t = t[0]
+            self._flagged = bool(flags[0])
         else:
             _, last_states, last_tau, last_bound = self._last
             states = BodyStates.concat(last_states, states)
             tau, bound = np.vstack([last_tau, tau]), np.vstack([last_bound, bound])
+            flags = np.concatenate([[False], flags])     # the carried sample was counted when it came
         # step k integrates sample k over [times[k], times[k + 1]]; a window closes at the sample
         # ending its window-th step, which also starts the next window
         steps = dt.size
@@ -247,14 +271,24 @@ class MomentumWindows:
         first = 0
         for c, Wm_end in zip(closes, self.regressor.momentum_of(states.take(closes + 1))):
             self._integrate(states, tau, bound, dt, slice(first, c + 1))
-            self._rows.append((times[c + 1], Wm_end - self._start_Wm - self._sum_Wc, self._sum_tau.copy(),
-                               self._sum_bound.copy()))
-            self._start_Wm = Wm_end
+            if self._flagged or flags[first:c + 2].any():
+                self.excluded_windows += 1
+            else:
+                self._rows.append((times[c + 1], Wm_end - self._start_Wm - self._sum_Wc, self._sum_tau.copy(),
+                                   self._window_bound(times[c + 1] - self._start_t)))
+            self._start_Wm, self._start_t, self._flagged = Wm_end, times[c + 1], bool(flags[c + 1])
             self._reset_sums()
             first = c + 1
+        self._flagged = self._flagged or bool(flags[first:].any())
         self._integrate(states, tau, bound, dt, slice(first, steps))
         self._count = (self._count + steps - first) if closes.size == 0 else steps - first
         self._last = (times[-1], states.take([-1]), tau[-1:], bound[-1:])
+
+    def _window_bound(self, duration_s: float) -> np.ndarray:
+        if self.window_bound_Nm_s is None:
+            return self._sum_bound.copy()
+        scale = 1.0 if not self.window_duration_s else max(1.0, duration_s / self.window_duration_s)
+        return self.window_bound_Nm_s * scale
 
     def _integrate(self, states, tau, bound, dt, steps: slice) -> None:
         if steps.stop <= steps.start:

@@ -12,7 +12,9 @@ profile as a plain mapping with the defaults filled in, so consumers read
 
 Sections and what they are for:
 
-- ``sensing``: what the robot's driver publishes (live settings: topics, rates, frames);
+- ``sensing``: what the pipeline takes of the driver's output (live settings: topics, rates, frames);
+- ``driver``: every stream the real driver publishes (rates, filled fields, wrapped and extra
+  joints, stamp phases), which the simulator reproduces;
 - ``identification``: estimator method and assumptions (window lengths in seconds);
 - ``controller``: where trajectories go (a joint_trajectory_controller, or a bridge for Digit);
 - ``sim``: the simulated arm only (never read on a real robot);
@@ -142,6 +144,41 @@ class Sensing(Section):
     wrench_topic: Text = "/wrench"
     wrench_frame_id: Optional[Text] = None     # the driver's frame_id (default: frames.ft_sensor)
     filter_cutoff_hz: Number(0.0, 1e4) = 0.0    # causal low-pass before differencing
+    # joint samples are paired with the wrench interpolated between two samples at most 1.5 periods
+    # of this rate apart (inertial_id.core.driver_streams.pair_wrenches)
+    wrench_hz: Number(0.1, 1e5) = 1000.0
+
+
+class JointStateStream(Section):
+    """A JointState stream of the driver: stamps at ``phase_s + k / hz`` of its clock."""
+    topic: Text
+    hz: Number(0.1, 1e5)
+    phase_s: Number(0.0, 10.0) = 0.0
+    effort: Flag = True                        # false: the effort array is NaN (not exported)
+    extra_joints: list[Text] = []              # published at rest with NaN effort (a gripper's)
+    frame_id: Optional[Text] = None
+    publisher: Optional[Text] = None
+
+
+class WrenchStream(Section):
+    """The driver's F/T WrenchStamped stream."""
+    topic: Text
+    hz: Number(0.1, 1e5)
+    phase_s: Number(0.0, 10.0) = 0.0           # streams of one driver callback share phase and stamps
+    frame_id: Text
+    filtered: Flag = False                     # low-passed by the driver or controller
+    load_compensated: Flag = False             # the configured TCP load's wrench removed
+    publisher: Optional[Text] = None
+
+
+class Driver(Section):
+    """Every stream the real driver publishes, reproduced by the simulator (sim_robot, record-sim:
+    inertial_id.core.driver_streams). Without streams: one, from ``sensing``."""
+    name: Optional[Text] = None
+    reference: Optional[Text] = None           # where these facts were read (source files, versions)
+    wrapped_joints: list[Text] = []            # positions published wrapped to [-pi, pi]
+    joint_states: list[JointStateStream] = []
+    wrench: Optional[WrenchStream] = None
 
 
 class Dynamics(Section):
@@ -333,6 +370,7 @@ class RobotProfile(Section):
     rotor_inertia: dict[Text, Number(0.0)] = {}     # closed chains: motor inertia per actuated joint
     frames: Frames
     sensing: Sensing = Sensing()
+    driver: Driver = Driver()
     dynamics: Dynamics = Dynamics()
     limits: Limits = Limits()
     noise: Noise = Noise()

@@ -9,7 +9,9 @@ sensor. Each row carries a guaranteed error bound and a standard deviation:
 - torque rows: ``|tau_meas - tau_true| <= r |tau_true| + c`` gives, from the measured value,
   ``e = r (|tau_meas| + c) / (1 - r) + c``, plus the profile's ``model_error_Nm`` (differentiation
   and encoder quantization); sigma = e / sqrt(3) (uniform error).
-- wrench rows: ``bound_sigmas * sigma`` plus ``model_error_Nm`` / ``model_error_N``.
+- wrench rows: ``bound_sigmas * sigma`` plus ``model_error_Nm`` / ``model_error_N``, plus the bound
+  of the error of interpolating the wrench at the joint stamp (``wrench_extra``, from
+  :func:`~.driver_streams.pair_wrenches`; zero when the stamps coincide).
 
 :class:`SampleRows` is the whole path from a synchronized sample stream to the contents of the
 RegressorSample messages (:class:`RowMessage`): gap restarts, batches, momentum windows. The
@@ -69,17 +71,18 @@ class RowBuilder:
         self.core = PayloadRegressor(robot)
         self.diff = StreamingDifferentiator(robot.nv, fs_hz, cutoff_hz)
         self.max_acceleration = ABSURD_ACCELERATION_FACTOR * np.asarray(robot.acceleration_limit, float)
-        self._wrenches: dict[float, np.ndarray] = {}
+        self._wrenches: dict[float, tuple] = {}
 
     def reset(self) -> None:
         self.diff.reset()
         self._wrenches.clear()
 
-    def push(self, t: float, q, qd, tau, wrench=None) -> list[MeasurementRows]:
+    def push(self, t: float, q, qd, tau, wrench=None, wrench_extra=None) -> list[MeasurementRows]:
+        """``wrench_extra`` (6,): a bound added to the wrench rows' bounds (interpolation error)."""
         if self.use_wrench:
             if wrench is None:
                 raise ValueError("wrench rows need a wrench with every sample")
-            self._wrenches[t] = np.asarray(wrench, float)
+            self._wrenches[t] = (np.asarray(wrench, float), None if wrench_extra is None else np.asarray(wrench_extra, float))
         out = self.diff.push(t, np.asarray(q, float), np.asarray(qd, float), np.asarray(tau, float))
         if out is None:
             return []
@@ -97,12 +100,14 @@ class RowBuilder:
             e = r * (np.abs(tauk) + c) / (1.0 - r) + c + self.model_error_Nm
             rows.append(MeasurementRows("joint_torque", tk, A, b, e, e / np.sqrt(3.0)))
         if self.use_wrench:
-            w = self._wrenches.pop(tk)
+            w, w_extra = self._wrenches.pop(tk)
             for old in [s for s in self._wrenches if s < tk]:
                 del self._wrenches[old]
             A, b = self.core.wrench_rows(qk, vk, ak, w)
             sigma = self.noise.wrench_sigma()
             e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
+            if w_extra is not None:
+                e = e + w_extra
             rows.append(MeasurementRows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
         return rows
 
@@ -162,29 +167,41 @@ class SampleRows:
         self.pending: dict[str, list] = {}
         self.last_t = None
 
+    @property
+    def needs_effort(self) -> bool:
+        """Whether the rows formed use JointState.effort (a driver may leave it NaN otherwise)."""
+        return self.rows.use_joint_torque and (self.kinds is None or bool(self.kinds & {"joint_torque", "momentum"}))
+
     @classmethod
     def from_profile(cls, robot, kinds=None, **overrides) -> "SampleRows":
-        """As the regressor_builder node builds them with its default parameters."""
+        """As the regressor_builder node builds them with its default parameters (momentum windows
+        as the profile's robot calibration says, when it names one)."""
+        from .calibration import calibration_of, momentum_window
         sensing = robot.sensing
         args = dict(use_joint_torque=sensing["joint_torque"], use_wrench=sensing["wrench"],
                     rate_hz=sensing["joint_states_hz"], cutoff_hz=sensing["filter_cutoff_hz"] or None,
-                    momentum_window=robot.momentum_window_samples if sensing["joint_torque"] else 0)
+                    momentum_window=momentum_window(robot, calibration_of(robot)) if sensing["joint_torque"] else 0)
         args.update(overrides)
         return cls(robot, kinds=kinds, **args)
 
     def _new_windows(self):
         if not self.window:
             return None
+        from .calibration import calibration_of
         nz = self.rows.noise
+        calibration = calibration_of(self.robot)
         return MomentumWindows(self.robot, self.window, nz.torque_relative, nz.torque_absolute_Nm,
-                               self.rows.model_error_Nm)
+                               self.rows.model_error_Nm,
+                               **({} if calibration is None else calibration.window_options(self.window)))
 
-    def push(self, t: float, q, qd, tau, wrench=None) -> Pushed:
+    def push(self, t: float, q, qd, tau, wrench=None, wrench_extra=None) -> Pushed:
         """One sample."""
-        return self.push_many([t], [q], [qd], None if tau is None else [tau], None if wrench is None else [wrench])
+        return self.push_many([t], [q], [qd], None if tau is None else [tau], None if wrench is None else [wrench],
+                              None if wrench_extra is None else [wrench_extra])
 
-    def push_many(self, t, q, qd, tau=None, wrench=None) -> Pushed:
-        """Samples ``t`` (N,), ``q, qd, tau`` (N, nv), ``wrench`` (N, 6) when wrench rows are built;
+    def push_many(self, t, q, qd, tau=None, wrench=None, wrench_extra=None) -> Pushed:
+        """Samples ``t`` (N,), ``q, qd, tau`` (N, nv), ``wrench`` (N, 6) when wrench rows are built
+        and ``wrench_extra`` (N, 6) the bounds of its interpolation error (None: exact);
         ``tau`` None: no torque sensing."""
         t = np.asarray(t, dtype=float).reshape(-1)
         n = t.size
@@ -206,7 +223,8 @@ class SampleRows:
                 out.drops.append(("gap", f"a gap before {t[a]:.3f} s: restarting differentiation"))
                 self.rows.reset()
                 self._restart_windows(out)
-            rejected = self._sample_rows(out, t, q, qd, tau, wrench, range(a, b)) if self.need_rows else []
+            rejected = (self._sample_rows(out, t, q, qd, tau, wrench, wrench_extra, range(a, b))
+                        if self.need_rows else [])
             for c, d in zip([a, *(k + 1 for k in rejected)], [*rejected, b]):
                 if c > a:                # after a rejected sample the windows start afresh
                     self._restart_windows(out)
@@ -216,12 +234,13 @@ class SampleRows:
         self._window_messages(out)
         return out
 
-    def _sample_rows(self, out: Pushed, t, q, qd, tau, wrench, indices) -> list[int]:
+    def _sample_rows(self, out: Pushed, t, q, qd, tau, wrench, wrench_extra, indices) -> list[int]:
         """Per-sample rows of ``indices``, batched into messages; the indices rejected."""
         rejected = []
         for k in indices:
             try:
-                built = self.rows.push(t[k], q[k], qd[k], tau[k], None if wrench is None else wrench[k])
+                built = self.rows.push(t[k], q[k], qd[k], tau[k], None if wrench is None else wrench[k],
+                                       None if wrench_extra is None else wrench_extra[k])
             except ImplausibleSample as exc:
                 out.drops.append(("absurd_acceleration", str(exc)))
                 rejected.append(k)

@@ -6,6 +6,10 @@
 | ``pmd`` | wrench (+ sensor kinematics) | point-mass discretization (seed 004) | as ``lmi`` |
 | ``guaranteed`` | momentum (torque sensing) or wrench | consistent WLS in the box | yes: LP over payload and robot-parameter box (momentum) or the wrench rows' polytope |
 | ``log_cholesky`` | momentum | log-Cholesky IPOPT (seed 003) | no: Mean-Value-Form box at the nominal point |
+
+Every row's stated error bound is first raised to the profile's floor for its kind
+(:class:`~.row_checks.NoiseFloors`): the box relies on the profile's sensor model, never on a
+sender's claim of a better one (``bounds_raised`` counts the rows it changed).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from .. import params
 from ..profile import ProfileError
 from ..momentum import WindowRows, robot_parameter_names
 from .payload import PayloadEstimator
+from .row_checks import NoiseFloors
 
 METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 
@@ -21,13 +26,17 @@ METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 class RowsEstimator:
     """Per-sample rows (joint_torque, wrench) into a :class:`PayloadEstimator`."""
 
-    def __init__(self, estimator: PayloadEstimator, kinds: tuple[str, ...], needs_kinematics: bool = False):
+    def __init__(self, estimator: PayloadEstimator, kinds: tuple[str, ...], needs_kinematics: bool = False,
+                 floors: NoiseFloors | None = None):
         self.estimator = estimator
+        self.floors = floors
+        self.bounds_raised = 0
         self.kinds = kinds
         self.column_names = estimator.names
         self.needs_kinematics = needs_kinematics    # rows must carry the sensor kinematics (pmd)
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+        e = _raised(self, kind, e, samples)
         self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
 
     def state(self) -> dict:
@@ -49,11 +58,18 @@ class MomentumEstimator:
     kinds = ("momentum",)
     needs_kinematics = False
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, floors: NoiseFloors | None = None):
         self.estimator = estimator
+        self.floors = floors
+        self.bounds_raised = 0
         self.column_names = estimator.names + robot_parameter_names(estimator.robot.model)
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+        if A.shape[0] % self.estimator.robot.nv:      # rows come in whole windows, one per joint
+            refused = self.estimator.refused
+            refused["partial_window"] = refused.get("partial_window", 0) + 1
+            return
+        e = _raised(self, kind, e, samples)
         self.estimator.add_rows(WindowRows(A[:, :10], A[:, 10:], b, e, samples))
 
     def state(self) -> dict | None:
@@ -68,6 +84,15 @@ class MomentumEstimator:
 
     def result(self):
         return self.estimator.result()
+
+
+def _raised(adapter, kind: str, e, samples: int):
+    """``e`` raised to the profile's floor (counted on the adapter)."""
+    if adapter.floors is None:
+        return e
+    e, raised = adapter.floors.raise_to_floor(kind, e, samples)
+    adapter.bounds_raised += raised
+    return e
 
 
 # Most rows in one bounds LP when the caller does not say: per-sample rows have 10 columns and the
@@ -100,12 +125,17 @@ def make_estimator(robot, method: str, max_bound_rows: int | None = None):
     if method == "log_cholesky" or (method == "guaranteed" and momentum):
         if not momentum:
             raise ProfileError("method 'log_cholesky' needs joint torque sensing and identification.momentum_window_s > 0")
+        from ..calibration import calibration_of, momentum_window
         from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
         from .log_cholesky import LogCholeskyEstimator
         kw = {} if method == "log_cholesky" else {"max_rows": max_bound_rows or MAX_LP_ROWS}
         cls = LogCholeskyEstimator if method == "log_cholesky" else GuaranteedEstimator
-        return MomentumEstimator(cls(robot, lo, hi, window=robot.momentum_window_samples,
-                                     robot_relative_error=ident["robot_relative_error"], **kw))
+        calibration = calibration_of(robot)
+        if calibration is not None:
+            kw["calibration"] = calibration
+        return MomentumEstimator(cls(robot, lo, hi, window=momentum_window(robot, calibration),
+                                     robot_relative_error=ident["robot_relative_error"], **kw),
+                                 NoiseFloors(robot.profile))
     max_bound_rows = max_bound_rows or MAX_BOUND_ROWS
     names = params.parameter_names("payload")
     if method == "pmd":
@@ -115,7 +145,9 @@ def make_estimator(robot, method: str, max_bound_rows: int | None = None):
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
         pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
-        return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",), needs_kinematics=True)
+        return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",),
+                             needs_kinematics=True, floors=NoiseFloors(robot.profile))
     if method == "guaranteed" and robot.ft_frame_id is None:
         raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
-    return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), row_kinds(robot, method))
+    return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), row_kinds(robot, method),
+                         floors=NoiseFloors(robot.profile))

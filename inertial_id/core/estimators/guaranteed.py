@@ -29,8 +29,10 @@ from ..momentum import MomentumWindows, WindowRows
 from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..sensors import NoiseModel
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+from .consistent import InfeasibleError, SolverFailure
+from .bootstrap import WindowBootstrap, payload_estimate
 from .payload import PayloadEstimate
+from .row_checks import unsolvable
 
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
@@ -55,7 +57,10 @@ class MomentumEstimatorBase:
 
     def __init__(self, robot: Robot, prior_lower, prior_upper, window: int = 400,
                  noise: NoiseModel | None = None, model_error_Nm: float | None = None,
-                 robot_relative_error: float = ROBOT_RELATIVE_ERROR):
+                 robot_relative_error: float = ROBOT_RELATIVE_ERROR, calibration=None):
+        """``calibration`` (:class:`~..calibration.Calibration`): row bounds, excluded samples, torque
+        sign and the robot box from it; the run's torque offsets are then unknowns of the least
+        squares too (nuisance), not only of the bounds."""
         noise = noise or NoiseModel.from_profile(robot.profile)
         if model_error_Nm is None:
             model_error_Nm = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
@@ -63,14 +68,23 @@ class MomentumEstimatorBase:
         self.names = params.parameter_names(robot.profile.get("payload", {}).get("name", "payload"))
         self.prior_lower = np.asarray(prior_lower, dtype=float)
         self.prior_upper = np.asarray(prior_upper, dtype=float)
+        self.calibration = calibration
+        self.window_s = calibration.window(window)["duration_s"] if calibration is not None else \
+            window / robot.sensing["joint_states_hz"]
         self.windows = MomentumWindows(robot, window, noise.torque_relative, noise.torque_absolute_Nm,
-                                       model_error_Nm)
+                                       model_error_Nm, **({} if calibration is None else calibration.window_options(window)))
         self.robot_nominal, self.robot_lower, self.robot_upper = \
-            robot_parameter_box(robot.model, robot_relative_error)
+            robot_parameter_box(robot.model, robot_relative_error) if calibration is None else \
+            calibration.robot_box(robot.model)
+        # robot columns estimated with the payload by least squares: the calibrated offsets
+        self.ls_nuisance = np.flatnonzero(self.robot_upper > self.robot_lower) if calibration is not None \
+            else np.zeros(0, dtype=int)
         self._new_rows: list[WindowRows] = []
-        self.statistics = RowStatistics()
+        self.statistics = RowStatistics(10 + self.ls_nuisance.size)
+        self.bootstrap = WindowBootstrap(10 + self.ls_nuisance.size)
         self.samples_used = 0
         self.message = ""
+        self.refused: dict[str, int] = {}     # rows refused before they reach any solver, by reason
 
     def add_samples(self, t, q, qd, tau) -> None:
         """One sample (``t`` scalar, vectors of nv) or a stream (``t`` (N,), arrays (N, nv))."""
@@ -82,8 +96,15 @@ class MomentumEstimatorBase:
         estimators); they must use this estimator's window and error bounds."""
         if batch.rows == 0:
             return
+        bad = unsolvable(np.hstack([batch.Y, batch.Y_r]), batch.U, batch.noise_bound)
+        if bad:
+            self.refused[bad[0]] = self.refused.get(bad[0], 0) + 1
+            return
         self._new_rows.append(batch)
-        self.statistics.add(batch.Y, batch.U - batch.Y_r @ self.robot_nominal, batch.noise_bound)
+        A = np.hstack([batch.Y, batch.Y_r[:, self.ls_nuisance]])
+        u = batch.U - batch.Y_r @ self.robot_nominal
+        self.statistics.add(A, u, batch.noise_bound)
+        self.bootstrap.add(A, u, batch.noise_bound, self.robot.nv)
         self.samples_used += batch.samples
 
     def _take_new_rows(self) -> WindowRows:
@@ -164,7 +185,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         nuisance = {} if robot_uncertainty == "interval" else \
             dict(nuisance_lower=self.robot_lower[free], nuisance_upper=self.robot_upper[free])
         self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_diagonal_cuts(),
-                                     keep_rows=True, max_rows=max_rows, **nuisance)
+                                     keep_rows=True, max_rows=max_rows, hold_until_determined=True, **nuisance)
         self.violating_rows = np.zeros(0, dtype=int)
 
     def update_bounds(self) -> None:
@@ -188,20 +209,40 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                             f"(largest excess {upd.max_violation:.3g} N m s)")
 
     def state(self) -> dict:
-        """What a restart needs: the box, the rows the next LP reuses and the running sums (rows
-        not yet in the box are not kept: call after :meth:`update_bounds`)."""
+        """What a restart needs: the box, the rows the next LP reuses, the rows not yet in the box
+        and the running sums."""
         b = self.bounds
         M, rows_b, rows_e = b.kept_rows
+        pending = concatenate_rows(self._new_rows, self.robot_nominal.size)
         return {"lower": b.lower, "upper": b.upper, "data_consistent": b.data_consistent, "rows_used": b.rows_used,
+                "determined": b.determined, "pending_Y": pending.Y, "pending_Y_r": pending.Y_r,
+                "pending_U": pending.U, "pending_e": pending.noise_bound, "pending_samples": pending.samples,
                 "kept_M": M, "kept_b": rows_b, "kept_e": rows_e, **self.statistics.state(),
                 "samples_used": self.samples_used, "message": self.message}
 
     def restore(self, state: dict) -> None:
         self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]),
-                            kept=(state["kept_M"], state["kept_b"], state["kept_e"]))
+                            kept=(state["kept_M"], state["kept_b"], state["kept_e"]),
+                            determined=bool(state["determined"]) if "determined" in state else None)
+        if "pending_U" in state:
+            pending = WindowRows(*(np.asarray(state[k], dtype=float) for k in
+                                   ("pending_Y", "pending_Y_r", "pending_U", "pending_e")), int(state["pending_samples"]))
+            if pending.Y.shape != (pending.U.size, 10) or pending.Y_r.shape != (pending.U.size, self.robot_nominal.size) \
+                    or pending.noise_bound.shape != pending.U.shape or \
+                    (pending.rows and unsolvable(np.hstack([pending.Y, pending.Y_r]), pending.U, pending.noise_bound)):
+                raise ValueError("saved pending rows do not fit this estimator")
+            self._new_rows = [pending] if pending.rows else []
         self.statistics.restore(state)
         self.samples_used = int(state["samples_used"])
         self.message = str(state["message"])
+
+    def statistical_interval(self, level: float = 0.95, block_s: float = 1.0, replicates: int = 200,
+                             seed: int = 0) -> dict | None:
+        """NOT guaranteed: moving-block bootstrap interval of the consistent least-squares estimate
+        (:class:`~.bootstrap.WindowBootstrap`, blocks of ``block_s`` of data), inside the current box;
+        None with too little data."""
+        block = max(1, int(round(block_s / self.window_s)))
+        return self.bootstrap.interval(self.bounds.lower, self.bounds.upper, block, level, replicates, seed)
 
     def result(self) -> PayloadEstimate:
         n = len(self.names)
@@ -210,10 +251,10 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         estimate = 0.5 * (lo + hi)
         stats = self.statistics
         if stats.rows >= n:
-            # least squares with the nominal robot, then the consistent vector nearest to it in the box
+            # least squares with the nominal robot (and the calibrated offsets as unknowns), then the
+            # consistent vector nearest to it in the box
             try:
-                x_ls = np.linalg.lstsq(stats.information, stats.rhs, rcond=None)[0]
-                estimate = consistent_estimate(x_ls, stats.information, lo, hi)
+                estimate = payload_estimate(stats.information, stats.rhs, n, lo, hi)
             except (InfeasibleError, SolverFailure, np.linalg.LinAlgError) as exc:
                 message = message or str(exc)
         ok = self.bounds.data_consistent

@@ -1,0 +1,110 @@
+"""``calibrate``: recordings without payload in, a :class:`~.file.Calibration` out (see :mod:`.fit`)."""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+import numpy as np
+
+from ..data_io import Run
+from . import fit as F
+from .file import Calibration
+from .plateaus import fit_detector
+
+# Row bound = largest remaining error seen in calibration x this. Held-out runs of the real Gen3
+# exceeded the calibration maximum by 1.2-1.8x (issue measurement); bound x1.2 let the truth be
+# excluded. The factor is stated in the file and checked on every --validate run.
+SAFETY_FACTOR = 2.0
+# The per-run offset box: the calibration runs' range, widened by this on each side (N m): offsets
+# drift from run to run by about ±1 N m; today's is an unknown in the estimator, never yesterday's.
+OFFSET_MARGIN_NM = 2.0
+WINDOWS_S = (0.05, 0.1, 0.2)
+
+
+def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: float = SAFETY_FACTOR,
+              windows_s=WINDOWS_S, offset_margin_Nm: float = OFFSET_MARGIN_NM, sources=None) -> Calibration:
+    """Fit friction, torque sign and offsets on ``runs`` (friction from the first window length of
+    ``windows_s`` that matches the profile's ``momentum_window_s``, else 0.1 s), bound the
+    remaining error per window length, validate on ``validate``. ``sources``: paths of the runs
+    for the provenance."""
+    if not runs:
+        raise ValueError("calibration needs at least one run")
+    if safety_factor < 1:
+        raise ValueError("the safety factor must be at least 1")
+    rate = float(1.0 / np.median(np.concatenate([np.diff(r.t) for r in runs])))
+    detector, plateaus = fit_detector(runs)
+    primary_s = robot.profile["identification"]["momentum_window_s"] or 0.1
+    lengths = sorted({max(1, int(round(w * rate))) for w in (*windows_s, primary_s)})
+    primary = max(1, int(round(primary_s * rate)))
+    data = {h: [F.joint_windows(robot, r, h, detector) for r in runs] for h in lengths}
+    used = data[primary]
+    if any(d.windows == 0 for d in used):
+        empty = [d.run for d in used if d.windows == 0]
+        raise ValueError(f"runs {empty}: no momentum window left outside velocity-limit plateaus")
+    fit = F.fit_friction(used)
+    n = robot.nv
+    windows = {}
+    for h, d in data.items():
+        _, half = F.residual_ranges(d, fit.sign, fit.friction)
+        worst = half.max(axis=0)
+        windows[h] = {"duration_s": h / rate, "max_error_Nm_s": worst, "bound_Nm_s": safety_factor * worst}
+    spread_lo, spread_hi = fit.offsets.min(axis=0), fit.offsets.max(axis=0)
+    center = 0.5 * (spread_lo + spread_hi)
+    half_width = 0.5 * (spread_hi - spread_lo) + offset_margin_Nm
+    report = {
+        "train_rms_Nm": F.rms_with_offsets(used, fit.sign, fit.friction).tolist(),
+        "run_offsets_Nm": {d.run: fit.offsets[k].tolist() for k, d in enumerate(used)},
+        "windows_used": {d.run: d.windows for d in used},
+        "windows_excluded": {d.run: d.excluded for d in used},
+        "plateaus": plateaus,
+        "term_support": F.term_support(used, fit.sign),
+        "internal_exceedance": F.internal_exceedance(used, fit.sign).tolist() if len(used) > 1 else None,
+    }
+    cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
+                      windows, safety_factor, detector, report=report)
+    cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
+    if validate:
+        cal.provenance["validation"] = validation(robot, cal, validate)
+    return cal
+
+
+def validation(robot, cal: Calibration, runs: list[Run]) -> dict:
+    """Held-out check: per run and window length, the largest remaining error (each run with its own
+    minimax offset) relative to the calibration's largest; passed when every ratio stays within the
+    safety factor and every offset within the offset box."""
+    out = {"runs": [r.name for r in runs], "per_window": {}, "passed": True}
+    for h, w in cal.windows.items():
+        data = [F.joint_windows(robot, r, h, cal.detector) for r in runs]
+        offsets, half = F.residual_ranges(data, cal.torque_sign, cal.friction)
+        ratio = half.max(axis=0) / np.maximum(w["max_error_Nm_s"], 1e-12)
+        inside = np.abs(offsets - cal.offset_center_Nm) <= cal.offset_half_width_Nm
+        ok = bool(np.all(ratio <= cal.safety_factor) and inside.all())
+        out["per_window"][int(h)] = {"duration_s": w["duration_s"], "exceedance_ratio": ratio.tolist(),
+                                     "offsets_Nm": offsets.tolist(), "offsets_inside_box": bool(inside.all()),
+                                     "held_out_rms_Nm": F.rms_with_offsets(data, cal.torque_sign, cal.friction).tolist(),
+                                     "windows_used": [d.windows for d in data],
+                                     "windows_excluded": [d.excluded for d in data], "passed": ok}
+        out["passed"] &= ok
+    return out
+
+
+def provenance(runs, sources, safety_factor: float, offset_margin_Nm: float, window_s: float) -> dict:
+    """Runs used (name, path, samples, span, the data's date: the newest file time of the run), when
+    and how the calibration was made."""
+    sources = list(sources) if sources is not None else [None] * len(runs)
+    entries = []
+    for r, src in zip(runs, sources):
+        e = {"name": r.name, "samples": int(r.n_samples), "duration_s": float(r.t[-1] - r.t[0])}
+        if src is not None:
+            p = Path(src)
+            e["path"] = str(p.resolve())
+            files = [f for f in p.iterdir() if f.is_file()] if p.is_dir() else [p]
+            if files:
+                e["data_date_utc"] = _dt.datetime.fromtimestamp(max(f.stat().st_mtime for f in files),
+                                                                 _dt.timezone.utc).isoformat(timespec="seconds")
+                e["data_date_source"] = "newest file modification time of the run"
+        entries.append(e)
+    return {"runs": entries, "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "safety_factor": safety_factor, "offset_margin_Nm": offset_margin_Nm, "friction_window_s": window_s,
+            "method": "momentum windows, nominal link inertials, least-squares [Fc, Fv, Ia] shared by the runs, "
+                      "one offset per run; bound = largest minimax residual x safety factor"}

@@ -1,0 +1,187 @@
+"""The calibration file: what the payload estimators assume about the robot, in one versioned YAML.
+
+A profile names it (``identification.calibration: path``, relative to the profile's folder) or a
+command-line / launch argument overrides that. Contents (SI units, joints in profile order):
+``torque_sign`` (logged effort = sign x rigid-body torque), ``friction`` ``Fc, Fv, Ia`` per joint,
+``offsets`` (each calibration run's offset and the box ``center ± half_width`` the estimator keeps
+the run's unknown offset in), ``windows`` (per momentum window length: the largest remaining error
+seen and the row bound = that x ``safety_factor``), ``plateaus`` (the detector of samples the model
+cannot explain), and ``provenance`` (runs, their data dates, when and how it was made, validation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..momentum import robot_parameters
+from ..profile import ProfileError
+from .plateaus import PlateauDetector
+
+CALIBRATION_VERSION = 1
+
+
+class CalibrationError(ProfileError):
+    """A calibration file that cannot be used with this robot; the message names the problem."""
+
+
+@dataclass
+class Calibration:
+    """A robot calibration (see the module docstring); ``windows`` maps samples per window to
+    ``{"duration_s", "max_error_Nm_s", "bound_Nm_s"}``."""
+
+    robot: str
+    joints: list
+    sample_rate_hz: float
+    torque_sign: np.ndarray
+    friction: np.ndarray            # (nv, 3) [Fc, Fv, Ia]
+    offset_center_Nm: np.ndarray
+    offset_half_width_Nm: np.ndarray
+    windows: dict
+    safety_factor: float
+    detector: PlateauDetector
+    provenance: dict = field(default_factory=dict)
+    report: dict = field(default_factory=dict)      # fit details kept in the file for the reader
+    path: str | None = None
+
+    def window(self, samples: int) -> dict:
+        """The calibrated bound of a window of ``samples`` samples."""
+        if samples not in self.windows:
+            raise CalibrationError(
+                f"calibration{f' {self.path}' if self.path else ''} has no error bound for momentum windows of "
+                f"{samples} samples (it has {sorted(self.windows)} at {self.sample_rate_hz:g} Hz): recalibrate "
+                "with this window, or set identification.momentum_window_s and sensing.joint_states_hz to match")
+        return self.windows[samples]
+
+    def window_options(self, samples: int) -> dict:
+        """Keyword arguments of :class:`~..momentum.MomentumWindows` for this calibration."""
+        w = self.window(samples)
+        return {"window_bound_Nm_s": np.asarray(w["bound_Nm_s"], dtype=float), "window_duration_s": w["duration_s"],
+                "exclude": self.detector, "torque_sign": self.torque_sign}
+
+    def robot_box(self, model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(nominal, lower, upper) of the robot part ``theta_r``: link inertials at the model's
+        nominal values and friction at the calibrated ones, exactly (the row bound covers their
+        error, as measured); only each joint's offset ``beta`` is free, in the calibrated range."""
+        if model.nv != len(self.joints):
+            raise CalibrationError(f"calibration is for {len(self.joints)} joints, the model has {model.nv}")
+        nominal = robot_parameters(model)
+        nb = nominal.size - 4 * model.nv
+        fr = nominal[nb:].reshape(model.nv, 4)
+        fr[:, :3] = self.friction
+        fr[:, 3] = self.offset_center_Nm
+        nominal[nb:] = fr.ravel()
+        half = np.zeros_like(nominal)
+        half[nb + 3::4] = self.offset_half_width_Nm
+        return nominal, nominal - half, nominal + half
+
+    def to_dict(self) -> dict:
+        j = self.joints
+        return {
+            "version": CALIBRATION_VERSION, "kind": "inertial_id robot calibration", "robot": self.robot,
+            "joints": list(j), "sample_rate_hz": float(self.sample_rate_hz),
+            "torque_sign": [int(s) for s in self.torque_sign],
+            "friction": {k: self.friction[:, i].tolist() for i, k in enumerate(("Fc_Nm", "Fv_Nm_s_rad", "Ia_kg_m2"))},
+            "offsets": {"center_Nm": self.offset_center_Nm.tolist(), "half_width_Nm": self.offset_half_width_Nm.tolist()},
+            "safety_factor": float(self.safety_factor),
+            "windows": [{"samples": int(n), "duration_s": float(w["duration_s"]),
+                         "max_error_Nm_s": list(map(float, w["max_error_Nm_s"])),
+                         "bound_Nm_s": list(map(float, w["bound_Nm_s"]))} for n, w in sorted(self.windows.items())],
+            "plateaus": self.detector.to_dict(),
+            "provenance": self.provenance, "report": self.report,
+        }
+
+    def write(self, path) -> None:
+        Path(path).write_text(yaml.safe_dump(_plain(self.to_dict()), sort_keys=False, width=120, default_flow_style=None), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, d: dict, path: str | None = None) -> "Calibration":
+        where = path or "calibration"
+        if not isinstance(d, dict) or d.get("kind") != "inertial_id robot calibration":
+            raise CalibrationError(f"{where}: not an inertial_id calibration file")
+        if d.get("version") != CALIBRATION_VERSION:
+            raise CalibrationError(f"{where}: version {d.get('version')!r}, this program reads version {CALIBRATION_VERSION}")
+        try:
+            n = len(d["joints"])
+            arrays = {"torque_sign": d["torque_sign"], "Fc": d["friction"]["Fc_Nm"], "Fv": d["friction"]["Fv_Nm_s_rad"],
+                      "Ia": d["friction"]["Ia_kg_m2"], "center": d["offsets"]["center_Nm"],
+                      "half": d["offsets"]["half_width_Nm"]}
+            for k, v in arrays.items():
+                v = np.asarray(v, dtype=float)
+                if v.shape != (n,) or not np.all(np.isfinite(v)):
+                    raise CalibrationError(f"{where}: {k}: expected {n} finite numbers")
+                arrays[k] = v
+            windows = {}
+            for w in d["windows"]:
+                bound = np.asarray(w["bound_Nm_s"], dtype=float)
+                if bound.shape != (n,) or not np.all(bound > 0):
+                    raise CalibrationError(f"{where}: windows: bound_Nm_s needs {n} positive numbers")
+                windows[int(w["samples"])] = {"duration_s": float(w["duration_s"]), "bound_Nm_s": bound,
+                                              "max_error_Nm_s": np.asarray(w["max_error_Nm_s"], dtype=float)}
+            return cls(str(d["robot"]), list(d["joints"]), float(d["sample_rate_hz"]), arrays["torque_sign"],
+                       np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],
+                       windows, float(d["safety_factor"]), PlateauDetector.from_dict(d["plateaus"]),
+                       d.get("provenance") or {}, d.get("report") or {}, path)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, CalibrationError):
+                raise
+            raise CalibrationError(f"{where}: missing or malformed field ({exc})") from None
+
+
+def load_calibration(path) -> Calibration:
+    """Read a calibration file (one-line :class:`CalibrationError` on any problem)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise CalibrationError(f"calibration '{path}': not a readable YAML file ({str(exc).splitlines()[0]})") from None
+    return Calibration.from_dict(data, str(path))
+
+
+_CACHE: dict = {}
+
+
+def calibration_of(robot) -> Calibration | None:
+    """The calibration the robot's profile names (``identification.calibration``, a path relative
+    to the profile's folder), checked against the robot's joints; None when it names none."""
+    ident = robot.profile.get("identification", {})
+    name = ident.get("calibration")
+    if not name:
+        return None
+    path = Path(name)
+    if not path.is_absolute() and robot.profile.get("_path"):
+        path = Path(robot.profile["_path"]).parent / path
+    key = (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
+    if key not in _CACHE:
+        _CACHE[key] = load_calibration(path)
+    cal = _CACHE[key]
+    if list(cal.joints) != list(robot.joint_names):
+        raise CalibrationError(f"calibration {path}: joints {cal.joints} differ from the robot's {list(robot.joint_names)}")
+    return cal
+
+
+def _plain(x):
+    """numpy scalars and arrays as plain YAML types."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+def momentum_window(robot, calibration: Calibration | None) -> int:
+    """Samples per momentum window: the profile's ``momentum_window_s`` at the calibration's sample
+    rate when there is one (its bounds were measured on streams at that rate), else at the
+    driver's rate."""
+    if calibration is None:
+        return robot.momentum_window_samples
+    window_s = robot.profile["identification"]["momentum_window_s"]
+    return int(round(window_s * calibration.sample_rate_hz)) if window_s > 0 else 0

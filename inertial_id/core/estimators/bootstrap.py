@@ -1,0 +1,85 @@
+"""A statistical interval beside the guaranteed box: moving-block bootstrap over momentum windows.
+
+Not guaranteed. The windows' errors on a real arm are correlated over seconds (slow model error,
+offset drift), so rows are not resampled one by one (which gave intervals 40-50x too narrow on the
+real Gen3): consecutive blocks of windows (``block_s`` of data) are drawn with replacement until the
+replicate holds as many windows as the data, the weighted least-squares problem (payload plus the
+nuisance columns, e.g. the run's torque offsets) is solved per replicate, and each parameter's
+interval is the percentile interval of the physically consistent estimates at the given level.
+Per-window normal equations are kept (their cumulative sums give any block in O(1)).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+
+
+class WindowBootstrap:
+    """Per-window weighted normal equations of rows ``A x = u`` (first ``n_payload`` columns the
+    payload, the rest nuisance), weights ``1 / e^2``."""
+
+    def __init__(self, n_cols: int, n_payload: int = 10):
+        self.n_cols, self.n_payload = n_cols, n_payload
+        self._info: list[np.ndarray] = []
+        self._rhs: list[np.ndarray] = []
+
+    @property
+    def windows(self) -> int:
+        return sum(x.shape[0] for x in self._info)
+
+    def add(self, A, u, e, rows_per_window: int) -> None:
+        """Rows of whole windows, window-major (``rows_per_window`` rows each)."""
+        w = 1.0 / np.maximum(np.asarray(e, dtype=float), 1e-12) ** 2
+        A = np.asarray(A, dtype=float).reshape(-1, rows_per_window, self.n_cols)
+        u = np.asarray(u, dtype=float).reshape(-1, rows_per_window)
+        w = w.reshape(-1, rows_per_window)
+        self._info.append(np.einsum("wrc,wr,wrd->wcd", A, w, A))
+        self._rhs.append(np.einsum("wrc,wr,wr->wc", A, w, u))
+
+    def interval(self, lower_box, upper_box, block: int, level: float = 0.95, replicates: int = 200,
+                 seed: int = 0) -> dict | None:
+        """``{"lower", "upper", "replicates", "block_windows", "level"}`` of the payload parameters
+        (blocks of ``block`` consecutive windows), or None with fewer than two blocks of data. The
+        consistent estimate of each replicate stays in the box ``lower_box..upper_box`` (the
+        guaranteed one)."""
+        if not self._info:
+            return None
+        info = np.concatenate(self._info)
+        rhs = np.concatenate(self._rhs)
+        n = info.shape[0]
+        block = max(1, int(block))
+        if n < 2 * block:
+            return None
+        c_info = np.concatenate([np.zeros((1,) + info.shape[1:]), np.cumsum(info, axis=0)])
+        c_rhs = np.concatenate([np.zeros((1, rhs.shape[1])), np.cumsum(rhs, axis=0)])
+        rng = np.random.default_rng(seed)
+        k = int(np.ceil(n / block))
+        estimates = []
+        for _ in range(replicates):
+            starts = rng.integers(0, n - block + 1, size=k)
+            I = (c_info[starts + block] - c_info[starts]).sum(axis=0)
+            b = (c_rhs[starts + block] - c_rhs[starts]).sum(axis=0)
+            try:
+                estimates.append(payload_estimate(I, b, self.n_payload, lower_box, upper_box))
+            except (InfeasibleError, SolverFailure, np.linalg.LinAlgError):
+                continue
+        if len(estimates) < replicates // 2:
+            return None
+        est = np.array(estimates)
+        alpha = 0.5 * (1.0 - level)
+        return {"lower": np.quantile(est, alpha, axis=0), "upper": np.quantile(est, 1.0 - alpha, axis=0),
+                "replicates": len(estimates), "block_windows": block, "level": level}
+
+
+def payload_estimate(information, rhs, n_payload: int, lower=None, upper=None):
+    """Consistent payload estimate from normal equations over payload + nuisance columns: least
+    squares jointly, then the payload's consistent vector nearest to it in the metric of its
+    marginal information (nuisance eliminated, Schur complement). Raises as
+    :func:`~.consistent.consistent_estimate`."""
+    x = np.linalg.lstsq(information, rhs, rcond=None)[0]
+    P, N = slice(0, n_payload), slice(n_payload, information.shape[0])
+    marginal = information[P, P]
+    if information.shape[0] > n_payload:
+        marginal = marginal - information[P, N] @ np.linalg.pinv(information[N, N]) @ information[N, P]
+    return consistent_estimate(x[P], marginal, lower, upper)
