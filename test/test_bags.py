@@ -211,7 +211,7 @@ def test_recorded_rows_and_recorded_samples_give_the_same_estimate(robot_name, m
     bag = tmp_path / "sim"
     record(robot, "dumbbell_5lb", 2.0, bag, "mcap", seed=2, start_time_s=3000.0)
     _, from_samples, _ = offline.estimate_from_bag(bag, robot, method, "samples", bounds_period_s=0.5)
-    js = bags.read_joint_states(bag, robot.joint_names)
+    js = bags.read_joint_states(bag, robot.joint_names, robot.sensing["joint_states_topic"])
     wrenches = None
     if robot.sensing["wrench"]:
         t_w, _, w = bags.read_wrenches(bag, robot.sensing["wrench_topic"])
@@ -226,7 +226,8 @@ def test_recorded_rows_and_recorded_samples_give_the_same_estimate(robot_name, m
     assert info["source"] == "rows"
     np.testing.assert_array_equal(from_rows.lower, from_samples.lower)
     np.testing.assert_array_equal(from_rows.upper, from_samples.upper)
-    assert from_rows.samples_used == from_samples.samples_used >= 0.95 * len(js)
+    # every sample but the last batch not yet full (20 samples, or a 100-sample momentum window)
+    assert from_rows.samples_used == from_samples.samples_used >= len(js) - max(21, 0.05 * len(js))
 
 
 def test_estimate_command_json(gen3_bag, tmp_path):

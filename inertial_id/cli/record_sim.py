@@ -1,6 +1,9 @@
 """``inertial-id record-sim``: a rosbag2 of the simulated arm playing the profile's exciting
-trajectory (no nodes, no DDS): /joint_states, /wrench (F/T profiles), the commanded trajectory on
-the profile's controller topic and the hidden payload's truth, stamped and logged in data time."""
+trajectory (no nodes, no DDS): every stream the robot's real driver publishes, as the profile's
+``driver`` section states them (e.g. ros2_kortex: 1 kHz /joint_states, wrapped positions, a gripper
+joint with NaN effort; xarm_ros2: /joint_states at the broadcaster's rate without effort,
+/xarm/joint_states and the F/T wrench stamped alike), the commanded trajectory on the profile's
+controller topic and the hidden payload's truth, stamped and logged in data time."""
 from __future__ import annotations
 
 import sys
@@ -17,18 +20,17 @@ def register(sub) -> None:
     p.add_argument("--duration", type=float, default=20.0, help="seconds of exciting motion")
     p.add_argument("--out", required=True, metavar="BAG", help="bag folder to create")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
-    p.add_argument("--rate-hz", type=float, default=None,
-                   help="sensor publishing rate (default: the driver's, profile sensing.joint_states_hz; at most the step rate)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
     p.add_argument("--start-time", type=float, default=None,
                    help="stamp of the first sample, s since the epoch (default: now)")
     p.set_defaults(func=run)
 
 
-def record(robot, payload: str, duration_s: float, out, storage: str = "mcap", rate_hz: float | None = None,
+def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
            seed: int = 0, start_time_s: float | None = None, progress: bool = False) -> dict:
     """Simulate and write the bag; returns counts."""
     from ..core import bags, params
+    from ..core.driver_streams import DriverEmulator, JointStateOut
     from ..core.model import payload_params
     from ..core.sim import Simulator
     from ..core.trajectory import excitation_from_profile
@@ -37,20 +39,16 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap", r
     truth = payload_params(payload)
     sim = Simulator.from_profile(robot, truth, seed)
     step_hz = 1.0 / sim.dt
-    sensing = robot.sensing
-    rate_hz = rate_hz or float(sensing["joint_states_hz"])
-    steps_per_sample = int(round(step_hz / rate_hz))
-    if steps_per_sample < 1 or abs(step_hz / steps_per_sample - rate_hz) > 1e-9 * rate_hz:
-        raise UserError(f"--rate-hz must divide the simulator's step rate {step_hz:g} Hz")
+    driver = DriverEmulator(robot, step_hz)
     traj, report = excitation_from_profile(robot, duration_s)
     if not report.ok:
         raise UserError(f"the profile's excitation does not pass the limits: {report.message}")
     t0 = time.time() if start_time_s is None else float(start_time_s)
     controller = robot.profile["controller"]["topic"]
-    has_ft = robot.ft_frame_id is not None
-    js_topic, wrench_topic = sensing["joint_states_topic"], sensing["wrench_topic"]
     suite = bags.suite_topics(robot)
-    topics = {k: suite[k] for k in (js_topic, bags.TRUTH, controller) + ((wrench_topic,) if has_ft else ())}
+    topics = {k: suite[k] for k in (bags.TRUTH, controller)}
+    for topic, kind in driver.topics().items():
+        topics[topic] = bags.TOPICS[bags.JOINT_STATES if kind == "joint_state" else bags.WRENCH]
     store = bags.typestore()
     ns = lambda t: int(round((t0 + t) * 1e9))  # noqa: E731
     with bags.BagWriter(out, storage, topics) as w:
@@ -68,16 +66,18 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap", r
             for k in range(1, n_steps + 1):
                 sim.step()
                 bar.update(1)
-                if k % steps_per_sample:
+                if not driver.due(sim.t - sim.dt):     # measure() reads the state at the step's start
                     continue
-                m = sim.measure()
-                w.write(js_topic, ns(m.t),
-                        bags.joint_state(store, t0 + m.t, robot.joint_names, m.q, m.qd, m.tau))
-                if has_ft:
-                    w.write(wrench_topic, ns(m.t), bags.wrench_stamped(store, t0 + m.t, robot.wrench_frame_id, m.wrench))
+                for o in driver.outputs(sim.measure()):
+                    if isinstance(o, JointStateOut):
+                        msg = bags.joint_state(store, t0 + o.t, o.names, o.position, o.velocity, o.effort)
+                        msg.header.frame_id = o.frame_id
+                    else:
+                        msg = bags.wrench_stamped(store, t0 + o.t, o.frame_id, o.wrench)
+                    w.write(o.topic, ns(o.t), msg)
         counts = dict(w.counts)
-    return {"bag": str(out), "storage": storage, "robot": robot.name, "payload": payload, "rate_hz": rate_hz,
-            "duration_s": duration_s, "messages": counts, "start_time_s": t0}
+    return {"bag": str(out), "storage": storage, "robot": robot.name, "payload": payload,
+            "driver": driver.model.name, "duration_s": duration_s, "messages": counts, "start_time_s": t0}
 
 
 def trajectory_msg(store, t_s: float, joint_names, traj):
@@ -96,6 +96,7 @@ def trajectory_msg(store, t_s: float, joint_names, traj):
 def run(args) -> int:
     from ..core import bags
     from ..core.model import load_payloads, load_robot
+    from ..core.profile import ProfileError
     if not 0 < args.duration <= 600:
         raise UserError("--duration must be in (0, 600] seconds")
     robot = load_robot(args.robot)
@@ -103,9 +104,8 @@ def run(args) -> int:
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
     try:
-        r = record(robot, payload, args.duration, args.out, args.storage, args.rate_hz, args.seed,
-                   args.start_time, progress=True)
-    except bags.BagError as exc:
+        r = record(robot, payload, args.duration, args.out, args.storage, args.seed, args.start_time, progress=True)
+    except (bags.BagError, ProfileError) as exc:
         raise UserError(str(exc)) from None
     print(f"wrote {args.out} ({args.storage}): " + ", ".join(f"{k} {v}" for k, v in r["messages"].items()),
           file=sys.stderr)

@@ -334,51 +334,43 @@ class JointStream:
         return self.t.size
 
 
-def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES) -> JointStream:
+def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES, parser=None) -> JointStream:
     """Joint states of a bag: :func:`joint_states_of` its messages on ``topic``."""
     return joint_states_of(read_topics(path, [topic])[topic], joint_names,
-                           f"bag '{path}' has no usable messages on {topic}")
+                           f"bag '{path}' has no usable messages on {topic}", parser)
 
 
-def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint states") -> JointStream:
-    """``[(log_time_ns, JointState)]`` as a stream reordered to ``joint_names`` (default: the first
-    message's order). Messages that cannot be used (missing/unknown joints, wrong lengths) are
-    counted by reason in ``dropped``, not returned; none left raises :class:`BagError`
-    (``empty_error``)."""
+def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint states", parser=None) -> JointStream:
+    """``[(log_time_ns, JointState)]`` as a stream in the parser's joint order, through the live
+    nodes' checks (:class:`~.sensor_inputs.JointStateParser`): ``parser`` (a consumer's, e.g. the
+    builder's for a robot: magnitudes, unwrapped joints, effort only when its rows use it) or one for
+    ``joint_names`` (default: the first message's names) that takes effort when present. Joints not
+    named (a gripper's) are ignored, as live. Messages the parser rejects are counted by reason in
+    ``dropped``, not returned; none left raises :class:`BagError` (``empty_error``). ``tau`` is
+    None unless every message kept has effort."""
+    from .sensor_inputs import JointStateParser, Rejected
     ts, logs, qs, qds, taus = [], [], [], [], []
     dropped: dict[str, int] = {}
-    order_cache: dict[tuple, np.ndarray] = {}
-    names = list(joint_names) if joint_names is not None else None
-    has_effort = None
     for t_ns, msg in msgs:
-        if names is None:
-            names = list(msg.name)
-        key = tuple(msg.name)
-        order = order_cache.get(key)
-        if order is None:
-            if sorted(key) != sorted(names) or len(set(key)) != len(key):
-                dropped["joint_names"] = dropped.get("joint_names", 0) + 1
-                continue
-            order = order_cache[key] = np.array([key.index(n) for n in names])
-        n = len(key)
-        effort = np.asarray(msg.effort, dtype=float)
-        if len(msg.position) != n or len(msg.velocity) != n or effort.size not in (0, n):
-            dropped["wrong_length"] = dropped.get("wrong_length", 0) + 1
+        if parser is None:
+            parser = JointStateParser.for_names(list(joint_names) if joint_names is not None else list(msg.name))
+        try:
+            s = parser.parse(msg)
+        except Rejected as r:
+            dropped[r.reason] = dropped.get(r.reason, 0) + 1
             continue
-        has_effort = effort.size > 0 if has_effort is None else has_effort and effort.size > 0
-        q, qd = np.asarray(msg.position, dtype=float)[order], np.asarray(msg.velocity, dtype=float)[order]
-        tau = effort[order] if effort.size else np.full(n, np.nan)
-        ts.append(stamp_s(msg.header.stamp))
+        ts.append(s.t)
         logs.append(t_ns)
-        qs.append(q)
-        qds.append(qd)
-        taus.append(tau)
+        qs.append(s.q)
+        qds.append(s.qd)
+        taus.append(s.tau)
     if not ts:
-        raise BagError(empty_error)
-    n = len(names)
-    tau = np.array(taus).reshape(-1, n) if has_effort else None
-    return JointStream(np.array(ts), np.array(logs, dtype=np.int64), names, np.array(qs).reshape(-1, n),
-                       np.array(qds).reshape(-1, n), tau, dropped)
+        raise BagError(empty_error + (f" (dropped: {', '.join(f'{k} {v}' for k, v in dropped.items())})"
+                                      if dropped else ""))
+    n = len(parser.joint_names)
+    tau = None if any(x is None for x in taus) else np.array(taus).reshape(-1, n)
+    return JointStream(np.array(ts), np.array(logs, dtype=np.int64), list(parser.joint_names),
+                       np.array(qs).reshape(-1, n), np.array(qds).reshape(-1, n), tau, dropped)
 
 
 def read_wrenches(path, topic: str = WRENCH):
@@ -518,6 +510,9 @@ def run_tables(path, topic: str = JOINT_STATES) -> dict:
     from .data_io import DataError
     try:
         js = read_joint_states(path, topic=topic)
+        if js.dropped:
+            raise DataError(f"bag '{path}': {topic} has messages that cannot be used: "
+                            + ", ".join(f"{k} {v}" for k, v in js.dropped.items()))
         if js.tau is None:
             raise DataError(f"bag '{path}': {topic} has no effort (joint torques)")
         tables = {"t": js.t[:, None], "q": js.q, "qd": js.qd, "tau": js.tau}

@@ -7,7 +7,10 @@ Two sources, in order of preference (:func:`estimate_from_bag` picks):
    publisher), so nothing depends on the sensor stream reaching a recorder and the builder alike.
 2. **Recorded sensor samples** (``/joint_states`` and ``/wrench``: ``record-sim``, a driver
    recording, converted real runs): :class:`~.row_builder.SampleRows`, the class the builder node
-   runs, turns them into rows; wrenches are matched by stamp within ``sync_tolerance_s``.
+   runs, turns them into rows. Joint states and wrenches go through the live nodes' parsing
+   (:mod:`~.sensor_inputs`: unwrapping, checks of the fields the rows use, joints not named
+   ignored) and pairing (:func:`~.driver_streams.pair_wrenches`: the wrench interpolated at each
+   joint stamp), so a recording is accepted exactly as the live stream would be.
 
 :class:`RowIntake` then does what the estimator node does with each message (kind and column
 checks, :func:`~.estimators.factory.make_estimator`), and updates the bounds every
@@ -20,28 +23,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .driver_streams import max_gap_s, pair_wrenches
 from .estimators.factory import make_estimator
 from .estimators.row_checks import RowLimits
 from .estimators.schedule import UpdateSchedule
 from .row_builder import SampleRows
 
-SYNC_TOLERANCE_S = 0.0005   # regressor_builder's sync_tolerance_s default
 BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
 STREAM_CHUNK = 1000         # samples formed into rows at once (the rows do not depend on it)
-
-
-def match_wrenches(t_joint, t_wrench, tolerance_s: float = SYNC_TOLERANCE_S) -> np.ndarray:
-    """Index of the nearest wrench stamp for every joint stamp, -1 where none lies within tolerance."""
-    t_wrench = np.asarray(t_wrench, dtype=float)
-    if t_wrench.size == 0:
-        return np.full(len(t_joint), -1)
-    order = np.argsort(t_wrench, kind="stable")
-    ts = t_wrench[order]
-    k = np.clip(np.searchsorted(ts, t_joint), 1, ts.size - 1) if ts.size > 1 else np.zeros(len(t_joint), int)
-    left = np.maximum(k - 1, 0)
-    nearest = np.where(np.abs(ts[left] - t_joint) <= np.abs(ts[k] - t_joint), left, k)
-    idx = order[nearest]
-    return np.where(np.abs(t_wrench[idx] - t_joint) <= tolerance_s, idx, -1)
 
 
 @dataclass
@@ -112,30 +101,63 @@ class RowIntake:
         return self.estimator.result()
 
 
-def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, sync_tolerance_s: float = SYNC_TOLERANCE_S,
-                     progress=None):
-    """Rows messages from a recorded stream (arrays in profile joint order, ``wrenches`` as
-    ``(t_w, w)`` when the profile uses wrench rows). Samples without a wrench are skipped, as the
-    builder drops them. Yields :class:`~.row_builder.RowMessage`."""
+def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_s: float | None = None,
+                     progress=None, counts: dict | None = None):
+    """Rows messages from a parsed stream (arrays in profile joint order, increasing stamps;
+    ``wrenches`` as ``(t_w, w)`` when the profile uses wrench rows). Each joint sample gets the
+    wrench interpolated at its stamp, as the builder pairs them (tolerance: ``wrench_max_gap_s``,
+    default from the profile's ``sensing.wrench_hz``); samples that cannot be paired are dropped and
+    counted by reason in ``counts`` (also ``paired``, ``interpolated``). Yields
+    :class:`~.row_builder.RowMessage`."""
     builder = SampleRows.from_profile(robot, kinds)
     use_wrench = builder.rows.use_wrench and builder.need_rows
+    counts = {} if counts is None else counts
     t = np.asarray(t, dtype=float)
-    # the builder drops stamps that do not increase, and samples without a wrench
-    keep = t > np.maximum.accumulate(np.concatenate([[-np.inf], t[:-1]]))
-    w = None
+    keep = np.ones(t.size, dtype=bool)
+    w = extra = None
     if use_wrench:
-        match = match_wrenches(t, wrenches[0], sync_tolerance_s)
-        keep &= match >= 0
-        w = np.asarray(wrenches[1])[match[keep]]
+        gap = max_gap_s(robot.sensing["wrench_hz"]) if wrench_max_gap_s is None else wrench_max_gap_s
+        pairs = pair_wrenches(t, wrenches[0], wrenches[1], gap)
+        keep = pairs.ok
+        for r in pairs.reason:
+            if r is not None:
+                counts[r] = counts.get(r, 0) + 1
+        counts["paired"] = int(keep.sum())
+        counts["interpolated"] = pairs.interpolated
+        w, extra = pairs.wrench[keep], pairs.extra_bound[keep]
     idx = np.flatnonzero(keep)
     tau = None if tau is None else np.asarray(tau)[idx]
     q, qd, t = np.asarray(q)[idx], np.asarray(qd)[idx], t[idx]
     for a in range(0, idx.size, STREAM_CHUNK):
         chunk = slice(a, a + STREAM_CHUNK)
-        yield from builder.push_many(t[chunk], q[chunk], qd[chunk], None if tau is None else tau[chunk],
-                                     None if w is None else w[chunk]).messages
+        pushed = builder.push_many(t[chunk], q[chunk], qd[chunk], None if tau is None else tau[chunk],
+                                   None if w is None else w[chunk], None if extra is None else extra[chunk])
+        for reason, _ in pushed.drops:
+            counts[reason] = counts.get(reason, 0) + 1
+        counts["samples_used"] = counts.get("samples_used", 0) + pushed.accepted
+        yield from pushed.messages
         if progress is not None:
             progress(t[chunk].size)
+
+
+def wrenches_accepted(msgs, frame_id: str, counts: dict | None = None):
+    """``(t (M,), w (M, 6))`` of ``[(log_time_ns, WrenchStamped)]`` as the builder takes them
+    (:func:`~.sensor_inputs.parse_wrench`, increasing stamps); the rest counted by reason."""
+    from .sensor_inputs import Rejected, StampOrder, parse_wrench
+    counts = {} if counts is None else counts
+    order = StampOrder("wrench_stamp_not_increasing")
+    ts, ws = [], []
+    for _, msg in msgs:
+        try:
+            t, w = parse_wrench(msg, frame_id)
+            if order.check(t):           # the stream restarted: pair with the new one, as live
+                ts, ws = [], []
+        except Rejected as r:
+            counts[r.reason] = counts.get(r.reason, 0) + 1
+            continue
+        ts.append(t)
+        ws.append(w)
+    return np.array(ts), np.array(ws, dtype=float).reshape(-1, 6)
 
 
 def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None, progress=None):
@@ -170,19 +192,21 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     if use_wrench and wrench_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {wrench_topic}; the profile's rows need the wrench")
     streams = bags.read_topics(path, [js_topic, wrench_topic] if use_wrench else [js_topic])   # one pass
-    js = bags.joint_states_of(streams[js_topic], robot.joint_names,
-                              f"bag '{path}' has no usable messages on {js_topic}")
+    from .sensor_inputs import JointStateParser
+    needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
+    js = bags.joint_states_of(streams[js_topic], empty_error=f"bag '{path}' has no usable messages on {js_topic}",
+                              parser=JointStateParser(robot, need_effort=needs_effort))
     wrenches = None
+    info["wrenches_dropped"] = {}
     if use_wrench:
-        t_w, frames, w = bags.wrenches_of(streams[wrench_topic])
-        ok = np.array([f == robot.wrench_frame_id for f in frames], dtype=bool)
-        wrenches = (t_w[ok], w[ok])
-        info["wrenches_wrong_frame"] = int((~ok).sum())
-    if "momentum" in kinds and js.tau is None:
-        raise bags.BagError(f"bag '{path}': momentum rows need joint torques (JointState.effort)")
+        wrenches = wrenches_accepted(streams[wrench_topic], robot.wrench_frame_id, info["wrenches_dropped"])
+        info["wrenches"] = int(wrenches[0].size)
+    if needs_effort and js.tau is None:
+        raise bags.BagError(f"bag '{path}': the rows need joint torques (JointState.effort)")
     info["joint_states"] = len(js)
     info["joint_states_dropped"] = js.dropped
-    yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress)
+    info["sample_counts"] = counts = {}
+    yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress, counts=counts)
 
 
 def estimate_from_bag(path, robot, method: str, source: str = "auto", max_bound_rows: int | None = None,

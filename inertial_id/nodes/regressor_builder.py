@@ -1,19 +1,20 @@
-"""regressor_builder: synchronizes /joint_states (and the wrist wrench), differentiates velocity,
+"""regressor_builder: pairs the driver's joint states (the profile's ``sensing.joint_states_topic``:
+for the xArm the driver's own ``/xarm/joint_states``, stamped like its wrench) with the wrist wrench
+interpolated at their stamps (:mod:`inertial_id.core.driver_streams`), differentiates velocity,
 and publishes rows of the payload measurement model as RegressorSample messages: joint-torque and
 wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) momentum windows of
 seed 003 with the payload columns followed by the robot's own columns."""
 from __future__ import annotations
 
-import bisect
 import time
 from collections import deque
 
-import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from ..core.driver_streams import WrenchBuffer, max_gap_s
 from ..core.estimators.factory import row_kinds
 from ..core.profile import ProfileError
 from ..core.row_builder import RowMessage, SampleRows
@@ -22,9 +23,6 @@ from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, 
 
 
 LOSSLESS_INPUT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
-# Wrenches kept for matching with joint samples (seconds at the sensor rate; the stream is trimmed
-# to this length when it reaches twice it).
-WRENCH_BUFFER = 400
 
 
 class RegressorBuilderNode(Node):
@@ -38,7 +36,9 @@ class RegressorBuilderNode(Node):
                           "build joint-torque rows from JointState.effort")
         use_wrench = declare(self, "use_wrench", sensing["wrench"],
                              "build wrench rows from the wrist F/T sensor")
-        self.sync_tol = declare(self, "sync_tolerance_s", 0.0005, "max stamp difference joint state <-> wrench")
+        self.wrench_max_gap = declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
+                                      "widest span between two wrench samples that a joint stamp is interpolated "
+                                      "across (default: 1.5 periods at the profile's sensing.wrench_hz)")
         cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
                          "causal low-pass on all signals before differencing (0: off)")
         rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
@@ -63,18 +63,17 @@ class RegressorBuilderNode(Node):
             raise ProfileError(f"executor must be 'events' or 'single_threaded', not '{self.executor_kind}'")
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped")
-        self.parser = JointStateParser(self.robot, need_effort=use_tau, clock_s=self.now_s,
+        self.parser = JointStateParser(self.robot, need_effort=self.stream.needs_effort, clock_s=self.now_s,
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
-        self.wrench_t: list[float] = []      # increasing stamps (StampOrder) for bisection
-        self.wrench_w: list[np.ndarray] = []
+        self.wrenches = WrenchBuffer(self.wrench_max_gap)      # increasing stamps (StampOrder)
         self.wrench_wait = declare(self, "wrench_wait_s", 0.5,
                                    "longest wall time a joint sample waits for its wrench")
         if use_wrench:
             self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
         self.wrench_order = StampOrder("wrench_stamp_not_increasing")
         self.joint_samples: deque = deque(maxlen=100)
-        self.ready: list = []     # (sample, wrench) in stamp order, not yet formed into rows
+        self.ready: list = []     # (sample, wrench, interpolation bound) in stamp order, not yet formed into rows
         self.process_batch = declare(self, "process_batch", 100,
                                      "samples formed into rows at once (larger: less CPU per sample, more latency)")
         self.create_timer(declare(self, "process_period_s", 0.02, "longest a ready sample waits for its batch"),
@@ -105,14 +104,11 @@ class RegressorBuilderNode(Node):
         try:
             t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
             if self.wrench_order.check(t):
-                self.wrench_t, self.wrench_w = [], []
+                self.wrenches.reset()
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
-        self.wrench_t.append(t)
-        self.wrench_w.append(w)
-        if len(self.wrench_t) > 2 * WRENCH_BUFFER:
-            del self.wrench_t[:-WRENCH_BUFFER], self.wrench_w[:-WRENCH_BUFFER]
+        self.wrenches.add(t, w)
         self.drops.ok()
         self.drain()
 
@@ -123,7 +119,7 @@ class RegressorBuilderNode(Node):
             self.drops.drop(r.reason, r.detail)
             return
         if not self.stream.rows.use_wrench:       # nothing to wait for
-            self.ready.append((sample, None))
+            self.ready.append((sample, None, None))
             self.flush_if_full()
             return
         if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
@@ -137,32 +133,21 @@ class RegressorBuilderNode(Node):
             s, _ = self.joint_samples.popleft()
             self.drops.drop("no_matching_wrench", f"sample at {s.t:.4f} s: {why}")
 
-    def _matching_wrench(self, t: float):
-        """The wrench nearest to ``t`` within the sync tolerance, or None."""
-        k = bisect.bisect_left(self.wrench_t, t)
-        near = [j for j in (k - 1, k) if 0 <= j < len(self.wrench_t) and abs(self.wrench_t[j] - t) <= self.sync_tol]
-        return min(near, key=lambda j: abs(self.wrench_t[j] - t), default=None)
-
     def drain(self) -> None:
-        """Process queued joint samples in order; with wrench rows, each waits for its wrench (the
-        two topics arrive in any order) until the wrench stream has passed its stamp, or for at most
-        ``wrench_wait_s`` of wall time."""
+        """Process queued joint samples in order; with wrench rows, each waits for the wrench
+        samples around its stamp (the two topics arrive in any order) until the wrench stream has
+        reached its stamp, or for at most ``wrench_wait_s`` of wall time."""
         while self.joint_samples:
             s, arrived = self.joint_samples[0]
-            wrench = None
-            if self.stream.rows.use_wrench:
-                j = self._matching_wrench(s.t)
-                if j is None:
-                    newest = self.wrench_t[-1] if self.wrench_t else -np.inf
-                    if (newest <= s.t + self.sync_tol and len(self.joint_samples) < self.joint_samples.maxlen
-                            and time.monotonic() - arrived < self.wrench_wait):
-                        return   # its wrench may still come
-                    self.joint_samples.popleft()
-                    self.drops.drop("no_matching_wrench", f"no wrench within {self.sync_tol} s of {s.t:.4f} s")
-                    continue
-                wrench = self.wrench_w[j]
+            if (not self.wrenches.ready(s.t) and len(self.joint_samples) < self.joint_samples.maxlen
+                    and time.monotonic() - arrived < self.wrench_wait):
+                return   # its wrenches may still come
             self.joint_samples.popleft()
-            self.ready.append((s, wrench))
+            wrench, extra, why = self.wrenches.pair(s.t)
+            if why is not None:
+                self.drops.drop(why, f"no wrench pair within {self.wrench_max_gap:.4g} s around {s.t:.4f} s")
+                continue
+            self.ready.append((s, wrench, extra))
         self.flush_if_full()
 
     def flush_if_full(self) -> None:
@@ -174,11 +159,12 @@ class RegressorBuilderNode(Node):
         if not self.ready:
             return
         ready, self.ready = self.ready, []
-        samples = [s for s, _ in ready]
+        samples = [s for s, _, _ in ready]
         tau = None if any(s.tau is None for s in samples) else [s.tau for s in samples]
-        wrench = [w for _, w in ready] if self.stream.rows.use_wrench else None
+        use_wrench = self.stream.rows.use_wrench
         pushed = self.stream.push_many([s.t for s in samples], [s.q for s in samples], [s.qd for s in samples],
-                                       tau, wrench)
+                                       tau, [w for _, w, _ in ready] if use_wrench else None,
+                                       [e for _, _, e in ready] if use_wrench else None)
         # samples the driver sent that never reached this node (a full DDS queue under load) show as
         # stamp gaps at the driver's rate: counted, not silently lost
         if pushed.missed:

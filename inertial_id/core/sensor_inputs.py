@@ -1,0 +1,203 @@
+"""Parsing and checking of the drivers' sensor messages, ROS-free: the live nodes (rclpy messages)
+and the offline converters (rosbags messages) run this one path, so a recording is accepted
+exactly as the live stream would be.
+
+Each check raises :class:`Rejected` with a drop reason (a short key used as the /diagnostics and
+offline counter name) and a detail; a parsed joint state is returned in the profile's joint order,
+with the continuous joints the driver wraps to [-pi, pi] unwrapped (:class:`Unwrapper`) and only
+the fields the consumer uses checked (a driver that leaves effort NaN is fine for wrench rows).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Readings beyond these multiples of the profile limits are not physical: a unit or driver fault.
+ABSURD_FACTOR = 10.0
+# How far ahead of the node's clock a stamp may be (clock offset between hosts, sender jitter). A
+# stamp beyond it is dropped without becoming the reference for later stamps: one bad stamp must
+# not make every following valid message look old.
+FUTURE_TOLERANCE_S = 0.25
+TWO_PI = 2.0 * np.pi
+
+
+@dataclass
+class JointSample:
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray | None
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def checked_stamp(stamp, now_s: float | None, future_tolerance_s: float = FUTURE_TOLERANCE_S,
+                  prefix: str = "") -> float:
+    """Seconds of a header stamp; rejects invalid ones and ones ahead of ``now_s`` (the receiving
+    node's clock; ``None`` or 0, e.g. simulated time not started yet or offline: no check)."""
+    if not 0 <= stamp.nanosec < 1_000_000_000:
+        raise Rejected(f"{prefix}invalid_stamp", f"nanosec {stamp.nanosec} out of range")
+    t = stamp.sec + 1e-9 * stamp.nanosec
+    if now_s and t > now_s + future_tolerance_s:
+        raise Rejected(f"{prefix}stamp_in_future", f"stamp {t:.6f} s is {t - now_s:.3g} s ahead of the clock")
+    return t
+
+
+class StampOrder:
+    """Stamps of one stream must increase. A stamp ahead of the stream (within the clock
+    tolerance) would otherwise make every later valid message look old: after ``resync_after``
+    consecutive older stamps that do not decrease among themselves, the stream is followed from there (the
+    one ahead was the outlier, or the source restarted)."""
+
+    def __init__(self, reason: str = "stamp_not_increasing", resync_after: int = 10):
+        self.reason = reason
+        self.resync_after = resync_after
+        self.last_t = -np.inf
+        self._run, self._run_last = 0, -np.inf
+
+    def check(self, t: float) -> bool:
+        """True if ``t`` restarts the stream (it is not after the previous stamp); raises
+        :class:`Rejected` for a stamp that is not increasing."""
+        if t > self.last_t:
+            self.last_t, self._run = t, 0
+            return False
+        self._run = self._run + 1 if (self._run and t >= self._run_last) else 1
+        self._run_last = t
+        if self._run < self.resync_after:
+            raise Rejected(self.reason, f"stamp {t:.6f} s after {self.last_t:.6f} s")
+        self.last_t, self._run = t, 0
+        return True
+
+
+def wrap_to_pi(q):
+    """Angles wrapped to [-pi, pi), as ros2_kortex publishes its joint positions."""
+    return np.mod(np.asarray(q, dtype=float) + np.pi, TWO_PI) - np.pi
+
+
+class Unwrapper:
+    """Joint positions a driver wraps to [-pi, pi] made continuous again: each reading of a wrapped
+    joint is moved by whole turns to the branch nearest the previous accepted reading (the joint
+    turns less than half a turn between two samples: at 1.4 rad/s, for 2 s). The first reading
+    after :meth:`reset` is kept as published; a continuous joint's dynamics do not depend on the
+    branch."""
+
+    def __init__(self, wrapped_mask):
+        self.mask = np.asarray(wrapped_mask, dtype=bool)
+        self.any = bool(self.mask.any())
+        self.last: np.ndarray | None = None
+
+    def reset(self) -> None:
+        self.last = None
+
+    def __call__(self, q: np.ndarray) -> np.ndarray:
+        if not self.any:
+            return q
+        if self.last is not None:
+            q = q.copy()
+            m = self.mask
+            q[m] += TWO_PI * np.round((self.last[m] - q[m]) / TWO_PI)
+        self.last = q
+        return q
+
+
+def wrapped_mask(profile: dict, joint_names) -> np.ndarray:
+    """Which of ``joint_names`` the profile's driver publishes wrapped (``driver.wrapped_joints``)."""
+    wrapped = set((profile.get("driver") or {}).get("wrapped_joints") or ())
+    return np.array([n in wrapped for n in joint_names], dtype=bool)
+
+
+class JointStateParser:
+    """JointState -> JointSample in profile order; checks names, lengths, finiteness and magnitudes
+    of the fields used (effort only when ``need_effort``: a driver may leave it NaN, and wrench rows
+    do not use it), that stamps increase without running ahead of ``clock_s()`` (seconds of the
+    receiving clock; ``None``: no check), and unwraps the joints the driver wraps. Joints the profile
+    does not name (a gripper's ``robotiq_85_left_knuckle_joint`` with NaN effort) are ignored.
+
+    ``need_effort=None`` (readers without a consumer, e.g. converting a recording): effort is
+    taken and checked when the message has it."""
+
+    def __init__(self, robot, need_effort: bool | None, clock_s=None, future_tolerance_s: float = FUTURE_TOLERANCE_S):
+        self.joint_names = list(robot.joint_names)
+        self.need_effort = need_effort
+        self.clock_s = clock_s
+        self.future_tolerance_s = future_tolerance_s
+        # largest plausible |q|, |qd|, |tau| per joint (rows), in the order of the message fields
+        self.max_reading = ABSURD_FACTOR * np.array([
+            np.maximum(np.abs(robot.position_lower), np.abs(robot.position_upper)).clip(min=np.pi),
+            robot.velocity_limit, robot.torque_limit])
+        self.unwrap = Unwrapper(wrapped_mask(robot.profile, self.joint_names))
+        self.order = StampOrder()
+        self._order_cache: tuple[tuple[str, ...], np.ndarray] | None = None
+
+    @classmethod
+    def for_names(cls, joint_names, need_effort: bool | None = None, wrapped=()) -> "JointStateParser":
+        """A parser without a robot model: no magnitude limits, ``wrapped`` joints unwrapped."""
+        self = cls.__new__(cls)
+        self.joint_names = list(joint_names)
+        self.need_effort = need_effort
+        self.clock_s, self.future_tolerance_s = None, FUTURE_TOLERANCE_S
+        self.max_reading = np.full((3, len(self.joint_names)), np.inf)
+        self.unwrap = Unwrapper([n in set(wrapped) for n in self.joint_names])
+        self.order = StampOrder()
+        self._order_cache = None
+        return self
+
+    def _order(self, names) -> np.ndarray:
+        names = tuple(names)
+        if self._order_cache and self._order_cache[0] == names:
+            return self._order_cache[1]
+        if len(set(names)) != len(names):
+            raise Rejected("duplicate_joint", "a joint name appears twice")
+        missing = [n for n in self.joint_names if n not in names]
+        if missing:
+            raise Rejected("missing_joint", f"joints {missing} are missing")
+        order = np.array([names.index(n) for n in self.joint_names])
+        self._order_cache = (names, order)
+        return order
+
+    def parse(self, msg) -> JointSample:
+        n = len(msg.name)
+        if len(msg.position) != n or len(msg.velocity) != n:
+            raise Rejected("wrong_length", f"{n} names, {len(msg.position)} positions, {len(msg.velocity)} velocities")
+        n_effort = len(msg.effort)
+        if self.need_effort and n_effort == 0:
+            raise Rejected("missing_effort", "joint torque rows need the effort field")
+        use_effort = n_effort > 0 and self.need_effort is not False
+        if use_effort and n_effort != n:
+            raise Rejected("wrong_length", f"{n} names, {n_effort} efforts")
+        order = self._order(msg.name)
+        # one array and two reductions: this runs for every message of a kHz driver stream
+        fields = (msg.position, msg.velocity, msg.effort) if use_effort else (msg.position, msg.velocity)
+        x = np.array(fields, dtype=float)[:, order]
+        if not np.isfinite(x).all():
+            raise Rejected("non_finite", "NaN or Inf in the joint state"
+                           + (" (effort included: joint torque rows use it)" if use_effort else ""))
+        if (np.abs(x) > self.max_reading[:len(fields)]).any():
+            raise Rejected("absurd_magnitude", f"reading beyond {ABSURD_FACTOR:g}x the profile limits")
+        t = checked_stamp(msg.header.stamp, self.clock_s() if self.clock_s else None, self.future_tolerance_s)
+        if self.order.check(t):
+            self.unwrap.reset()       # a restarted stream: no continuity with what came before
+        return JointSample(t, self.unwrap(x[0]), x[1], x[2] if use_effort else None)
+
+
+def parse_wrench(msg, expected_frame: str, max_force_N: float = 1e4, max_torque_Nm: float = 1e3,
+                 now_s: float | None = None, future_tolerance_s: float = FUTURE_TOLERANCE_S):
+    """WrenchStamped -> (t, [f; n]); checks the frame, the stamp (against ``now_s``, the node's
+    clock), finiteness and magnitudes."""
+    if msg.header.frame_id != expected_frame:
+        raise Rejected("wrench_wrong_frame", f"frame '{msg.header.frame_id}', expected '{expected_frame}'")
+    f, n = msg.wrench.force, msg.wrench.torque
+    w = np.array([f.x, f.y, f.z, n.x, n.y, n.z])
+    if not np.all(np.isfinite(w)):
+        raise Rejected("wrench_non_finite", "NaN or Inf in the wrench")
+    # the largest component first: the norm of values near 1e300 overflows
+    if (np.max(np.abs(w[:3])) > max_force_N or np.max(np.abs(w[3:])) > max_torque_Nm
+            or np.linalg.norm(w[:3]) > max_force_N or np.linalg.norm(w[3:]) > max_torque_Nm):
+        raise Rejected("wrench_absurd_magnitude", "wrench beyond the sensor's plausible range")
+    return checked_stamp(msg.header.stamp, now_s, future_tolerance_s, prefix="wrench_"), w
