@@ -175,7 +175,7 @@ class DriverEmulator:
         for s in self.model.joint_states:
             if not self._due(m.t, s.hz, s.phase_s):
                 continue
-            extra = [j for j in self.extra + s.extra_joints if j not in self.joint_names]
+            extra = list(dict.fromkeys(j for j in self.extra + s.extra_joints if j not in self.joint_names))
             rest, nan = np.zeros(len(extra)), np.full(len(extra), np.nan)
             effort = m.tau if s.effort else np.full(len(self.joint_names), np.nan)
             # a gripper's joint first, as the broadcaster lists it: consumers select by name

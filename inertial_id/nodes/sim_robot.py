@@ -37,7 +37,9 @@ class SimRobotNode(Node):
         seed = declare(self, "seed", 0, "seed of the sensor noise")
         # The simulator stands in for the robot's driver: same topics, rate and frame names.
         sensing = self.robot.sensing
-        publish_hz = declare(self, "publish_hz", sensing["joint_states_hz"], "sensor publishing rate, Hz")
+        publish_hz = declare(self, "publish_hz", float(prof["sim"]["step_hz"]),
+                             "rate at which the driver emulation is asked what is due, Hz: the step rate, so that "
+                             "every stream of the profile's driver section publishes at its own rate and phase")
         extra = declare(self, "extra_joints", "", "comma-separated joints the driver also reports "
                         "(e.g. a gripper's), published at rest before the arm's joints")
         self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
@@ -153,19 +155,32 @@ class SimRobotNode(Node):
                 self.publish(self.sim.measure())
 
     def publish(self, m) -> None:
-        js = JointState()
-        s_to_stamp(self.t0_stamp + m.t, js.header.stamp)
-        rest = [0.0] * len(self.extra_joints)
-        js.name = self.extra_joints + list(self.robot.joint_names)
-        js.position, js.velocity, js.effort = rest + m.q.tolist(), rest + m.qd.tolist(), rest + m.tau.tolist()
-        self.pub_js.publish(js)
-        if self.pub_wrench is not None:
-            w = WrenchStamped()
-            w.header.stamp = js.header.stamp
-            w.header.frame_id = self.wrench_frame_id
-            (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
-             w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = m.wrench.tolist()
-            self.pub_wrench.publish(w)
+        """What the robot's driver publishes at the measurement ``m`` (the profile's driver section,
+        :class:`~inertial_id.core.driver_streams.DriverEmulator`): the stream the pipeline reads goes
+        to the ``joint_states_topic`` publisher, the wrench to ``wrench_topic`` (both remappable), the
+        driver's other streams to their own topics."""
+        from ..core.driver_streams import DriverEmulator, JointStateOut
+        if getattr(self, "_driver", None) is None:
+            self._driver = DriverEmulator(self.robot, self.robot.profile["sim"]["step_hz"], self.extra_joints)
+            self._driver_pubs = {self.robot.sensing["joint_states_topic"]: self.pub_js}
+            for s in self._driver.model.joint_states:
+                if s.topic not in self._driver_pubs:
+                    self._driver_pubs[s.topic] = self.create_publisher(JointState, s.topic, self.pub_js.qos_profile)
+        for o in self._driver.outputs(m):
+            if isinstance(o, JointStateOut):
+                js = JointState()
+                s_to_stamp(self.t0_stamp + o.t, js.header.stamp)
+                js.header.frame_id = o.frame_id
+                js.name, js.position, js.velocity, js.effort = (
+                    o.names, o.position.tolist(), o.velocity.tolist(), o.effort.tolist())
+                self._driver_pubs[o.topic].publish(js)
+            elif self.pub_wrench is not None:
+                w = WrenchStamped()
+                s_to_stamp(self.t0_stamp + o.t, w.header.stamp)
+                w.header.frame_id = self.wrench_frame_id
+                (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z,
+                 w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) = o.wrench.tolist()
+                self.pub_wrench.publish(w)
 
 
 def main(args=None) -> int:
