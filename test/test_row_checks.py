@@ -107,7 +107,7 @@ def test_state_round_trip(tmp_path, rng, robot, method, kind):
     est.update_bounds()
     header = {"method": method, "robot": robot}
     save_state(tmp_path / "s.npz", header, est.state())
-    state, why = load_state(tmp_path / "s.npz", header, max_age_s=60.0)
+    state, why, _ = load_state(tmp_path / "s.npz", header, max_age_s=60.0)
     assert why == ""
     fresh = make_estimator(r, method)
     fresh.restore(state)

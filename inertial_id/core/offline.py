@@ -52,7 +52,7 @@ class RowIntake:
                  bounds_period_s: float = BOUNDS_PERIOD_S):
         self.robot = robot
         self.estimator = make_estimator(robot, method, max_bound_rows)
-        self.limits = RowLimits(robot.torque_limit)
+        self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
         self.dropped: dict[str, int] = {}
         self.accepted = 0

@@ -83,6 +83,11 @@ class DropCounter:
         """Valid input this node does not use (e.g. rows of another kind): counted, not warned."""
         self.counts[f"ignored.{reason}"] += 1
 
+    def event(self, name: str, n: int = 1) -> None:
+        """Something to see on /diagnostics that is neither a drop nor ignored input (e.g. a stamp
+        jump): counted as ``event.<name>``."""
+        self.counts[f"event.{name}"] += n
+
     def ok(self, n: int = 1) -> None:
         self.accepted += n
 
@@ -98,7 +103,7 @@ class DropCounter:
         status.level = self.level
         status.message = self.status_message
         status.values = [KeyValue(key="accepted", value=str(self.accepted))]
-        status.values += [KeyValue(key=r if r.startswith("ignored.") else f"dropped.{r}", value=str(c))
+        status.values += [KeyValue(key=r if r.startswith(("ignored.", "event.")) else f"dropped.{r}", value=str(c))
                           for r, c in sorted(self.counts.items())]
         msg.status = [status]
         self._pub.publish(msg)

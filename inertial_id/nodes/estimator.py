@@ -16,7 +16,7 @@ from visualization_msgs.msg import MarkerArray
 from ..core import params
 from ..core.estimators.factory import METHODS, make_estimator
 from ..core.estimators.consistent import SolverFailure
-from ..core.estimators.persistence import default_state_path, load_state, remove_state, save_state
+from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
 from ..core.estimators.schedule import UpdateSchedule
 from .common import KEPT_QOS, DropCounter, declare, declare_robot, run_node
@@ -64,7 +64,7 @@ class EstimatorNode(Node):
                              "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
         self.state_max_age = declare(self, "state_max_age_s", 600.0,
                                      "a saved state older than this belongs to another session: not restored")
-        self.limits = RowLimits(self.robot.torque_limit)
+        self.limits = RowLimits.from_robot(self.robot)
         self.names = params.parameter_names("payload")
         self.drops = DropCounter(self)
         self.state_path = default_state_path(self.robot.name, self.method) if state_file == "default" else \
@@ -101,17 +101,27 @@ class EstimatorNode(Node):
                 "prior_lower": lo.tolist(), "prior_upper": hi.tolist()}
 
     def _restore(self) -> None:
+        """Continue from the saved state if it is intact and ours; a damaged one is moved aside and
+        the estimator starts from the prior, saying so (log and /diagnostics)."""
         if self.state_path is None:
             return
-        state, why = load_state(self.state_path, self._state_header(), self.state_max_age)
+        state, why, moved = load_state(self.state_path, self._state_header(), self.state_max_age)
+        if state is not None:
+            try:
+                self.estimator.restore(state)
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                self.estimator = self._new_estimator()
+                moved = move_aside(self.state_path)
+                why = f"damaged state file {self.state_path}: {type(exc).__name__}: {exc}; " + \
+                    (f"moved to {moved.name}" if moved else "could not move it aside")
+                state = None
         if state is None:
-            self.get_logger().info(f"starting from the prior box: {why}")
-            return
-        try:
-            self.estimator.restore(state)
-        except (ValueError, KeyError) as exc:
-            self.estimator = self._new_estimator()
-            self.get_logger().warning(f"saved state {self.state_path} not usable ({exc}); starting from the prior")
+            if why.startswith("damaged"):
+                self.drops.event("state_file_damaged")
+                self.drops.set_status(DiagnosticStatus.WARN, f"started from the prior box: {why}")
+                self.get_logger().warning(f"starting from the prior box: {why}")
+            else:
+                self.get_logger().info(f"starting from the prior box: {why}")
             return
         r = self.estimator.result()
         self.restored = True
@@ -121,12 +131,14 @@ class EstimatorNode(Node):
                                f"[{r.lower[0]:.4g}, {r.upper[0]:.4g}] kg")
 
     def _save(self) -> None:
+        """Write the state (box, kept and pending rows, counters); called before every publication,
+        so no published ``samples_used`` is ever ahead of the state a restart resumes from."""
         state = self.estimator.state() if self.state_path is not None else None
         if state is None:
             return
         try:
             save_state(self.state_path, self._state_header(), state)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             self.drops.drop("state_not_saved", f"{self.state_path}: {exc}")
 
     def on_reset(self, request, response):
@@ -181,16 +193,24 @@ class EstimatorNode(Node):
                 item, args = self.queue.popleft()
                 if item == "reset":
                     self._reset()
-                    new_rows, new_box = False, True
+                    new_rows, new_box, dirty = False, True, False
                     continue
                 t, rows = args
+                refused, raised = self._core_counts()
                 try:
                     self.estimator.add(*rows)
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_on_rows", f"{type(exc).__name__}: {exc}")
                     continue
+                self._count_core(refused, raised)
                 new_rows = dirty = True
-                if self.schedule.due(t):
+                jumps = self.schedule.backward_jumps
+                due = self.schedule.due(t)
+                if self.schedule.backward_jumps > jumps:
+                    self.drops.event("stamp_jumped_back")
+                    self.get_logger().warning(f"row stamps jumped back more than {self.bounds_period:g} s "
+                                              f"(to {t:.3f} s): bounds schedule restarted there")
+                if due:
                     new_rows, new_box = False, True
                     self._update_bounds()
             if self.bounds_due and new_rows:
@@ -199,17 +219,30 @@ class EstimatorNode(Node):
             # a new box is published at once, even if no rows follow (end of a recording or replay);
             # new rows alone at the publication period
             if new_box or (dirty and self.result_due):
+                if dirty:
+                    self._save()
                 self.result_due, new_box, dirty = False, False, False
                 try:
                     self.results.append(self.estimator.result())
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
+    def _core_counts(self) -> tuple[int, int]:
+        """(rows the estimator itself refused, row bounds it raised to the profile floor) so far."""
+        est = self.estimator
+        return sum(getattr(est.estimator, "refused", {}).values()), getattr(est, "bounds_raised", 0)
+
+    def _count_core(self, refused: int, raised: int) -> None:
+        now_refused, now_raised = self._core_counts()
+        if now_refused > refused:       # the intake's checks should have caught them first
+            self.drops.drop("refused_by_estimator", f"{now_refused - refused} message(s)")
+        if now_raised > raised:
+            self.drops.event("noise_bound_raised_to_profile", now_raised - raised)
+
     def _update_bounds(self) -> None:
         t0 = time.perf_counter()
         try:
             self.estimator.update_bounds()
-            self._save()
         except NUMERICAL_FAILURES as exc:
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", f"{type(exc).__name__}: {exc}")
@@ -261,9 +294,13 @@ class EstimatorNode(Node):
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
 
     def destroy_node(self):
-        self.stopping.set()
-        self.wake.set()
-        self.worker.join(timeout=5.0)
+        """Stop the worker; once it has finished, save the state (pending rows included)."""
+        if hasattr(self, "worker"):
+            self.stopping.set()
+            self.wake.set()
+            self.worker.join(timeout=5.0)
+            if not self.worker.is_alive():
+                self._save()
         return super().destroy_node()
 
 

@@ -5,6 +5,11 @@ the update then falls on the same rows whether they arrive live, from a replay a
 from a bag read offline, and the box (which depends on the update boundaries through the warm
 starts and the rows kept between updates) is the same in all three. What is left after the last
 boundary is folded in when the stream stops (the caller's final update).
+
+A stamp more than one period before the latest one (a clock reset, a replay restarted, a driver
+whose clock stepped back) restarts the schedule from that stamp and is counted in
+``backward_jumps``: waiting for data time to catch up with the old boundary would stop the bounds
+updates for as long as the jump.
 """
 from __future__ import annotations
 
@@ -15,12 +20,18 @@ class UpdateSchedule:
     def __init__(self, period_s: float):
         self.period = float(period_s)
         self.next_t = None
+        self.latest_t = None
+        self.backward_jumps = 0
 
     def due(self, t: float) -> bool:
         """True when the row stamped ``t`` (just added) closes an update period. A period of 0:
         never (one update at the end)."""
         if self.period <= 0:
             return False
+        if self.latest_t is not None and t < self.latest_t - self.period:
+            self.backward_jumps += 1
+            self.next_t = None
+        self.latest_t = t if self.next_t is None else max(self.latest_t, t)
         if self.next_t is None:
             self.next_t = t + self.period
             return False
