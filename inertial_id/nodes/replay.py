@@ -19,12 +19,14 @@ from .recorder import message_class
 CLOCK_PERIOD_S = 0.01     # simulated seconds between /clock messages when no data message sets it
 
 
-def publisher_qos(offered_profiles) -> QoSProfile:
-    """The recorded publisher's QoS (its first offered profile), or sensor-data QoS if none."""
+def publisher_qos(offered_profiles, lossless: bool = False) -> QoSProfile:
+    """The recorded publisher's QoS (its first offered profile), or sensor-data QoS if none.
+    ``lossless``: reliable and keep-all instead; with subscribers that ask the same (the builder's
+    ``lossless_inputs``) a slow reader holds the player back (flow control) instead of losing messages."""
     q = offered_profiles[0] if offered_profiles else bags.SENSOR_QOS
     return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=max(int(q.depth), 1),
-        reliability=(ReliabilityPolicy.RELIABLE if q.reliability == QosReliability.RELIABLE
+        history=HistoryPolicy.KEEP_ALL if lossless else HistoryPolicy.KEEP_LAST, depth=max(int(q.depth), 1),
+        reliability=(ReliabilityPolicy.RELIABLE if lossless or q.reliability == QosReliability.RELIABLE
                      else ReliabilityPolicy.BEST_EFFORT),
         durability=(DurabilityPolicy.TRANSIENT_LOCAL if q.durability == QosDurability.TRANSIENT_LOCAL
                     else DurabilityPolicy.VOLATILE))
@@ -39,10 +41,10 @@ def default_topics(connections) -> list[str]:
 
 
 class Player(Node):
-    def __init__(self, connections, clock: bool = True):
+    def __init__(self, connections, clock: bool = True, lossless: bool = False):
         super().__init__("inertial_id_replay")
         self.pubs = {c.id: self.create_publisher(message_class(c.msgtype), c.topic,
-                                                 publisher_qos(c.ext.offered_qos_profiles))
+                                                 publisher_qos(c.ext.offered_qos_profiles, lossless))
                      for c in connections}
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if clock else None
         self.last_clock_ns = None
@@ -60,8 +62,9 @@ class Player(Node):
 
 
 def replay(path, topics=None, rate: float = 1.0, clock: bool = True, tail_s: float = 5.0,
-           start_delay_s: float = 1.0, progress=None, stop_when=None) -> dict:
+           start_delay_s: float = 1.0, progress=None, stop_when=None, lossless: bool = False) -> dict:
     """Publish the bag (call after rclpy.init). ``topics``: None for :func:`default_topics`.
+    ``lossless``: publish reliably, keep all (see :func:`publisher_qos`).
     Returns message counts per topic. ``start_delay_s``: wall time for subscribers to match the
     new publishers before the first message. ``stop_when``: polled during the tail; True ends it
     (e.g. once the receiving nodes have published their final result)."""
@@ -74,7 +77,7 @@ def replay(path, topics=None, rate: float = 1.0, clock: bool = True, tail_s: flo
         if missing:
             raise bags.BagError(f"bag '{path}' has no topic(s) {', '.join(sorted(missing))}")
         conns = [c for c in reader.connections if c.topic in wanted]
-        player = Player(conns, clock)
+        player = Player(conns, clock, lossless)
         try:
             time.sleep(start_delay_s)
             wall0 = t0 = None
