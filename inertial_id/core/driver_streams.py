@@ -14,10 +14,15 @@ wrench linearly interpolated at its stamp between the two wrench samples around 
 at most :data:`GAP_PERIODS` wrench periods apart (a tolerance derived from the rate, not a
 coincidence of stamps); a stamp on a wrench sample takes it as it is. The interpolation error is
 added to the row's bound: for a signal of curvature ``M``, linear interpolation at fraction ``s``
-of a span ``h`` errs by at most ``s (1 - s) h^2 M / 2``; ``M`` is estimated from the second divided
-difference over the preceding wrench sample (which the sensor noise only inflates), with a factor
-:data:`INTERPOLATION_MARGIN`. The live builder and the offline pipeline both call
-:func:`pair_wrenches`, so they pair identically and count the same drop reasons.
+of a span ``h`` errs by at most ``s (1 - s) h^2 M / 2``. The true signal's second divided
+difference over the preceding sample and the pair is bounded by the measured one plus what the
+sensor's error bound can hide in it; that gives the curvature at some instant of the three
+samples, and :data:`INTERPOLATION_MARGIN` covers its change across them (the stated assumption:
+the wrench's curvature varies by less than that factor over two sample periods, true of the
+motion-driven wrench of a payload at 100 Hz, not of impacts). The sensor's own error is not
+increased by interpolating (a convex combination of two bounded errors). The live builder and the
+offline pipeline both call :func:`pair_wrenches`, so they pair identically and count the same
+drop reasons.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import numpy as np
 
 from .profile import ProfileError
 from .sensor_inputs import wrap_to_pi
+from .sensors import NoiseModel
 
 # Two wrench samples further apart than this many periods are not interpolated between (a sample
 # was lost, or the stream paused): the joint samples between them are dropped and counted.
@@ -217,8 +223,15 @@ def max_gap_s(wrench_hz: float) -> float:
     return GAP_PERIODS / float(wrench_hz)
 
 
-def pair_wrenches(t_joint, t_wrench, wrench, max_gap: float) -> WrenchPairs:
-    """The wrench at each of ``t_joint`` from the samples ``(t_wrench (M,) increasing, wrench (M, 6))``."""
+def wrench_sample_bound(robot) -> np.ndarray:
+    """The profile's bound on the error of one wrench sample (6,), force then torque."""
+    noise = NoiseModel.from_profile(robot.profile)
+    return noise.bound_sigmas * noise.wrench_sigma()
+
+
+def pair_wrenches(t_joint, t_wrench, wrench, max_gap: float, sample_bound=0.0) -> WrenchPairs:
+    """The wrench at each of ``t_joint`` from the samples ``(t_wrench (M,) increasing, wrench (M, 6))``
+    whose errors are within ``sample_bound`` (6,) (:func:`wrench_sample_bound`)."""
     t = np.atleast_1d(np.asarray(t_joint, dtype=float))
     tw = np.asarray(t_wrench, dtype=float)
     w = np.asarray(wrench, dtype=float).reshape(-1, 6)
@@ -241,9 +254,12 @@ def pair_wrenches(t_joint, t_wrench, wrench, max_gap: float) -> WrenchPairs:
         usable = (h <= max_gap) & (h_prev <= max_gap)
         s = ((t[inner] - tw[a]) / h)[:, None]
         w0, w1 = w[a], w[a + 1]
-        # second divided difference over (a-1, a, a+1): half the curvature
+        # second divided difference over (a-1, a, a+1) (half the curvature at some instant of them),
+        # plus the most the samples' errors can have taken off it
         wp = w[np.maximum(a - 1, 0)]
-        dd = np.abs((w1 - w0) / h[:, None] - (w0 - wp) / h_prev[:, None]) / ((h + h_prev)[:, None])
+        span = (h + h_prev)[:, None]
+        hidden = 2.0 * np.asarray(sample_bound, dtype=float) * (1.0 / h + 1.0 / h_prev)[:, None] / span
+        dd = np.abs((w1 - w0) / h[:, None] - (w0 - wp) / h_prev[:, None]) / span + hidden
         idx = np.flatnonzero(inner)
         out_w[idx] = (1.0 - s) * w0 + s * w1
         extra[idx] = INTERPOLATION_MARGIN * s * (1.0 - s) * (h ** 2)[:, None] * dd
@@ -258,8 +274,9 @@ def pair_wrenches(t_joint, t_wrench, wrench, max_gap: float) -> WrenchPairs:
 class WrenchBuffer:
     """The live side of :func:`pair_wrenches`: the recent wrench samples of one stream."""
 
-    def __init__(self, max_gap: float, keep: int = 400):
+    def __init__(self, max_gap: float, sample_bound=0.0, keep: int = 400):
         self.max_gap = max_gap
+        self.sample_bound = sample_bound
         self.keep = keep
         self.t: list[float] = []
         self.w: list[np.ndarray] = []
@@ -287,5 +304,5 @@ class WrenchBuffer:
         """``(wrench, extra_bound, reason)`` at ``t``."""
         if self._arrays is None:
             self._arrays = (np.array(self.t), np.array(self.w).reshape(-1, 6))
-        p = pair_wrenches([t], *self._arrays, self.max_gap)
+        p = pair_wrenches([t], *self._arrays, self.max_gap, self.sample_bound)
         return p.wrench[0], p.extra_bound[0], p.reason[0]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .driver_streams import max_gap_s, pair_wrenches
+from .driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
 from .estimators.factory import make_estimator
 from .estimators.row_checks import RowLimits
 from .estimators.schedule import UpdateSchedule
@@ -117,7 +117,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
     w = extra = None
     if use_wrench:
         gap = max_gap_s(robot.sensing["wrench_hz"]) if wrench_max_gap_s is None else wrench_max_gap_s
-        pairs = pair_wrenches(t, wrenches[0], wrenches[1], gap)
+        pairs = pair_wrenches(t, wrenches[0], wrenches[1], gap, wrench_sample_bound(robot))
         keep = pairs.ok
         for r in pairs.reason:
             if r is not None:

@@ -14,7 +14,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from ..core.driver_streams import WrenchBuffer, max_gap_s
+from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.estimators.factory import row_kinds
 from ..core.profile import ProfileError
 from ..core.row_builder import RowMessage, SampleRows
@@ -66,7 +66,7 @@ class RegressorBuilderNode(Node):
         self.parser = JointStateParser(self.robot, need_effort=self.stream.needs_effort, clock_s=self.now_s,
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
-        self.wrenches = WrenchBuffer(self.wrench_max_gap)      # increasing stamps (StampOrder)
+        self.wrenches = WrenchBuffer(self.wrench_max_gap, wrench_sample_bound(self.robot))   # increasing stamps
         self.wrench_wait = declare(self, "wrench_wait_s", 0.5,
                                    "longest wall time a joint sample waits for its wrench")
         if use_wrench:
