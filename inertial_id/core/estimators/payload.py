@@ -85,8 +85,11 @@ class PayloadEstimator:
         bad = unsolvable(A, b, noise_bound) or \
             (None if np.all(np.isfinite(sigma)) and np.all(sigma > 0) else ("non_positive_noise", "")) or \
             (None if kinematics is None else unsolvable(kinematics, [], []))
-        if self.pmd is not None and (kinematics is None or np.size(kinematics) != 2 * b.size or b.size % 6):
-            bad = ("pmd_needs_wrench_kinematics", "wrench rows (6 per sample) with the kinematics of each sample")
+        if self.pmd is not None:
+            if kinematics is None or np.size(kinematics) != 2 * b.size:
+                raise ValueError("method 'pmd' needs wrench rows with the sensor kinematics of each sample")
+            if b.size % 6:
+                bad = ("pmd_needs_wrench_kinematics", "wrench rows come 6 per sample")
         if bad:     # refused before any solver sees them (counted)
             self.refused[bad[0]] = self.refused.get(bad[0], 0) + 1
             return
