@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,10 @@ def register(sub) -> None:
     p.add_argument("--as-live", action="store_true",
                    help="use only the recorded rows the live estimator received (those published before "
                         "it subscribed are skipped, by its last recorded samples_used)")
+    p.add_argument("--calibration", metavar="FILE",
+                   help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
+    p.add_argument("--statistical", action="store_true",
+                   help="also a 95%% moving-block bootstrap interval (statistical, NOT guaranteed; guaranteed momentum method)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
     p.set_defaults(func=run)
 
@@ -37,6 +42,10 @@ def run(args) -> int:
     from ..core.model import load_robot
     from .progress import progress_bar
     robot = load_robot(args.robot)
+    if args.calibration:
+        from ..core.calibration import load_calibration
+        load_calibration(args.calibration)        # a bad file: one line, before any work
+        robot.profile["identification"]["calibration"] = str(Path(args.calibration).resolve())
     method = args.method or robot.profile.get("identification", {}).get("method", "lmi")
     period = offline.BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
     if period < 0:
@@ -86,16 +95,69 @@ def run(args) -> int:
                        "samples": int(live.samples_used[-1]), "method": live.method}
         out["max_relative_difference_to_live"] = relative_difference(
             np.concatenate([r.lower, r.upper]), np.concatenate([live.lower[-1], live.upper[-1]]))
+    estimator = getattr(intake.estimator, "estimator", None)
+    if args.statistical:
+        stat = estimator.statistical_interval() if hasattr(estimator, "statistical_interval") else None
+        out["statistical"] = None if stat is None else {
+            "label": "statistical 95% (moving-block bootstrap over momentum windows), NOT guaranteed",
+            "lower": stat["lower"], "upper": stat["upper"], "block_windows": stat["block_windows"],
+            "replicates": stat["replicates"]}
     write_json(args.json, out)
+    if r.samples_used == 0:
+        raise UserError(f"no usable data in {args.bag}: {no_data_reason(info)}; the bounds are the prior, "
+                        "not an estimate")
     print(f"{r.method} on {args.bag} ({info['source']}): {r.samples_used} samples, "
           f"{data_s:.1f} s of data in {wall:.2f} s ({out['speed_vs_real_time'] or 0:.1f}x real time)",
           file=sys.stderr)
     for name, x, lo, hi in zip(r.parameter_names, r.estimate, r.lower, r.upper):
         print(f"{name:>16s} {x:11.5f} in [{lo:11.5f}, {hi:11.5f}]")
+    if out.get("statistical"):
+        print("statistical 95% interval (moving-block bootstrap, NOT guaranteed):")
+        for name, lo, hi in zip(r.parameter_names, out["statistical"]["lower"], out["statistical"]["upper"]):
+            print(f"{name:>16s} {'':11s}    [{lo:11.5f}, {hi:11.5f}]")
+    elif args.statistical:
+        print("statistical interval: not available (method without momentum windows, or too little data)",
+              file=sys.stderr)
+    for line in guarantee_notes(r, robot, estimator, info):
+        print(line, file=sys.stderr)
     if "max_relative_difference_to_live" in out:
         print(f"largest relative difference of the bounds to the live run's last estimate: "
               f"{out['max_relative_difference_to_live']:.3g}")
     return 0
+
+
+def no_data_reason(info: dict) -> str:
+    """Why nothing reached the estimator, from what the pipeline counted."""
+    parts = []
+    if "joint_states" in info:
+        parts.append(f"{info['joint_states']} joint states read ({info.get('joint_states_dropped', 0)} dropped)")
+    parts.append(f"{info.get('messages_accepted', 0)} rows messages accepted")
+    dropped = info.get("messages_dropped") or {}
+    if dropped:
+        parts.append("dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    return "; ".join(parts)
+
+
+def guarantee_notes(r, robot, estimator, info) -> list[str]:
+    """What the console must say about the box: when it is not guaranteed and why, and what it rests on."""
+    notes = []
+    if not r.data_consistent:
+        notes.append(f"BOUNDS NOT GUARANTEED: the data contradict the stated error bounds ({r.message or 'no detail'}); "
+                     "the box is the last one before the contradiction")
+    elif not r.bounds_guaranteed:
+        notes.append(f"BOUNDS NOT GUARANTEED: method '{r.method}' on these rows assumes the nominal robot model exact"
+                     + (f" ({r.message})" if r.message else ""))
+    calibration = getattr(estimator, "calibration", None)
+    if calibration is not None:
+        v = calibration.provenance.get("validation")
+        state = "not validated on held-out runs" if v is None else \
+            ("validated on " + ", ".join(v["runs"]) if v["passed"] else "FAILED validation on " + ", ".join(v["runs"]))
+        notes.append(f"robot calibration {calibration.path} ({state}; safety factor {calibration.safety_factor:g}); "
+                     "run torque offsets estimated as unknowns")
+    elif robot.sensing["joint_torque"] and hasattr(estimator, "robot_nominal"):
+        notes.append("no robot calibration: the robot box is the profile's (friction within its floors); on a real "
+                     "arm run 'inertial-id calibrate' and name the file (identification.calibration or --calibration)")
+    return notes
 
 
 def relative_difference(a, b) -> float:

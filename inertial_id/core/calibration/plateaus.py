@@ -7,6 +7,10 @@ samples, and the samples following them for ``guard_s`` (the loop settling), are
 windows that touch a flagged sample are excluded from calibration and estimation alike, and counted.
 The detector is causal (a sample's flag depends on it and on earlier samples only), so the live
 builder and the offline pipeline flag the same samples.
+
+Known limitation, on the safe side: a joint's smooth speed peak that stays within the band for
+``PLATEAU_MIN_S`` counts as a plateau too, so windows near each joint's largest calibrated speed are
+excluded even where its drive did not saturate (fewer rows, never a wrong bound).
 """
 from __future__ import annotations
 

@@ -1,0 +1,101 @@
+"""``inertial-id calibrate RUN [RUN...] --out FILE``: calibrate the robot from recordings without
+payload (run folders, bags, or a folder of the shared ``*_downsampled_N.csv`` layout): friction
+``[Fc, Fv, Ia]`` and torque sign per joint, the range of the per-run torque offset, velocity-limit
+plateaus (excluded, counted), and the bound of the remaining model error per joint and momentum
+window length (largest error seen x --safety-factor), validated on --validate runs. Writes the
+calibration YAML a profile names (``identification.calibration``) or ``estimate --calibration``
+takes. Exit code 1 when a held-out run exceeds the bound (the file is written, marked not validated)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import UserError
+from .common import write_json
+
+
+def register(sub) -> None:
+    from ..core.calibration.build import OFFSET_MARGIN_NM, SAFETY_FACTOR
+    p = sub.add_parser("calibrate", help="calibrate friction, torque sign/offsets and error bounds from runs without payload",
+                       description=__doc__)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="recordings without payload (run folder, bag, shared-layout folder)")
+    p.add_argument("--out", required=True, metavar="FILE", help="calibration YAML to write")
+    p.add_argument("--validate", nargs="+", default=[], metavar="RUN", help="held-out recordings to validate on")
+    p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
+    p.add_argument("--safety-factor", type=float, default=SAFETY_FACTOR,
+                   help=f"row bound = largest remaining error seen x this (default {SAFETY_FACTOR:g})")
+    p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
+                   help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
+    p.add_argument("--json", metavar="FILE", help="write the calibration and its report as JSON ('-' for stdout)")
+    p.set_defaults(func=run)
+
+
+def read_recordings(paths, n_joints: int):
+    """Runs and their source paths; a folder of the shared ``*_downsampled_N.csv`` layout gives all its runs."""
+    from ..core.data_io import read_run
+    from ..core.studies.realdata import read_downsampled_runs
+    runs, sources = [], []
+    for p in paths:
+        if Path(p).is_dir() and any(Path(p).glob("t_downsampled_*.csv")):
+            found = read_downsampled_runs(p)
+            runs += found
+            sources += [p] * len(found)
+        else:
+            runs.append(read_run(p, n_joints))
+            sources.append(p)
+    return runs, sources
+
+
+def run(args) -> int:
+    from ..core.calibration import calibrate
+    from ..core.data_io import DataError
+    from ..core.model import load_robot
+    if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
+        raise UserError("--safety-factor must be a finite number >= 1")
+    if not (np.isfinite(args.offset_margin) and args.offset_margin >= 0):
+        raise UserError("--offset-margin must be a finite number >= 0")
+    robot = load_robot(args.robot)
+    if not robot.sensing["joint_torque"]:
+        raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
+    try:
+        runs, sources = read_recordings(args.runs, robot.nv)
+        held, _ = read_recordings(args.validate, robot.nv)
+        cal = calibrate(robot, runs, held, args.safety_factor, offset_margin_Nm=args.offset_margin, sources=sources)
+    except (DataError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    cal.write(args.out)
+    write_json(args.json, cal.to_dict())
+    joints = cal.joints
+    rep = cal.report
+    print(f"calibrated {robot.name} on {', '.join(r.name for r in runs)} ({cal.sample_rate_hz:.1f} Hz): "
+          f"windows used {rep['windows_used']}, excluded at velocity-limit plateaus {rep['windows_excluded']} "
+          f"({len(rep['plateaus'])} plateaus)")
+    support = rep["term_support"]
+    h = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - cal.provenance["friction_window_s"]))
+    print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} "
+          f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows, x{cal.safety_factor:g})")
+    for j, name in enumerate(joints):
+        lo = cal.offset_center_Nm[j] - cal.offset_half_width_Nm[j]
+        hi = cal.offset_center_Nm[j] + cal.offset_half_width_Nm[j]
+        print(f"{name:10} {int(cal.torque_sign[j]):4d} {cal.friction[j, 0]:7.3f} {cal.friction[j, 1]:7.3f} "
+              f"{cal.friction[j, 2]:7.3f} [{lo:6.2f}, {hi:6.2f}] {rep['train_rms_Nm'][j]:6.2f} {cal.windows[h]['bound_Nm_s'][j]:7.3f}")
+    if support:
+        for term in ("Fc", "Fv", "Ia"):
+            ok = [n for n, s in zip(joints, support[f"{term}_supported"]) if s]
+            print(f"  {term} supported by held-out error (leave one calibration run out) on: {', '.join(ok) or 'none'}")
+    validation = cal.provenance.get("validation")
+    print(f"wrote {args.out}", file=sys.stderr)
+    if validation is None:
+        print("not validated on held-out runs (--validate): the safety factor is unchecked", file=sys.stderr)
+        return 0
+    v = validation["per_window"][h]
+    print(f"held-out {', '.join(validation['runs'])}: largest error / calibration largest per joint "
+          + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + f" (safety factor {cal.safety_factor:g}); "
+          f"offsets inside the box: {'yes' if v['offsets_inside_box'] else 'NO'}")
+    if not validation["passed"]:
+        print("NOT VALIDATED: a held-out run exceeds the calibrated bound or offset box; bounds using this "
+              "calibration may exclude the truth", file=sys.stderr)
+        return 1
+    return 0

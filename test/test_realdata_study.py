@@ -1,0 +1,73 @@
+"""The real-data study (inertial-id realdata-study) on the real Kinova Gen3 runs, reduced for CI:
+leave one run out over all three runs, three payload masses (1.81, 2.72, 3.63 kg) at one COM offset
+plus the case without payload, 60 bootstrap replicates. The figures are computed by running the
+method; the Done-when targets that the method meets are asserted, those it does not are strict
+xfails carrying the measured figure (they fail loudly the day they pass)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inertial_id.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    if not DATA.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    out = tmp_path_factory.mktemp("realdata") / "study.json"
+    assert main(["realdata-study", "--data", str(DATA), "--com-offsets", "1", "--replicates", "60",
+                 "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_guarantees_hold_on_every_case(report):
+    s = report["summary"]
+    assert s["cases"] == 12 and s["payload_cases"] == 9
+    assert s["containment_rate"] == 1.0
+    assert s["silent_wrong_answers"] == 0
+    assert s["truth_satisfies_rows_rate"] == 1.0
+    assert s["data_consistent_rate"] >= 0.9
+    assert all(s["no_payload_contains_zero_mass"]) and len(s["no_payload_contains_zero_mass"]) == 3
+    for c in report["cases"]:
+        # every interval is a real interval and the data narrowed at least the mass or a first moment
+        assert np.all(np.array(c["lower"]) <= np.array(c["upper"]))
+        assert c["windows_used"] > 0 and c["windows_excluded"] > 0
+    # the calibration never saw the held-out run
+    for f in report["folds"]:
+        assert f["held_out"] not in f["calibrated_on"]
+
+
+def test_point_estimate_and_statistical_interval_are_reported(report):
+    s = report["summary"]
+    assert s["statistical_intervals"] == s["cases"]
+    assert 0 <= s["statistical_coverage"] <= 1 and 0 <= s["median_mass_error_rel"] < 0.2
+    assert all("NOT guaranteed" in c["statistical"]["label"] for c in report["cases"])
+
+
+@pytest.mark.xfail(strict=True, reason="measured median guaranteed mass width 3.3-3.9 kg (target <= 2.0): max-based "
+                   "row bounds of 0.3-1.4 N m s per 0.1 s window and about half the windows excluded at plateaus")
+def test_mass_width_target(report):
+    assert report["summary"]["median_mass_width_kg"] <= 2.0
+
+
+@pytest.mark.xfail(strict=True, reason="measured median point mass error about 8-9 % (target <= 5 %): run-specific "
+                   "biases of -0.24 kg (run1) and +0.37 kg (run2) left after the per-run offsets")
+def test_point_mass_error_target(report):
+    assert report["summary"]["median_mass_error_rel"] <= 0.05
+
+
+@pytest.mark.xfail(strict=True, reason="measured median point COM error 55 mm (target <= 50 mm), from the same "
+                   "run-specific mass biases")
+def test_point_com_error_target(report):
+    assert report["summary"]["median_com_error_m"] <= 0.05
+
+
+@pytest.mark.xfail(strict=True, reason="measured statistical coverage 0.54-0.63 (target >= 0.9): 1 s blocks of a "
+                   "13 s run do not capture the run-specific bias (held-out run2: 0 of 4 covered)")
+def test_statistical_coverage_target(report):
+    assert report["summary"]["statistical_coverage"] >= 0.9
