@@ -67,7 +67,9 @@ def test_point_com_error_target(report):
     assert report["summary"]["median_com_error_m"] <= 0.05
 
 
-@pytest.mark.xfail(strict=True, reason="measured statistical coverage 0.54-0.63 (target >= 0.9): 1 s blocks of a "
-                   "13 s run do not capture the run-specific bias (held-out run2: 0 of 4 covered)")
 def test_statistical_coverage_target(report):
-    assert report["summary"]["statistical_coverage"] >= 0.9
+    # the bootstrap alone covered 0.54: it cannot see a bias common to the whole run; the calibration's
+    # run-to-run bias (measured on its own runs) closes the gap
+    s = report["summary"]
+    assert s["statistical_coverage"] >= 0.9
+    assert s["median_statistical_mass_width_kg"] < s["median_mass_width_kg"]

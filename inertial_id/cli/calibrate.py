@@ -85,6 +85,10 @@ def run(args) -> int:
         for term in ("Fc", "Fv", "Ia"):
             ok = [n for n, s in zip(joints, support[f"{term}_supported"]) if s]
             print(f"  {term} supported by held-out error (leave one calibration run out) on: {', '.join(ok) or 'none'}")
+    if cal.payload_bias_rms is not None:
+        print(f"run-to-run bias of the payload estimate (RMS, calibrated on the other runs, no payload): mass "
+              f"{cal.payload_bias_rms[0]:.3f} kg, first moments " + " ".join(f"{x:.3f}" for x in cal.payload_bias_rms[1:4])
+              + " kg m (added to the statistical interval)")
     validation = cal.provenance.get("validation")
     print(f"wrote {args.out}", file=sys.stderr)
     if validation is None:

@@ -99,7 +99,7 @@ def run(args) -> int:
     if args.statistical:
         stat = estimator.statistical_interval() if hasattr(estimator, "statistical_interval") else None
         out["statistical"] = None if stat is None else {
-            "label": "statistical 95% (moving-block bootstrap over momentum windows), NOT guaranteed",
+            "label": "statistical 95% (moving-block bootstrap over momentum windows + calibrated run-to-run bias), NOT guaranteed",
             "lower": stat["lower"], "upper": stat["upper"], "block_windows": stat["block_windows"],
             "replicates": stat["replicates"]}
     write_json(args.json, out)

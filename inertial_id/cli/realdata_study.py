@@ -65,6 +65,7 @@ def run(args) -> int:
              ("statistical 95% coverage (m, mc; NOT guaranteed)", s["statistical_coverage"], ">= 0.9")]
     for name, value, target in lines:
         print(f"  {name:50s} {value if value is not None else float('nan'):10.4g}   target {target}")
+    print(f"  median statistical mass interval width: {s['median_statistical_mass_width_kg']:.3g} kg")
     print(f"  no-payload cases containing 0 kg: {sum(s['no_payload_contains_zero_mass'])} of "
           f"{len(s['no_payload_contains_zero_mass'])}")
     write_json(args.json, report)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +23,12 @@ WINDOWS_S = (0.05, 0.1, 0.2)
 
 
 def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: float = SAFETY_FACTOR,
-              windows_s=WINDOWS_S, offset_margin_Nm: float = OFFSET_MARGIN_NM, sources=None) -> Calibration:
-    """Fit friction, torque sign and offsets on ``runs`` (friction from the first window length of
-    ``windows_s`` that matches the profile's ``momentum_window_s``, else 0.1 s), bound the
-    remaining error per window length, validate on ``validate``. ``sources``: paths of the runs
-    for the provenance."""
+              windows_s=WINDOWS_S, offset_margin_Nm: float = OFFSET_MARGIN_NM, sources=None,
+              payload_bias: bool = True) -> Calibration:
+    """Fit friction, torque sign and offsets on ``runs`` (windows of the profile's
+    ``momentum_window_s``, else 0.1 s), bound the remaining error per window length, validate on
+    ``validate``. ``sources``: paths of the runs for the provenance. ``payload_bias``: with two
+    runs or more, the run-to-run bias of the payload estimate (:func:`payload_bias_rms`)."""
     if not runs:
         raise ValueError("calibration needs at least one run")
     if safety_factor < 1:
@@ -63,9 +65,26 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
                       windows, safety_factor, detector, report=report)
     cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
+    if payload_bias and len(runs) > 1:
+        cal.payload_bias_rms = payload_bias_rms(robot, runs, safety_factor, windows_s, offset_margin_Nm)
     if validate:
         cal.provenance["validation"] = validation(robot, cal, validate)
     return cal
+
+
+def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, offset_margin_Nm: float) -> np.ndarray:
+    """(10,) RMS over the runs of the payload point estimate on a run without payload (the truth is
+    zero) when the robot is calibrated on the other runs: the model error a run's own data cannot
+    reveal, which a bootstrap within one run misses."""
+    from .apply import robot_with_calibration, run_pipeline
+    estimates = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, run in enumerate(runs):
+            sub = calibrate(robot, [r for i, r in enumerate(runs) if i != k], safety_factor=safety_factor,
+                            windows_s=windows_s, offset_margin_Nm=offset_margin_Nm, payload_bias=False)
+            calibrated = robot_with_calibration(robot, sub, Path(tmp) / f"without_{k}.yaml")
+            estimates.append(run_pipeline(calibrated, run)[1].estimate)
+    return np.sqrt(np.mean(np.square(estimates), axis=0))
 
 
 def validation(robot, cal: Calibration, runs: list[Run]) -> dict:

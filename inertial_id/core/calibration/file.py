@@ -45,6 +45,9 @@ class Calibration:
     provenance: dict = field(default_factory=dict)
     report: dict = field(default_factory=dict)      # fit details kept in the file for the reader
     path: str | None = None
+    # RMS over the calibration runs of the payload estimate on a run without payload, calibrated on
+    # the others (10,): the run-to-run bias the statistical interval adds (None: fewer than 2 runs)
+    payload_bias_rms: np.ndarray | None = None
 
     def window(self, samples: int) -> dict:
         """The calibrated bound of a window of ``samples`` samples."""
@@ -90,6 +93,7 @@ class Calibration:
                          "max_error_Nm_s": list(map(float, w["max_error_Nm_s"])),
                          "bound_Nm_s": list(map(float, w["bound_Nm_s"]))} for n, w in sorted(self.windows.items())],
             "plateaus": self.detector.to_dict(),
+            "statistical": {"payload_bias_rms": None if self.payload_bias_rms is None else self.payload_bias_rms.tolist()},
             "provenance": self.provenance, "report": self.report,
         }
 
@@ -123,11 +127,21 @@ class Calibration:
             return cls(str(d["robot"]), list(d["joints"]), float(d["sample_rate_hz"]), arrays["torque_sign"],
                        np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],
                        windows, float(d["safety_factor"]), PlateauDetector.from_dict(d["plateaus"]),
-                       d.get("provenance") or {}, d.get("report") or {}, path)
+                       d.get("provenance") or {}, d.get("report") or {}, path, _bias(d, where))
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise
             raise CalibrationError(f"{where}: missing or malformed field ({exc})") from None
+
+
+def _bias(d: dict, where: str):
+    bias = (d.get("statistical") or {}).get("payload_bias_rms")
+    if bias is None:
+        return None
+    bias = np.asarray(bias, dtype=float)
+    if bias.shape != (10,) or not np.all(np.isfinite(bias)) or np.any(bias < 0):
+        raise CalibrationError(f"{where}: statistical.payload_bias_rms: expected 10 finite numbers >= 0")
+    return bias
 
 
 def load_calibration(path) -> Calibration:

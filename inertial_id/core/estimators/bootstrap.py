@@ -6,9 +6,14 @@ real Gen3): consecutive blocks of windows (``block_s`` of data) are drawn with r
 replicate holds as many windows as the data, the weighted least-squares problem (payload plus the
 nuisance columns, e.g. the run's torque offsets) is solved per replicate, and each parameter's
 interval is the percentile interval of the physically consistent estimates at the given level.
+Resampling within one run cannot see a bias common to the whole run (the real Gen3's model error
+differs from run to run): the calibration measures that bias on its own runs
+(:func:`~..calibration.build.payload_bias_rms`) and :func:`widen_by_bias` adds it.
 Per-window normal equations are kept (their cumulative sums give any block in O(1)).
 """
 from __future__ import annotations
+
+from statistics import NormalDist
 
 import numpy as np
 
@@ -69,7 +74,20 @@ class WindowBootstrap:
         est = np.array(estimates)
         alpha = 0.5 * (1.0 - level)
         return {"lower": np.quantile(est, alpha, axis=0), "upper": np.quantile(est, 1.0 - alpha, axis=0),
-                "replicates": len(estimates), "block_windows": block, "level": level}
+                "median": np.median(est, axis=0), "replicates": len(estimates), "block_windows": block, "level": level}
+
+
+def widen_by_bias(interval: dict, bias_rms) -> dict:
+    """The interval with a run-to-run bias of RMS ``bias_rms`` (10,) added in quadrature on each side:
+    the bootstrap half-widths about the median combined with the Gaussian quantile of the interval's
+    level times the bias."""
+    z = NormalDist().inv_cdf(0.5 + 0.5 * interval["level"])
+    c, extra = interval["median"], (z * np.asarray(bias_rms, dtype=float)) ** 2
+    out = dict(interval)
+    out["lower"] = c - np.sqrt((c - interval["lower"]) ** 2 + extra)
+    out["upper"] = c + np.sqrt((interval["upper"] - c) ** 2 + extra)
+    out["bias_rms"] = np.asarray(bias_rms, dtype=float)
+    return out
 
 
 def payload_estimate(information, rhs, n_payload: int, lower=None, upper=None):

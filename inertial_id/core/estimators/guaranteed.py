@@ -30,7 +30,7 @@ from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..sensors import NoiseModel
 from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure
-from .bootstrap import WindowBootstrap, payload_estimate
+from .bootstrap import WindowBootstrap, payload_estimate, widen_by_bias
 from .payload import PayloadEstimate
 from .row_checks import unsolvable
 
@@ -239,10 +239,17 @@ class GuaranteedEstimator(MomentumEstimatorBase):
     def statistical_interval(self, level: float = 0.95, block_s: float = 1.0, replicates: int = 200,
                              seed: int = 0) -> dict | None:
         """NOT guaranteed: moving-block bootstrap interval of the consistent least-squares estimate
-        (:class:`~.bootstrap.WindowBootstrap`, blocks of ``block_s`` of data), inside the current box;
-        None with too little data."""
+        (:class:`~.bootstrap.WindowBootstrap`, blocks of ``block_s`` of data), inside the current box,
+        widened by the calibration's run-to-run payload bias when it has one; None with too little data."""
         block = max(1, int(round(block_s / self.window_s)))
-        return self.bootstrap.interval(self.bounds.lower, self.bounds.upper, block, level, replicates, seed)
+        out = self.bootstrap.interval(self.bounds.lower, self.bounds.upper, block, level, replicates, seed)
+        bias = None if self.calibration is None else self.calibration.payload_bias_rms
+        if out is None or bias is None:
+            return out
+        out = widen_by_bias(out, bias)
+        # the guaranteed box holds the truth whenever its assumptions do: no use reaching beyond it
+        out["lower"], out["upper"] = np.maximum(out["lower"], self.bounds.lower), np.minimum(out["upper"], self.bounds.upper)
+        return out
 
     def result(self) -> PayloadEstimate:
         n = len(self.names)

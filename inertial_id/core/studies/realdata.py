@@ -15,7 +15,6 @@ length are fixed before it is read.
 """
 from __future__ import annotations
 
-import copy
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,11 +26,11 @@ from scipy.optimize import linprog
 
 from .. import params
 from ..calibration import calibrate
+from ..calibration.apply import robot_with_calibration, run_pipeline
 from ..calibration.build import SAFETY_FACTOR
 from ..data_io import Run, split_at_gaps
 from ..filtering import central_difference
 from ..model import model_with_payload
-from ..offline import RowIntake, rows_from_stream
 
 # Dumbbells of 4, 6 and 8 lb (1.81-3.63 kg) and three COM offsets in the payload (flange) frame, m.
 MASSES_KG = (1.81, 2.72, 3.63)
@@ -90,11 +89,7 @@ def make_fold(robot, runs: list[Run], k: int, workdir: Path, safety_factor: floa
     """Calibrate on every run but ``k``; the robot's profile names the calibration written to ``workdir``."""
     cal = calibrate(robot, [r for i, r in enumerate(runs) if i != k], safety_factor=safety_factor)
     path = workdir / f"calibration_without_{runs[k].name}.yaml"
-    cal.write(path)
-    profile = copy.deepcopy(robot.profile)
-    profile["identification"]["calibration"] = str(path.resolve())
-    calibrated = type(robot)(**{**robot.__dict__, "profile": profile})
-    return Fold(runs[k], calibrated, cal, str(path))
+    return Fold(runs[k], robot_with_calibration(robot, cal, path), cal, str(path))
 
 
 def run_case(fold: Fold, pi_true, bounds_period_s: float = 2.0, replicates: int = BOOTSTRAP_REPLICATES) -> dict:
@@ -102,11 +97,7 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = 2.0, replicates: int 
     robot, run = fold.robot, fold.held_out
     pi_true = np.asarray(pi_true, dtype=float)
     tau = run.tau + (payload_torques(robot, run, pi_true) if pi_true[0] > 0 else 0.0)
-    intake = RowIntake(robot, "guaranteed", bounds_period_s=bounds_period_s)
-    messages = list(rows_from_stream(robot, intake.estimator.kinds, run.t, run.q, run.qd, tau))
-    for m in messages:
-        intake.add(m)
-    r = intake.finish()
+    intake, r, messages = run_pipeline(robot, run, tau, bounds_period_s)
     est = intake.estimator.estimator
     stat = est.statistical_interval(block_s=BOOTSTRAP_BLOCK_S, replicates=replicates)
     lo, hi = r.lower, r.upper
@@ -133,7 +124,8 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = 2.0, replicates: int 
         out["contains_zero_mass"] = bool(lo[0] <= 0.0 <= hi[0])
     if stat is not None:
         covered = (pi_true >= stat["lower"]) & (pi_true <= stat["upper"])
-        out["statistical"] = {"label": "statistical 95% (moving-block bootstrap), NOT guaranteed",
+        out["statistical"] = {"label": "statistical 95% (moving-block bootstrap + calibrated run-to-run bias), "
+                                       "NOT guaranteed",
                               "lower": stat["lower"].tolist(), "upper": stat["upper"].tolist(),
                               "covered": covered.tolist(), "block_windows": stat["block_windows"],
                               "replicates": stat["replicates"]}
@@ -228,6 +220,8 @@ def summarise(cases: list[dict]) -> dict:
         "statistical_coverage": float(np.mean([s[COVERAGE_PARAMETERS] for s in stat])) if stat else None,
         "statistical_coverage_all_parameters": float(np.mean(stat)) if stat else None,
         "statistical_intervals": len(stat),
+        "median_statistical_mass_width_kg": float(np.median([c["statistical"]["upper"][0] - c["statistical"]["lower"][0]
+                                                             for c in loaded if "statistical" in c])) if loaded else None,
         "no_payload_contains_zero_mass": [c["contains_zero_mass"] for c in empty],
     }
     return out

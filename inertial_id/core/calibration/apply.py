@@ -1,0 +1,28 @@
+"""A calibration put to use: the robot whose profile names it, and one run through the estimator
+pipeline the ``estimate`` command runs (builder rows with the calibration, guaranteed bounds)."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from .file import Calibration
+
+
+def robot_with_calibration(robot, calibration: Calibration, path) -> object:
+    """A copy of ``robot`` whose profile names ``calibration``, written to ``path``."""
+    calibration.write(path)
+    profile = copy.deepcopy(robot.profile)
+    profile["identification"]["calibration"] = str(Path(path).resolve())
+    return type(robot)(**{**robot.__dict__, "profile": profile})
+
+
+def run_pipeline(robot, run, tau=None, bounds_period_s: float = 2.0):
+    """``(intake, result, messages)``: the run (its torques, or ``tau``) through the builder's rows and
+    the guaranteed estimator of ``robot`` (:class:`~..offline.RowIntake`)."""
+    from ..offline import RowIntake, rows_from_stream
+    intake = RowIntake(robot, "guaranteed", bounds_period_s=bounds_period_s)
+    messages = list(rows_from_stream(robot, intake.estimator.kinds, run.t, run.q, run.qd,
+                                     run.tau if tau is None else tau))
+    for m in messages:
+        intake.add(m)
+    return intake, intake.finish(), messages
