@@ -1,22 +1,81 @@
 """Summary line of a pytest JUnit report (what `colcon test` leaves), and the verdict as exit code:
-non-zero when a test failed or errored, or when no test ran."""
+non-zero when a test failed or errored, when no test ran, or when a test was skipped while the
+shared folder (../shared: recordings, reference models, launch packages) is present, unless the
+skip list (test/skip_list.txt, one ``module::test  reason`` a line) names it with its reason.
+Strict expected failures (xfail) are counted apart: they fail the run the day they pass.
+
+Usage: test_summary.py REPORT.xml [--shared DIR] [--skip-list FILE]
+"""
+import argparse
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def main(path: str) -> int:
+def read_skip_list(path: Path) -> dict:
+    """{test id: reason}; '#' starts a comment; an entry without a reason is an error."""
+    allowed = {}
+    if not path.exists():
+        return allowed
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        test, _, reason = line.partition(" ")
+        if not reason.strip():
+            raise ValueError(f"{path}:{number}: '{test}' has no reason")
+        allowed[test] = reason.strip()
+    return allowed
+
+
+def outcomes(root) -> dict:
+    """({test id ('module::name'): 'passed' | 'failed' | 'skipped' | 'xfailed'}, {test id: skip message})."""
+    out, messages = {}, {}
+    for case in root.iter("testcase"):
+        test = f"{case.get('classname', '')}::{case.get('name', '')}"
+        skipped = case.find("skipped")
+        if case.find("failure") is not None or case.find("error") is not None:
+            out[test] = "failed"
+        elif skipped is not None and skipped.get("type") == "pytest.xfail":
+            out[test] = "xfailed"
+        elif skipped is not None:
+            out[test] = "skipped"
+            messages[test] = skipped.get("message", "")
+        else:
+            out[test] = "passed"
+    return out, messages
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report")
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    parser.add_argument("--skip-list", default=str(ROOT / "test" / "skip_list.txt"))
+    args = parser.parse_args(argv)
     try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as exc:
-        print(f"test summary: no test report ({exc})", file=sys.stderr)
+        root = ET.parse(args.report).getroot()
+        allowed = read_skip_list(Path(args.skip_list))
+    except (OSError, ET.ParseError, ValueError) as exc:
+        print(f"test summary: {exc}", file=sys.stderr)
         return 1
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    count = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
-    failed = count["failures"] + count["errors"]
-    passed = count["tests"] - failed - count["skipped"]
-    print(f"pytest: {passed} passed, {failed} failed, {count['skipped']} skipped")
-    return 1 if failed or passed == 0 else 0
+    result, messages = outcomes(root)
+    count = {k: sum(v == k for v in result.values()) for k in ("passed", "failed", "skipped", "xfailed")}
+    print(f"pytest: {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped, "
+          f"{count['xfailed']} xfailed (expected)")
+    verdict = 1 if count["failed"] or count["passed"] == 0 else 0
+    if Path(args.shared).is_dir():
+        hidden = sorted(t for t, v in result.items() if v == "skipped" and t not in allowed)
+        for test in hidden:
+            print(f"test summary: skipped with {args.shared} present: {test}: {messages[test]}", file=sys.stderr)
+        stale = sorted(t for t in allowed if result.get(t) == "passed")
+        for test in stale:
+            print(f"test summary: {test} passes now: remove it from {args.skip_list}", file=sys.stderr)
+        if hidden or stale:
+            verdict = 1
+    return verdict
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main())

@@ -135,8 +135,8 @@ def test_bag_without_message_definitions_is_read_with_the_kilted_types(tmp_path)
     np.testing.assert_array_equal(js.t, [1.0, 2.0, 3.0])
 
 
+@pytest.mark.ros
 def test_suite_qos_matches_the_nodes_publishers():
-    pytest.importorskip("rclpy")
     from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
     from inertial_id.nodes import common, estimator, excitation_planner

@@ -11,7 +11,6 @@ from inertial_id.core import bags
 from inertial_id.core.data_io import Run, read_run, write_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared Gen3 recordings not present")
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +28,7 @@ def converted(tmp_path_factory):
     return folders, bag_paths
 
 
+@pytest.mark.shared_data
 def test_bag_holds_the_run(converted):
     for folder, bag in zip(*converted):
         a, b = read_run(folder), read_run(bag)
@@ -39,6 +39,7 @@ def test_bag_holds_the_run(converted):
         assert js.names == [f"joint_{k}" for k in range(1, 8)]
 
 
+@pytest.mark.shared_data
 def test_identify_reads_bags(converted, tmp_path):
     _, bag_paths = converted
     out = tmp_path / "gen3.json"

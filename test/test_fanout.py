@@ -2,13 +2,12 @@
 import json
 import math
 
+import distributed
 import numpy as np
 import pytest
 
 from inertial_id.cli import main
 from inertial_id.core.fanout import map_tasks
-
-distributed = pytest.importorskip("distributed")
 
 TIMINGS = ("update_time_p50_s", "update_time_p95_s", "row_time_per_sample_s", "solve_time_p50_s")
 

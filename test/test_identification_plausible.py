@@ -131,6 +131,7 @@ def test_friction_support_finds_the_terms_in_the_truth(gen3):
     assert support["supported"] == {"Fc": False, "Fv": True, "Ia": True, "beta": True, "friction": True}
 
 
+@pytest.mark.shared_data
 def test_real_gen3_identification_is_plausible_and_predicts_as_well(run_folders, tmp_path):  # noqa: F811
     """Issue 13's command on the real runs, against the plain SDP (the behaviour before the prior,
     still available as --regularization none --no-ellipsoids) run on the same data."""
@@ -153,8 +154,8 @@ def test_real_gen3_identification_is_plausible_and_predicts_as_well(run_folders,
     nominal_eig = _nominal_min_eigenvalues()
     for body, eig in report["lmi_min_eigenvalues"].items():
         assert eig >= 0.1 * nominal_eig[body], body
-    for j in JOINTS:
-        assert report["validation_rms"][j] <= 1.05 * PLAIN_SDP_HELD_OUT_RMS[j], j
+    for j in JOINTS:   # predicts as well as the plain SDP run above on the same data
+        assert report["validation_rms"][j] <= 1.05 * plain["validation_rms"][j], j
     gaps = {g["run"].rsplit("/", 1)[-1]: g for g in report["recording_gaps"]}
     assert gaps["run1"]["segments"] == 3 and gaps["run3"]["segments"] == 2   # the 0.94 s and 0.49 s gaps
 

@@ -23,11 +23,10 @@ def test_gen3_model_has_the_published_masses():
     assert sum(I.mass for I in gen3.model.inertias) == pytest.approx(8.1879, abs=1e-4)
 
 
-def test_gen3_model_agrees_with_the_reference_description():
+@pytest.mark.shared_data
+def test_gen3_model_agrees_with_the_reference_description(shared_dir):
     """Same dynamics as the public description in ../shared (read at test time, not copied)."""
-    from pathlib import Path
-    ref_path = Path(__file__).resolve().parents[2] / "shared" / "robots" / "kinova_gen3.urdf"
-    ref = pin.buildModelFromUrdf(str(ref_path))
+    ref = pin.buildModelFromUrdf(str(shared_dir / "robots" / "kinova_gen3.urdf"))
     ours = robot_model.load_robot("kinova_gen3").model
     ours.armature = np.zeros(7)   # the reference has no rotor inertia (it is in our profile)
     rng = np.random.default_rng(0)

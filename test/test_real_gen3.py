@@ -27,6 +27,7 @@ def run_folders(tmp_path_factory):
     return folders
 
 
+@pytest.mark.shared_data
 def test_identified_model_beats_nominal_on_held_out_run(run_folders, tmp_path):
     out = tmp_path / "gen3.json"
     assert main(["identify", "--model", "kinova_gen3", "--data", *run_folders[:2],

@@ -1,6 +1,7 @@
 """``report``: figures written from a bag and from a JSON result, each checked for content."""
 import json
 
+import matplotlib
 import numpy as np
 import pytest
 
@@ -8,8 +9,6 @@ from inertial_id.cli import main
 from inertial_id.cli.record_sim import record
 from inertial_id.core import bags, params, report
 from inertial_id.core.model import load_robot, payload_params
-
-matplotlib = pytest.importorskip("matplotlib")
 
 
 def image(path):

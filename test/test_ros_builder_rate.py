@@ -2,7 +2,8 @@
 sample the driver sent is either accepted or counted on /diagnostics (missed at the driver's rate,
 or dropped with a reason), and the accepted ones become momentum windows of 400 samples. The
 fraction accepted depends on the CPU the node gets; it is printed and reported by
-``inertial-id bench builder``, not asserted."""
+``inertial-id bench builder``, not asserted. A minute of DDS load: a benchmark, run with
+``pytest -m bench`` (deselected by default)."""
 import json
 import subprocess
 import sys
@@ -10,8 +11,10 @@ import sys
 import pytest
 
 
+pytestmark = [pytest.mark.ros, pytest.mark.bench]
+
+
 def test_4khz_joint_states_for_60_s_are_accepted_or_counted(tmp_path):
-    pytest.importorskip("rclpy")
     out = tmp_path / "builder.json"
     proc = subprocess.run([sys.executable, "-m", "inertial_id.cli", "bench", "builder", "--rate", "4000",
                            "--seconds", "60", "--json", str(out)], capture_output=True, text=True, timeout=300)

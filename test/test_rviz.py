@@ -63,8 +63,8 @@ def test_no_markers_for_unusable_estimates():
     assert ("bounds", 0) not in kinds
 
 
+@pytest.mark.ros
 def test_marker_array_message_in_the_estimate_frame():
-    pytest.importorskip("rclpy")
     from std_msgs.msg import Header
     from visualization_msgs.msg import Marker
 
