@@ -75,7 +75,8 @@ demo: setup
 test: colcon
 	$(ROS_ENV) && cd $(WS) && PYTEST_ADDOPTS="-q $(PYTEST_ARGS)" colcon test --event-handlers console_direct+ \
 	    --ctest-args --output-on-failure ; status=$$?; \
-	$(abspath $(BIN))/python $(abspath scripts/test_summary.py) $(abspath $(WS))/build/inertial_id/test_results/inertial_id/pytest.xunit.xml && exit $$status
+	$(abspath $(BIN))/python $(abspath scripts/test_summary.py) $(abspath $(WS))/build/inertial_id/test_results/inertial_id/pytest.xunit.xml \
+	    --shared $(abspath $(SHARED)) && exit $$status
 
 bench: setup
 	$(BIN)/inertial-id bench regressor --robot $(ROBOT)
