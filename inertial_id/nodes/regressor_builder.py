@@ -44,8 +44,10 @@ class RegressorBuilderNode(Node):
         rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
                                 "the driver's JointState rate: differentiation, and samples missing "
                                 "from the stream (stamp gaps) are counted against it"))
-        momentum_window = declare(self, "momentum_window", self.robot.momentum_window_samples,
-                                  "samples per momentum window (0: no momentum rows)")
+        from ..core.calibration import calibration_of, momentum_window as calibrated_window
+        momentum_window = declare(self, "momentum_window", calibrated_window(self.robot, calibration_of(self.robot)),
+                                  "samples per momentum window (0: no momentum rows; default: the profile's "
+                                  "momentum_window_s at the robot calibration's rate when it names one)")
         profile_method = self.robot.profile["identification"]["method"]
         method = declare(self, "method", profile_method,
                          "form the rows this estimator method consumes ('all': every kind the sensing allows; "
