@@ -16,6 +16,10 @@ class UserError(Exception):
     """A mistake in what the user asked for: reported in one line, exit code 2, no traceback."""
 
 
+class RunFailed(Exception):
+    """A run that could not complete (a node died, the simulator stalled): one line, exit code 1."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="inertial-id",
@@ -36,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, ProfileError, FileNotFoundError) as exc:
         print(f"inertial-id {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except RunFailed as exc:
+        print(f"inertial-id {args.command}: failed: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"inertial-id {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -8,8 +8,13 @@ import time
 
 import numpy as np
 
-from . import UserError
+from . import RunFailed, UserError
 from .common import write_json
+
+# Wall seconds without /clock advancing after which the simulated arm counts as stopped: far beyond
+# what a loaded machine delays a process (the simulator slows down, it does not stall), short enough
+# for a person waiting at the terminal.
+SIM_STALL_S = 10.0
 
 
 def register(sub) -> None:
@@ -19,7 +24,9 @@ def register(sub) -> None:
     p.add_argument("--duration", type=float, default=30.0, help="seconds of exciting motion (at most 60)")
     p.add_argument("--method", default=None,
                    help="estimator method: rls, lmi, pmd, guaranteed, log_cholesky (default: the profile's)")
-    p.add_argument("--real-time-factor", type=float, default=1.0, help="simulated seconds per wall second")
+    p.add_argument("--real-time-factor", type=float, default=1.0,
+                   help="simulated seconds per wall second at most (the nodes run on the simulation's /clock: "
+                        "a machine too slow for it slows the simulation down)")
     p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
     p.add_argument("--record", metavar="BAG", default=None,
@@ -48,17 +55,28 @@ def run(args) -> int:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
-                      args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage)
+    try:
+        result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
+                          args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage)
+    except RuntimeError as exc:
+        raise RunFailed(str(exc)) from None
     print_table(result)
     write_json(args.json, result)
-    return 0 if result["truth_inside_bounds"] and result["physically_consistent"] else 1
+    ok = result["truth_inside_bounds"] and result["physically_consistent"]
+    print(f"{'excitation complete' if result['excitation_complete'] else 'excitation cut short'} "
+          f"({result['planner_message']}); truth {'inside' if result['truth_inside_bounds'] else 'OUTSIDE'} "
+          f"the bounds: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
 
 
 def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
              record: str | None = None, storage: str = "mcap") -> dict:
-    """Start the node processes and a monitor; return the final estimate against the truth."""
+    """Start the node processes and a monitor; return the final estimate against the truth.
+
+    Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
+    seconds, and a simulator whose clock stops for :data:`SIM_STALL_S` wall seconds is a failure
+    (RuntimeError with the reason)."""
     from ..nodes.launch import NODES, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
@@ -81,28 +99,34 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     try:
         # every consumer listens before the simulated arm publishes its first sample: the builder,
         # the estimator and the recorder then have the same streams from the start
+        sim_time = {"use_sim_time": True}
         nodes = start_node_set(profile, env, log_dir, nodes=tuple(n for n in NODES if n != "sim_robot"),
-                               regressor_builder={"method": method, "lossless_inputs": lossless},
-                               estimator={"method": method}, excitation_planner={"duration_s": float(duration_s)})
+                               regressor_builder={"method": method, "lossless_inputs": lossless, **sim_time},
+                               estimator={"method": method, **sim_time},
+                               excitation_planner={"duration_s": float(duration_s), **sim_time})
         rows_readers = 1 + (recorder is not None)                   # estimator, recorder
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir)
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
-                                  "reliable_sensor_streams": lossless,
+                                  "reliable_sensor_streams": lossless, "publish_clock": True,
                                   **{f"wait_for_{k}_subscribers": n for k, n in sensor_readers.items()}},
                     env, log_dir)
         start_planner(monitor, t_start + timeout_margin_s)
         done_at = None
         last_print = 0.0
-        deadline = t_start + duration_s / rtf + timeout_margin_s
+        sim_limit_s = duration_s + timeout_margin_s          # simulated seconds from the start
         while True:
             rclpy.spin_once(monitor, timeout_sec=0.1)
             now = time.monotonic()
             dead = nodes.dead()
             if dead:
                 raise RuntimeError(f"node(s) {', '.join(dead)} exited; see the logs in {log_dir}")
-            if now > deadline:
-                raise RuntimeError(f"no final estimate after {now - t_start:.0f} s; see the logs in {log_dir}")
+            if monitor.clock_stalled_s() > SIM_STALL_S:
+                raise RuntimeError(f"the simulated arm stopped: /clock has not advanced for {SIM_STALL_S:.0f} s "
+                                   f"(at {monitor.sim_elapsed_s():.1f} s of simulated time)")
+            if monitor.sim_elapsed_s() > sim_limit_s:
+                raise RuntimeError(f"no final estimate after {sim_limit_s:.0f} s of simulated time; "
+                                   f"see the logs in {log_dir}")
             st = monitor.status
             if st is not None and st.state == "failed":
                 raise RuntimeError(f"planner failed: {st.message}")
@@ -118,6 +142,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             end_sensor_streams(monitor)
             finish_recording(nodes, monitor)
         est, truth = monitor.estimate, monitor.truth
+        deadline = time.monotonic() + timeout_margin_s
         while truth is None and time.monotonic() < deadline:
             rclpy.spin_once(monitor, timeout_sec=0.1)
             truth = monitor.truth
@@ -142,6 +167,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "mass_error_pct": float(abs(x[0] - truth_v[0]) / truth_v[0] * 100),
         "com_error_mm": com_error_m(truth_v, x) * 1000,
         "motion_s": float(duration_s),
+        "excitation_complete": st.message.startswith("done after"),
+        "planner_message": st.message,
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
         **({"bag": record} if record else {}),

@@ -2,7 +2,7 @@
 over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
 
 - Nothing moves until ``~/start`` (std_srvs/Trigger); ``~/stop`` brakes on a certified plan.
-- Plans are optimised and certified in a worker thread; a plan is published only with a certificate
+- Plans are optimised and certified in a worker process; a plan is published only with a certificate
   (for every payload in the box of the newest estimate whose bounds are guaranteed and data
   consistent, robot parameters in their box, states in the tracking tube).
 - Commands go out on the controller topic, reliable and VOLATILE (a late joiner must not replay an
@@ -11,17 +11,22 @@ over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
   stamp continues without a step.
 - Joint states older than ``planner.stale_after_s`` or a tracking error beyond the certified tube
   brake on a certified braking plan from the current desired state; a new start is needed to move again.
+- One clock: plans, tracking and staleness run on the node's ROS time (``use_sim_time`` follows
+  /clock). A clock that stops advancing for ``clock_stall_s`` of wall time (a simulator that died
+  or was stopped) is a fault too, seen by a timer on the steady clock.
+- Plans are optimised in a process of their own (:mod:`inertial_id.core.planning.worker`): CasADi
+  holds the GIL through a solve, and in a thread it starved the joint-state callback for up to ~1 s.
 - ``excitation_status`` carries the state, the certificate's finite margins and clearance, the
   excitation cost and seed 003's cond(W_e) of the last plan.
 """
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -30,8 +35,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
-from ..core.planning.optimizer import PlanOptimizer, PlanResult, cached_certify
+from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
+from ..core.planning.worker import PlanWorkerProcess
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
 from .inputs import JointStateParser, Rejected
 
@@ -41,42 +47,6 @@ COMMAND_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
-
-
-class PlanWorker:
-    """One background thread running the optimiser on the newest request."""
-
-    def __init__(self, optimizer: PlanOptimizer):
-        self.optimizer = optimizer
-        self._lock = threading.Condition()
-        self._job = None
-        self._done = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def submit(self, request_id, request) -> None:
-        with self._lock:
-            self._job = (request_id, request)
-            self._lock.notify()
-
-    def take(self):
-        with self._lock:
-            done, self._done = self._done, None
-            return done
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                while self._job is None:
-                    self._lock.wait()
-                request_id, request = self._job
-                self._job = None
-            try:
-                result = self.optimizer.plan(request)
-            except Exception as exc:     # a bug must not leave the loop waiting: no plan, said why
-                result = PlanResult(None, None, reason=f"planner error: {type(exc).__name__}: {exc}")
-            with self._lock:
-                self._done = (request_id, result)
 
 
 class ExcitationPlannerNode(Node):
@@ -91,9 +61,12 @@ class ExcitationPlannerNode(Node):
                         "JointState topic")
         self.settings = PlannerSettings.from_profile(self.robot)
         cert = CertifierSettings.from_profile(self.robot)
-        # separate certifier contexts: the worker thread and this thread certify concurrently
+        # this process certifies holds and braking plans; the worker process plans and certifies the rest
         self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert))
-        self.worker = PlanWorker(PlanOptimizer(self.robot, self.settings, cert, cached_certify(self.robot, cert)))
+        self.worker = PlanWorkerProcess(self.robot, self.settings, cert)
+        self.clock_stall_s = declare(self, "clock_stall_s", 2.0,
+                                     "wall-clock seconds without the ROS clock advancing that count as a stopped "
+                                     "clock (a fault; only possible with use_sim_time)")
         self.submitted = None
         self.drops = DropCounter(self)
         self.parser = JointStateParser(self.robot, need_effort=False, clock_s=self.now)
@@ -106,13 +79,21 @@ class ExcitationPlannerNode(Node):
         self.create_subscription(InertialEstimate, "inertial_estimate", self.on_estimate, RELIABLE_QOS)
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
-        self.last_js = None          # (receipt, monotonic s; sample)
+        self.last_js = None          # (receipt, ROS time s; sample)
         self.last_said = None
+        self.clock_seen = (self.now(), time.monotonic())    # (ROS time, wall time it was last seen to advance)
         self.create_timer(0.02, self.tick)
-        self.create_timer(0.1, self.publish_status)
+        # status and the clock watchdog on the steady clock: they go on when the ROS clock stops
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(0.1, self.publish_status, clock=steady)
+        self.create_timer(0.1, self.watch_clock, clock=steady)
 
     def now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def joint_state_age(self) -> float | None:
+        """ROS-time seconds since the last joint state was taken (None: never)."""
+        return None if self.last_js is None else self.now() - self.last_js[0]
 
     # --- inputs ----------------------------------------------------------------------------------
 
@@ -122,7 +103,7 @@ class ExcitationPlannerNode(Node):
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
-        self.last_js = (time.monotonic(), s)
+        self.last_js = (self.now(), s)
         self.drops.ok()
 
     def on_estimate(self, msg) -> None:
@@ -132,7 +113,7 @@ class ExcitationPlannerNode(Node):
         self.rh.update_box(msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent)
 
     def on_start(self, request, response):
-        if self.last_js is None or time.monotonic() - self.last_js[0] > self.settings.stale_after_s:
+        if self.last_js is None or self.joint_state_age() > self.settings.stale_after_s:
             response.success, response.message = False, "no recent joint states: not starting"
             return response
         sample = self.last_js[1]
@@ -157,9 +138,11 @@ class ExcitationPlannerNode(Node):
             self.submitted = req[0]
             self.worker.submit(*req)
         done = self.worker.take()
+        if not self.worker.alive() and rh.state in ("planning", "executing") and not rh.faulted:
+            self.send(rh.fault(self.now(), "the plan worker process exited"))
         if done is not None:
             self.send(rh.offer(self.now(), *done))
-        age = None if self.last_js is None else time.monotonic() - self.last_js[0]
+        age = self.joint_state_age()
         if age is None and rh.state in ("planning", "executing", "braking"):
             age = np.inf
         measured = None
@@ -167,12 +150,28 @@ class ExcitationPlannerNode(Node):
             s = self.last_js[1]
             measured = (s.t, s.q, s.qd)
         self.send(rh.tick(self.now(), age, measured))
+        self.say()
+
+    def say(self) -> None:
+        rh = self.rh
         if (rh.state, rh.message) != self.last_said:      # every change of state or reason, once
             self.last_said = (rh.state, rh.message)
             if rh.state in ("failed", "braking"):
                 self.get_logger().error(f"{rh.state}: {rh.message}")
             else:
                 self.get_logger().info(f"{rh.state}: {rh.message}")
+
+    def watch_clock(self) -> None:
+        """Fault when the ROS clock has stood still for ``clock_stall_s`` of wall time while moving."""
+        now, wall = self.now(), time.monotonic()
+        if now != self.clock_seen[0]:
+            self.clock_seen = (now, wall)
+            return
+        stalled = wall - self.clock_seen[1]
+        if stalled > self.clock_stall_s and self.rh.state in ("planning", "executing", "braking") \
+                and not self.rh.faulted:
+            self.send(self.rh.fault(now, f"clock stopped: no /clock for {stalled:.1f} s (simulator stalled?)"))
+            self.say()
 
     def send(self, cmd) -> None:
         if cmd is None:
@@ -190,6 +189,10 @@ class ExcitationPlannerNode(Node):
         msg.points = points
         self.pub_traj.publish(msg)
         self.get_logger().info(f"published {len(points)} points from {t_from:.3f} s: {cmd.reason}")
+
+    def destroy_node(self):
+        self.worker.close()
+        return super().destroy_node()
 
     def publish_status(self) -> None:
         rh = self.rh

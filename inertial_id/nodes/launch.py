@@ -81,13 +81,17 @@ SIM_ARGUMENTS = (("payload", "", "payload of the simulated arm, config/payloads.
 
 def node_parameters(node: str, values: dict) -> dict:
     """Parameters of ``node`` from launch argument values; empty values keep the node's default
-    (the profile's). ``use_sim_time`` goes to every node."""
+    (the profile's). ``use_sim_time`` goes to every node but the simulated arm, which then publishes
+    /clock."""
     per_node = {"estimator": ("method",),
                 "regressor_builder": ("method", "joint_states_topic", "wrench_topic", "wrench_frame_id"),
                 "excitation_planner": ("joint_states_topic",),
                 "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload")}
-    out = {"robot_profile": values["robot_profile"],
-           "use_sim_time": values.get("use_sim_time", "false").lower() in ("true", "1")}
+    sim_time = values.get("use_sim_time", "false").lower() in ("true", "1")
+    # the simulated arm is the source of /clock, never its follower
+    out = {"robot_profile": values["robot_profile"], "use_sim_time": sim_time and node != "sim_robot"}
+    if node == "sim_robot":
+        out["publish_clock"] = sim_time
     out.update({k: values[k] for k in per_node.get(node, ()) if values.get(k)})
     return out
 

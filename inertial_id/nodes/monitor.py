@@ -2,7 +2,11 @@
 ``demo`` command and the integration tests)."""
 from __future__ import annotations
 
+import time
+
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 
 from .common import LATCHED_QOS, RELIABLE_QOS
 
@@ -15,9 +19,14 @@ class MonitorNode(Node):
         self.estimates_received = 0
         self.status = None
         self.truth = None
+        self.clock_start_s = None        # first /clock seen (the simulation's start), s
+        self.clock_s = None              # latest /clock (simulated time), s
+        self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
         self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
         self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
+        self.create_subscription(Clock, "/clock", self._on_clock,
+                                 QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
 
     def _on_estimate(self, msg) -> None:
         self.estimate = msg
@@ -28,3 +37,18 @@ class MonitorNode(Node):
 
     def _on_truth(self, msg) -> None:
         self.truth = msg
+
+    def _on_clock(self, msg) -> None:
+        t = msg.clock.sec + 1e-9 * msg.clock.nanosec
+        if self.clock_s is None or t > self.clock_s:
+            self.clock_s, self.clock_advanced_at = t, time.monotonic()
+        if self.clock_start_s is None:
+            self.clock_start_s = t
+
+    def sim_elapsed_s(self) -> float:
+        """Simulated seconds since the first /clock (0 before it)."""
+        return 0.0 if self.clock_s is None else self.clock_s - self.clock_start_s
+
+    def clock_stalled_s(self) -> float:
+        """Wall seconds since /clock last advanced (0 before the first /clock)."""
+        return 0.0 if self.clock_advanced_at is None else time.monotonic() - self.clock_advanced_at

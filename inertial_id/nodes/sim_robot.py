@@ -6,7 +6,9 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
+from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
@@ -24,6 +26,9 @@ RELIABLE_SENSOR_DEPTH = 5000
 RELIABLE_SENSOR_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                                  depth=RELIABLE_SENSOR_DEPTH, durability=DurabilityPolicy.VOLATILE)
 END_ACK_TIMEOUT_S = 30.0     # longest ~/end_streams waits for reliable subscribers to take the last samples
+# Most simulated time stepped in one timer callback: behind by more than this, the simulation does not
+# race to catch up (a burst of old samples) but runs slower than real time, as a loaded simulator does.
+MAX_STEP_AHEAD_S = 0.02
 
 
 class SimRobotNode(Node):
@@ -33,7 +38,15 @@ class SimRobotNode(Node):
         prof = self.robot.profile
         payload = declare(self, "payload", prof.get("payload", {}).get("sim", "dumbbell_5lb"),
                           "payload the simulated arm carries (name in config/payloads.yaml)")
-        self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second")
+        self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second (at most)")
+        # /clock: the other nodes (use_sim_time) then run on the simulation's time, so a machine too
+        # slow for real time slows the whole suite down instead of making the arm look dead
+        self.pub_clock = self.create_publisher(ClockMsg, "/clock", 10) if declare(
+            self, "publish_clock", False, "publish the simulated time on /clock (for nodes with use_sim_time)") \
+            else None
+        clock_hz = declare(self, "clock_hz", 200.0, "rate of /clock messages when publish_clock, Hz")
+        self.next_clock_s = 0.0
+        self.clock_period_s = 1.0 / clock_hz
         seed = declare(self, "seed", 0, "seed of the sensor noise")
         # The simulator stands in for the robot's driver: same topics, rate and frame names.
         sensing = self.robot.sensing
@@ -85,7 +98,8 @@ class SimRobotNode(Node):
                 f"{pub.topic_name} has {n} subscriptions" for pub, n in self.awaited))
         else:
             self.start()
-        self.create_timer(0.01, self.advance)
+        # the simulation is paced by the wall clock: this node is the source of /clock, never its follower
+        self.create_timer(0.01, self.advance, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(f"simulating {self.robot.name} carrying '{payload}' "
                                f"({step_hz:.0f} Hz steps, publishing at {step_hz / self.steps_per_publish:.0f} Hz)")
 
@@ -127,7 +141,7 @@ class SimRobotNode(Node):
         """Simulated time 0 is now."""
         self.started = True
         self.t0_wall = time.monotonic()
-        self.t0_stamp = self.get_clock().now().nanoseconds * 1e-9
+        self.t0_stamp = Clock(clock_type=ClockType.SYSTEM_TIME).now().nanoseconds * 1e-9
 
     def on_end_streams(self, request, response):
         """Publish no more (the end of a recorded run); answer once every reliable subscriber has
@@ -149,10 +163,28 @@ class SimRobotNode(Node):
             self.get_logger().info("subscribers matched, simulation started: " + ", ".join(
                 f"{pub.topic_name} {pub.get_subscription_count()}" for pub, _ in self.awaited))
         target = (time.monotonic() - self.t0_wall) * self.rtf
+        behind = target - self.sim.t - MAX_STEP_AHEAD_S
+        if behind > 0:
+            # the wall-clock time the simulation could not keep up with is given up, not caught up;
+            # without /clock the stamps then jump like a driver's that missed cycles
+            self.t0_wall += behind / self.rtf
+            if self.pub_clock is None:
+                self.t0_stamp += behind
+            target -= behind
         while self.sim.t + 0.5 * self.sim.dt < target:
             self.sim.step()
             if int(round(self.sim.t / self.sim.dt)) % self.steps_per_publish == 0:
+                self.publish_clock()
                 self.publish(self.sim.measure())
+
+    def publish_clock(self) -> None:
+        """/clock up to the sample about to be published, so that no sample is ahead of the clock."""
+        if self.pub_clock is None or self.sim.t + 1e-9 < self.next_clock_s:
+            return
+        self.next_clock_s = self.sim.t + self.clock_period_s
+        msg = ClockMsg()
+        s_to_stamp(self.t0_stamp + self.sim.t, msg.clock)
+        self.pub_clock.publish(msg)
 
     def publish(self, m) -> None:
         """What the robot's driver publishes at the measurement ``m`` (the profile's driver section,

@@ -338,6 +338,11 @@ class RecedingHorizon:
     def stop(self, t: float, reason: str = "stop requested") -> Command | None:
         return self.fault(t, reason, final_state="done")
 
+    @property
+    def faulted(self) -> bool:
+        """A fault has been raised since the last start (the motion ends in ``failed``)."""
+        return self._final_state == "failed"
+
     # --- timeline ------------------------------------------------------------------------------
 
     def _active(self, t: float) -> Segment:

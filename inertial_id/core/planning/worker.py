@@ -1,0 +1,77 @@
+"""The plan optimiser in a process of its own.
+
+CasADi (IPOPT and the certifier's compiled functions) holds Python's GIL for the whole of a call.
+Run in a thread of the planner's process, a 0.2-2 s solve froze every other thread of that process
+for as long: joint states were not taken, the clock did not advance, and the monitor saw ~1 s gaps
+in a stream that had been published without any (measured: a 1 ms ticker thread beside one IPOPT
+solve went up to 1.95 s between ticks). In a separate process the optimiser only competes for a CPU
+core, never for the interpreter that watches the arm.
+
+The worker runs the newest request it has been sent (older ones that were not started are
+superseded) and hands back ``(request_id, PlanResult)``.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+
+from .optimizer import PlanOptimizer, PlanResult
+
+
+def _serve(conn, robot, settings, cert_settings) -> None:
+    """Child process: build the optimiser once, then plan the newest request until the parent goes."""
+    optimizer = PlanOptimizer(robot, settings, cert_settings)
+    conn.send(("ready", None))
+    while True:
+        try:
+            job = conn.recv()
+            while conn.poll():            # superseded requests are not planned
+                job = conn.recv()
+        except (EOFError, OSError):       # the parent closed its end or died
+            return
+        request_id, request = job
+        try:
+            result = optimizer.plan(request)
+        except Exception as exc:          # a bug must not leave the parent waiting: no plan, said why
+            result = PlanResult(None, None, reason=f"planner error: {type(exc).__name__}: {exc}")
+        try:
+            conn.send((request_id, result))
+        except (EOFError, OSError):
+            return
+
+
+class PlanWorkerProcess:
+    """Plans in a spawned child process; :meth:`submit` and :meth:`take` never block on a solve."""
+
+    def __init__(self, robot, settings, cert_settings):
+        # spawn, not fork: the parent runs DDS threads that a forked child must not inherit
+        context = mp.get_context("spawn")
+        self._conn, child_end = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child_end, robot, settings, cert_settings),
+                                        daemon=True, name="inertial_id-plan-worker")
+        self._process.start()
+        child_end.close()
+        self.ready = False
+
+    def submit(self, request_id, request) -> None:
+        self._conn.send((request_id, request))
+
+    def take(self):
+        """The newest finished ``(request_id, PlanResult)``, or None."""
+        done = None
+        while self._conn.poll():
+            message = self._conn.recv()
+            if message[0] == "ready":
+                self.ready = True
+            else:
+                done = message
+        return done
+
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def close(self) -> None:
+        self._conn.close()
+        self._process.join(timeout=2.0)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(timeout=2.0)
