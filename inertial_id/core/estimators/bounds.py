@@ -41,13 +41,15 @@ Rows the LP core cannot solve safely (subnormal numbers, magnitudes outside
 a ``ValueError`` before they reach HiGHS.
 
 No box from a handful of rows (``hold_until_determined``): the box stays at the prior, the rows
-held back, until the rows received determine every parameter, i.e. at least ``n`` linearly
-independent rows (the column-normalised Gram matrix of ``A`` has its smallest eigenvalue above
-:data:`DETERMINED_EIGENVALUE`); then the held rows and all that follow are used. One row, however
-small its stated bound, or any number of copies of it, cannot move the box: a sender that wants to
-collapse it must send a whole identifying data set (and it then meets the real rows in the same LP,
-where a contradiction turns ``data_consistent`` false). At most ``HOLD_ROWS`` rows are held (the
-latest; any subset of valid rows is still valid).
+held back, until at least :data:`HOLD_MIN_ROWS_PER_PARAMETER` rows per parameter have arrived; then the
+held rows and all that follow are used. One row, however small its stated bound, cannot move the box
+(nor a few copies of it). Full column rank is deliberately not required: rows taken at rest determine
+the mass and part of the first moment but never the rotational inertia, and the box they give is what
+certifies holding still before the first motion. A sender that floods the topic with enough forged
+rows can still move the box before real rows arrive; it then meets the real rows in the same LP,
+where the contradiction turns ``data_consistent`` false (who may publish rows is the transport's
+business: SROS2). At most ``HOLD_ROWS`` rows are held (the latest; any subset of valid rows is
+still valid).
 
 If a batch together with the current box has no feasible point, the data contradict the assumed
 bounds: the box is left as it was, ``data_consistent`` turns false and stays false, and the rows that
@@ -64,7 +66,7 @@ from scipy.optimize import linprog
 
 from .row_checks import unsolvable
 
-DETERMINED_EIGENVALUE = 1e-9
+HOLD_MIN_ROWS_PER_PARAMETER = 3
 HOLD_ROWS = 20_000
 
 
@@ -216,8 +218,7 @@ class IntervalBounds:
                  cuts=None, keep_rows: bool = False, max_rows: int | None = None,
                  hold_until_determined: bool = False):
         """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
-        ``hold_until_determined``: keep the prior until the rows determine every parameter (module
-        docstring);
+        ``hold_until_determined``: keep the prior until enough rows have arrived (module docstring);
         ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
         when ``G`` also has the nuisance columns);
         ``keep_rows``: solve each update over the rows so far, not only the new batch;
@@ -254,10 +255,9 @@ class IntervalBounds:
         self.lp_iterations = self.lp_warm_starts = self.lp_restarts = self.lp_failures = 0
         self.data_consistent = True
         self.rows_used = 0
-        # Gram matrix of the parameter columns of every row received, and the rows held back while
-        # it is singular (hold_until_determined)
-        self.gram = np.zeros((n, n))
+        # the rows held back while too few have arrived (hold_until_determined), and how many came
         self.determined = not hold_until_determined
+        self._held_total = 0
         self._held: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     @property
@@ -339,16 +339,13 @@ class IntervalBounds:
         return BoundsUpdate(True)
 
     def _hold(self, A, N, b, e):
-        """Hold the rows back until the rows so far determine every parameter; then all held rows."""
-        self.gram += A.T @ A
+        """Hold the rows back until enough have arrived; then all held rows."""
         self._held.append((A, N, b, e))
+        self._held_total += b.size
         held = sum(h[2].size for h in self._held)
         while held > HOLD_ROWS and len(self._held) > 1:
             held -= self._held.pop(0)[2].size
-        scale = np.sqrt(np.diag(self.gram))
-        if np.all(scale > 0):
-            eig = np.linalg.eigvalsh(self.gram / np.outer(scale, scale))
-            self.determined = bool(eig[0] > DETERMINED_EIGENVALUE)
+        self.determined = self._held_total >= HOLD_MIN_ROWS_PER_PARAMETER * self.lower.size
         if not self.determined:
             return A, N, b, e
         parts, self._held = self._held, []
@@ -383,7 +380,7 @@ class IntervalBounds:
 
     def restore(self, lower, upper, data_consistent: bool, rows_used: int, kept=None, determined=None) -> None:
         """Set the state saved from an earlier instance (same prior, nuisance box and cuts).
-        ``determined``: whether its rows had determined every parameter (default: whether the box
+        ``determined``: whether enough rows had arrived to leave the prior (default: whether the box
         left the prior)."""
         lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         if lower.shape != self.lower.shape or upper.shape != self.upper.shape:
