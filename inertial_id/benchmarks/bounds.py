@@ -15,6 +15,7 @@ import time
 import numpy as np
 import psutil
 
+from ..cli.common import non_negative_float, positive_int
 from ..core.studies import bounds as study
 from ..core.estimators.guaranteed import MAX_LP_ROWS, GuaranteedEstimator
 from ..core.estimators.log_cholesky import LogCholeskyEstimator
@@ -28,11 +29,11 @@ PLANNING_CYCLE_S = 1.5
 
 def add_arguments(parser) -> None:
     parser.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
-    parser.add_argument("--trials", type=int, default=5, help="simulated phases (payloads cycle 4lb..8lb)")
-    parser.add_argument("--repeats", type=int, default=4, help="timed updates per phase")
-    parser.add_argument("--minutes", type=float, default=0.0,
+    parser.add_argument("--trials", type=positive_int, default=5, help="simulated phases (payloads cycle 4lb..8lb)")
+    parser.add_argument("--repeats", type=positive_int, default=4, help="timed updates per phase")
+    parser.add_argument("--minutes", type=non_negative_float, default=0.0,
                         help="instead, run the estimator online for this many minutes of 4 kHz data")
-    parser.add_argument("--max-rows", type=int, default=MAX_LP_ROWS, help="rows the LP keeps between updates")
+    parser.add_argument("--max-rows", type=positive_int, default=MAX_LP_ROWS, help="rows the LP keeps between updates")
 
 
 def _time_update(cls, robot, rows) -> float:

@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from ..cli.common import positive_float
+
 # Drop reasons that are events, not samples: a restart after a gap (its sample is used) and the
 # transport's own loss reports (those samples also show as stamp gaps, counted as missed).
 EVENT_REASONS = ("dropped.gap", "dropped.lost_in_transport")
@@ -19,8 +21,8 @@ TAIL_SAMPLES = 5
 
 def add_arguments(p) -> None:
     p.add_argument("--robot", default="kinova_gen3", help="robot profile with joint torque sensing")
-    p.add_argument("--rate", type=float, default=4000.0, help="JointState rate, Hz")
-    p.add_argument("--seconds", type=float, default=60.0, help="length of the stream")
+    p.add_argument("--rate", type=positive_float, default=4000.0, help="JointState rate, Hz")
+    p.add_argument("--seconds", type=positive_float, default=60.0, help="length of the stream")
 
 
 def run(args) -> dict:

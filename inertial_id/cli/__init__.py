@@ -20,8 +20,16 @@ class RunFailed(Exception):
     """A run that could not complete (a node died, the simulator stalled): one line, exit code 1."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (``inertial-id bench builder: error: argument --rate: ...``), exit 2;
+    the subcommands' parsers are of this class too."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="inertial-id",
         description="Identify the inertial parameters of robots and payloads (ROS 2 node suite).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from . import RunFailed, UserError
-from .common import write_json
+from .common import positive_float, write_json
 
 # Wall seconds without /clock advancing after which the simulated arm counts as stopped: far beyond
 # what a loaded machine delays a process (the simulator slows down, it does not stall), short enough
@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("--duration", type=float, default=30.0, help="seconds of exciting motion (at most 60)")
     p.add_argument("--method", default=None,
                    help="estimator method: rls, lmi, pmd, guaranteed, log_cholesky (default: the profile's)")
-    p.add_argument("--real-time-factor", type=float, default=1.0,
+    p.add_argument("--real-time-factor", type=positive_float, default=1.0,
                    help="simulated seconds per wall second at most (the nodes run on the simulation's /clock: "
                         "a machine too slow for it slows the simulation down)")
     p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder)")

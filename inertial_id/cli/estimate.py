@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import UserError
-from .common import write_json
+from .common import non_negative_float, write_json
 
 
 def register(sub) -> None:
@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--method", default=None, help="estimator method (default: the profile's)")
     p.add_argument("--source", choices=("auto", "rows", "samples"), default="auto",
                    help="recorded rows, recorded sensor samples, or rows when present (default)")
-    p.add_argument("--bounds-period", type=float, default=None, metavar="S",
+    p.add_argument("--bounds-period", type=non_negative_float, default=None, metavar="S",
                    help="bounds update every S s of data time (default: the estimator node's 2 s; "
                         "0: once at the end)")
     p.add_argument("--max-bound-rows", type=int, default=0,

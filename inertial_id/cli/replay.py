@@ -8,29 +8,25 @@ from __future__ import annotations
 import sys
 
 from . import UserError
-from .common import str_list
+from .common import non_negative_float, positive_float, str_list
 
 
 def register(sub) -> None:
     p = sub.add_parser("replay", help="publish a rosbag2 onto live topics (simulated time)", description=__doc__)
     p.add_argument("bag", metavar="BAG", help="rosbag2 folder (MCAP or sqlite3)")
-    p.add_argument("--rate", type=float, default=1.0, help="playback speed (1 = as recorded)")
+    p.add_argument("--rate", type=positive_float, default=1.0, help="playback speed (1 = as recorded)")
     p.add_argument("--topics", type=str_list, default=None, metavar="T1,T2",
                    help="topics to publish (default: the sensor streams and the simulator's truth)")
     p.add_argument("--no-clock", action="store_true", help="do not publish /clock")
-    p.add_argument("--tail", type=float, default=5.0, metavar="S",
+    p.add_argument("--tail", type=non_negative_float, default=5.0, metavar="S",
                    help="simulated seconds the clock runs on after the last message (timers fire on the last data)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..core import bags
-    if not args.rate > 0:
-        raise UserError("--rate must be > 0")
-    if args.tail < 0:
-        raise UserError("--tail must be >= 0")
     try:
-        bags.bag_dir(args.bag)
+        bags.check_readable(args.bag)        # a damaged or truncated bag: one line, before any node starts
     except bags.BagError as exc:
         raise UserError(str(exc)) from None
     import rclpy

@@ -22,6 +22,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..core import bags, report
     path = Path(args.run)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UserError(f"--out '{args.out}' exists and is not a folder")
     try:
         if bags.is_bag(path):
             from ..core.model import load_robot
@@ -33,7 +35,7 @@ def run(args) -> int:
         else:
             raise UserError(f"'{path}' is neither a JSON result nor a rosbag2 folder")
         files = report.write_report(data, args.out)
-    except (bags.BagError, ValueError) as exc:
+    except (bags.BagError, ValueError, OSError) as exc:
         raise UserError(str(exc)) from None
     print(f"wrote {len(files)} files to {args.out}: " + ", ".join(f.name for f in files), file=sys.stderr)
     return 0

@@ -270,18 +270,41 @@ class _DefaultTypes:
 
 @contextlib.contextmanager
 def _reader(path):
-    """An open :class:`AnyReader` of the bag at ``path``."""
+    """An open :class:`AnyReader` of the bag at ``path``. What reading it raises (a damaged chunk,
+    a truncated file, a corrupt message) is a :class:`BagError` too."""
     try:
         reader = AnyReader([bag_dir(path)], default_typestore=_DefaultTypes())
         reader.open()
     except BagError:
         raise
     except Exception as exc:   # rosbags raises its own error types for damaged or foreign files
-        raise BagError(f"cannot open bag '{path}': {exc}") from None
+        raise BagError(f"cannot open bag '{path}': {type(exc).__name__}: {exc}") from None
     try:
         yield reader
+    except BagError:
+        raise
+    except Exception as exc:   # noqa: BLE001 - damaged content: OverflowError, ReaderError, struct.error, ...
+        raise BagError(f"bag '{path}' is damaged: {type(exc).__name__}: {exc}") from None
     finally:
         reader.close()
+
+
+def check_readable(path) -> int:
+    """Read every message of the bag (not deserialized) before a command streams it: the number of
+    messages, or :class:`BagError` if any part is damaged, including chunks the reader skips
+    without a word (fewer messages than metadata.yaml counts)."""
+    import yaml
+    with _reader(path) as reader:
+        read = sum(1 for _ in reader.messages())
+    try:
+        meta = yaml.load((bag_dir(path) / "metadata.yaml").read_text(),
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["rosbag2_bagfile_information"]
+        stated = int(meta["message_count"])
+    except (KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+        raise BagError(f"bag '{path}': unreadable metadata.yaml ({exc})") from None
+    if read < stated:
+        raise BagError(f"bag '{path}' is damaged: {read} of the {stated} messages metadata.yaml counts are readable")
+    return read
 
 
 def _raw(reader, topics):

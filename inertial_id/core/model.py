@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from . import params
+from . import params, strict_yaml
 from .profile import ProfileError, momentum_window_samples, validate
 
 PACKAGE_NAME = "inertial_id"
@@ -69,7 +69,7 @@ def load_profile(name_or_path: str) -> dict:
                                f"(available: {', '.join(available_profiles())})") from None
     try:
         with open(path, encoding="utf-8") as f:
-            raw = yaml.safe_load(f)
+            raw = strict_yaml.load(f)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ProfileError(f"{path.name}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
     profile = validate(raw, path.name)
@@ -135,12 +135,43 @@ def _check_urdf_numbers(path: Path) -> None:
                                        f"{'non-negative ' if tag == 'mass' else ''}number")
 
 
+# Beyond these a link is not a robot's (a typo, a unit slip, a hostile file): the simulation and the
+# identification would run on it and produce NaN or meaningless numbers.
+MAX_LINK_MASS_KG = 1e4
+MAX_LINK_INERTIA_KGM2 = 1e4
+
+
+def _check_inertias(model: pin.Model, path: Path) -> None:
+    """Every body physically possible: mass in [0, MAX_LINK_MASS_KG]; rotational inertia about the
+    centre of mass positive semidefinite, entries within MAX_LINK_INERTIA_KGM2. (The triangle
+    inequalities are not required: vendors' URDFs, e.g. example-robot-data's Romeo, break them
+    slightly, and the estimators treat the robot's own parameters as uncertain anyway.)"""
+    for j in range(1, model.njoints):
+        inertia, name = model.inertias[j], model.names[j]
+        m, I_c = float(inertia.mass), np.asarray(inertia.inertia, dtype=float)
+        where = f"URDF '{path.name}': the body of joint '{name}'"
+        if not 0.0 <= m <= MAX_LINK_MASS_KG:
+            raise ProfileError(f"{where} has mass {m:.3g} kg (a body has 0..{MAX_LINK_MASS_KG:g} kg)")
+        if np.max(np.abs(I_c)) > MAX_LINK_INERTIA_KGM2:
+            raise ProfileError(f"{where} has an inertia entry of {np.max(np.abs(I_c)):.3g} kg m^2 "
+                               f"(limit {MAX_LINK_INERTIA_KGM2:g})")
+        principal = np.linalg.eigvalsh(0.5 * (I_c + I_c.T))
+        tol = 1e-9 * max(1.0, float(np.max(np.abs(principal))))
+        if principal[0] < -tol:
+            raise ProfileError(f"{where} has an impossible inertia (principal moments "
+                               f"{', '.join(f'{x:.3g}' for x in principal)} kg m^2: none may be negative)")
+
+
 def build_model_from_urdf(path: Path) -> pin.Model:
+    """The pinocchio model of a URDF whose numbers are finite and whose bodies are physically
+    possible (:func:`_check_inertias`); :class:`ProfileError` otherwise."""
     _check_urdf_numbers(path)
     try:
-        return pin.buildModelFromUrdf(str(path))
+        model = pin.buildModelFromUrdf(str(path))
     except (RuntimeError, ValueError) as exc:
         raise ProfileError(f"cannot parse URDF '{path}': {str(exc).strip().splitlines()[0]}") from None
+    _check_inertias(model, Path(path))
+    return model
 
 
 @dataclass(frozen=True)
@@ -231,6 +262,11 @@ def load_robot(profile: dict | str) -> Robot:
         if len(armature) != n:
             raise ProfileError(f"dynamics.armature has {len(armature)} entries for {n} joints")
         model.armature = np.asarray(armature, dtype=float)
+    torque_limit = _limit(profile, "torque", model.effortLimit, n)
+    # passive joints of closed chains (Digit) have none; a robot without any actuator is no robot
+    if not np.all(np.isfinite(torque_limit) & (torque_limit >= 0)) or not np.any(torque_limit > 0):
+        raise ProfileError(f"limits.torque: torque limits must be finite, >= 0 and not all zero (profile "
+                           f"limits.torque or the URDF's effort), got {torque_limit.tolist()}")
     return Robot(
         name=profile.get("name", urdf.stem), model=model, joint_names=joints,
         payload_frame=frames["payload"], payload_frame_id=frame_id(frames["payload"]),
@@ -239,7 +275,7 @@ def load_robot(profile: dict | str) -> Robot:
         position_upper=_limit(profile, "position_upper", model.upperPositionLimit, n),
         velocity_limit=_limit(profile, "velocity", model.velocityLimit, n),
         acceleration_limit=_limit(profile, "acceleration", np.full(n, np.inf), n),
-        torque_limit=_limit(profile, "torque", model.effortLimit, n),
+        torque_limit=torque_limit,
         profile=profile,
     )
 
@@ -266,7 +302,7 @@ def model_with_payload(robot: Robot, pi_payload) -> pin.Model:
 
 def load_payloads() -> dict:
     with open(_find_config("payloads.yaml")) as f:
-        return yaml.safe_load(f)
+        return strict_yaml.load(f)
 
 
 def _dumbbell_params(spec: dict) -> np.ndarray:

@@ -110,9 +110,16 @@ def from_json(path) -> RunData:
     """A ``demo`` or ``estimate`` JSON result: final bounds, and the history when it has one."""
     import json
     d = json.loads(Path(path).read_text())
-    names = d.get("parameter_names")
+    names = d.get("parameter_names") if isinstance(d, dict) else None
     if not names or "lower" not in d:
         raise ValueError(f"'{path}' is not a demo or estimate result (no parameter_names/lower)")
+    try:
+        return _run_from_result(path, d, names)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise ValueError(f"'{path}' is not a demo or estimate result ({type(exc).__name__}: {exc})") from None
+
+
+def _run_from_result(path, d: dict, names) -> RunData:
     run = RunData(title=f"{Path(path).name}: {d.get('robot', '')}, {d.get('method', '')}", parameter_names=names)
     h = d.get("history")
     if h and h.get("t"):
