@@ -114,3 +114,60 @@ def test_calibration_file_errors_are_one_line(tmp_path):
         load_calibration(bad)
     with pytest.raises(CalibrationError, match="cannot|not a readable"):
         load_calibration(tmp_path / "absent.yaml")
+
+
+def _calibration(n=7):
+    from inertial_id.core.calibration import Calibration
+    det = PlateauDetector(np.full(n, 3.0), np.full(n, 5.0), guard_s=0.0)
+    windows = {10: {"duration_s": 0.01, "max_error_Nm_s": np.full(n, 0.1), "bound_Nm_s": np.full(n, 0.2)}}
+    sign = np.ones(n)
+    sign[1] = -1
+    return Calibration("kinova_gen3", [f"joint_{k}" for k in range(1, n + 1)], 1000.0, sign,
+                       np.tile([0.3, 10.0, 7.0], (n, 1)), np.full(n, 0.5), np.full(n, 2.0), windows, 2.0, det,
+                       payload_bias_rms=np.full(10, 0.01))
+
+
+def test_windows_take_the_calibrated_bound_sign_and_exclusions():
+    """Windows touching a flagged sample are dropped (counted), the others carry the calibrated bound,
+    the torque enters with the calibrated sign, and none of it depends on how the stream is cut."""
+    from inertial_id.core.model import load_robot
+    from inertial_id.core.momentum import MomentumWindows
+    robot = load_robot("kinova_gen3")
+    cal = _calibration()
+    rng = np.random.default_rng(1)
+    t = np.arange(201) * 1e-3
+    q = 0.3 * np.sin(t[:, None] * np.arange(1, 8))
+    qd = 0.3 * np.arange(1, 8) * np.cos(t[:, None] * np.arange(1, 8))
+    qd[95:105, 3] = 3.5           # above the plateau speed: the windows around it are excluded
+    tau = rng.normal(size=(t.size, 7))
+    whole = MomentumWindows(robot, 10, 0.0, 0.0, 0.0, **cal.window_options(10))
+    whole.add_samples(t, q, qd, tau)
+    rows = whole.take_rows()
+    assert whole.excluded_windows == 2 and rows.rows == 7 * 18
+    np.testing.assert_allclose(rows.noise_bound, 0.2)
+    cut = MomentumWindows(robot, 10, 0.0, 0.0, 0.0, **cal.window_options(10))
+    for a, b in ((0, 37), (37, 98), (98, 201)):
+        cut.add_samples(t[a:b], q[a:b], qd[a:b], tau[a:b])
+    np.testing.assert_allclose(cut.take_rows().U, rows.U)
+    plain = MomentumWindows(robot, 10, 0.0, 0.0, 0.0)
+    plain.add_samples(t[:11], q[:11], qd[:11], tau[:11])
+    first = plain.take_rows().U
+    np.testing.assert_allclose(rows.U[:7] * cal.torque_sign, first)
+
+
+def test_calibration_round_trip_and_robot_box(tmp_path):
+    from inertial_id.core.model import load_robot
+    robot = load_robot("kinova_gen3")
+    cal = _calibration()
+    cal.write(tmp_path / "c.yaml")
+    back = load_calibration(tmp_path / "c.yaml")
+    for k in ("torque_sign", "friction", "offset_center_Nm", "offset_half_width_Nm", "payload_bias_rms"):
+        np.testing.assert_allclose(getattr(back, k), getattr(cal, k))
+    np.testing.assert_allclose(back.windows[10]["bound_Nm_s"], 0.2)
+    nominal, lo, hi = back.robot_box(robot.model)
+    free = np.flatnonzero(hi > lo)
+    nb = 10 * robot.nv
+    assert free.tolist() == [nb + 4 * j + 3 for j in range(7)]         # only the offsets are unknowns
+    np.testing.assert_allclose(nominal[nb:].reshape(7, 4)[:, :3], cal.friction)
+    with pytest.raises(CalibrationError, match="no error bound for momentum windows of 20 samples"):
+        back.window(20)
