@@ -272,6 +272,41 @@ def test_box_only_shrinks_and_needs_guaranteed_consistent_bounds(setup, robot):
     np.testing.assert_array_equal(req.lower, narrower_lo)
 
 
+def test_an_inconsistent_estimate_brakes_at_once_and_forbids_a_start(setup):
+    rh, settings, _ = setup
+    lo, hi = rh.lower.copy(), rh.upper.copy()
+    assert rh.on_estimate(0.0, lo, hi, True, True) is None
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.3
+    cmd = rh.on_estimate(t, lo, hi, True, False)
+    assert cmd is not None and cmd.t_from <= t and rh.state == "braking"
+    assert "data inconsistent" in rh.message
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert rh.state == "failed"
+    assert not rh.start(rh.end_time + 0.1, rh.reference(rh.end_time)[0])
+    assert "not starting" in rh.message and rh.state == "failed"
+    assert rh.on_estimate(rh.end_time + 0.2, lo, hi, True, True) is None     # trusted again: may start
+    assert rh.start(rh.end_time + 0.3, rh.reference(rh.end_time)[0])
+
+
+def test_bounds_that_stop_being_guaranteed_or_exclude_the_box_brake(setup):
+    rh, settings, _ = setup
+    lo, hi = rh.lower.copy(), rh.upper.copy()
+    rh.on_estimate(0.0, lo, hi, True, True)
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.3
+    assert rh.on_estimate(t, lo, hi, False, True) is not None and rh.state == "braking"
+    assert "stopped being guaranteed" in rh.message
+
+
+def test_a_disjoint_estimate_brakes(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.3
+    assert rh.on_estimate(t, rh.upper + 1.0, rh.upper + 2.0, True, True) is not None
+    assert rh.state == "braking" and "exclude the box" in rh.message
+
+
 def test_stops_when_bounds_stop_shrinking(robot):
     settings = replace(PlannerSettings.from_profile(robot), max_plans=20, stop_patience=2, stop_shrink=0.05)
     rh = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot))

@@ -110,7 +110,8 @@ class ExcitationPlannerNode(Node):
         if msg.header.frame_id != self.robot.payload_frame or len(msg.lower) != 10 or len(msg.upper) != 10:
             self.drops.drop("estimate_frame_or_size", f"frame '{msg.header.frame_id}', {len(msg.lower)} bounds")
             return
-        self.rh.update_box(msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent)
+        self.send(self.rh.on_estimate(self.now(), msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent))
+        self.say()
 
     def on_start(self, request, response):
         if self.last_js is None or self.joint_state_age() > self.settings.stale_after_s:

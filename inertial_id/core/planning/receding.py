@@ -136,6 +136,8 @@ class RecedingHorizon:
         self._stale = False                        # joint states stale at the last tick
         self.rejected_estimates = 0                # estimates not used (bounds not guaranteed, ...)
         self.rejected_why = ""
+        self.distrust = ""                         # why the newest estimate forbids motion ('' if it does not)
+        self._guaranteed_seen = False              # an estimate with guaranteed bounds has arrived
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
         self.max_tracking_error = np.zeros(2)      # since construction
         self._final_state = "done"
@@ -162,6 +164,28 @@ class RecedingHorizon:
         self.lower, self.upper = lo, hi
         return True
 
+    def on_estimate(self, t: float, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> Command | None:
+        """An estimate at time ``t``: its box is used when it qualifies (:meth:`update_box`); when its
+        data are inconsistent, its bounds stop being guaranteed or it contradicts the box in use, the
+        certificates rest on a box the data no longer support: brake now (certified braking from the
+        desired state) and refuse to start until an estimate is trusted again."""
+        bounds_guaranteed, data_consistent = bool(bounds_guaranteed), bool(data_consistent)
+        disjoint = False
+        if self.update_box(lower, upper, bounds_guaranteed, data_consistent):
+            self.distrust = ""
+        elif not data_consistent:
+            self.distrust = "the estimator reports data inconsistent with its error bounds"
+        elif not bounds_guaranteed and self._guaranteed_seen:
+            self.distrust = "the estimator's bounds stopped being guaranteed"
+        else:
+            disjoint = self.message.startswith("an estimate's bounds do not intersect")
+            if disjoint:
+                self.distrust = "an estimate's bounds exclude the box the plans were certified for"
+        self._guaranteed_seen |= bounds_guaranteed and not disjoint
+        if self.distrust and self.state in ("planning", "executing") and not self.faulted:
+            return self.fault(t, f"stopped on the estimate: {self.distrust}")
+        return None
+
     def start(self, t: float, q, time_budget_s: float = np.inf) -> bool:
         """Explicit start from rest at measured position ``q``. When holding still at q is not
         certified with the current box, nothing moves: the start waits (state ``planning``) up to
@@ -169,6 +193,9 @@ class RecedingHorizon:
         with the reason; False when it fails at once."""
         if self.state in ("planning", "executing", "braking"):
             self.message = f"start ignored: already {self.state}"
+            return False
+        if self.distrust:
+            self.message = f"not starting: {self.distrust}"
             return False
         self._q_start = np.asarray(q, dtype=float).copy()
         self._scheduled = None

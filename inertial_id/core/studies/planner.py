@@ -165,7 +165,7 @@ class _Loop:
             self.pending = []
         self.estimator.update_bounds()
         r = self.estimator.result()
-        self.rh.update_box(r.lower, r.upper, r.bounds_guaranteed, r.data_consistent)
+        self.send(self.rh.on_estimate(self.sim.t, r.lower, r.upper, r.bounds_guaranteed, r.data_consistent))
         return r
 
     def send(self, cmd) -> None:
