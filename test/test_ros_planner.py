@@ -75,7 +75,10 @@ def call(node, client, timeout=20.0):
     return future.result()
 
 
-def test_planner_node_start_volatile_commands_and_brake_on_dropout(ros_env, tmp_path):
+@pytest.fixture
+def planner(ros_env, tmp_path):
+    """The planner node as a process, and this test's node standing in for the arm: (node, arm,
+    status messages, ~/start client, robot, settings)."""
     import rclpy
     from inertial_id.msg import ExcitationStatus
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
@@ -95,56 +98,93 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(ros_env, tmp_
         topic = robot.profile["controller"]["topic"]
         assert spin_until(node, lambda: len(status) > 0 and node.count_publishers(topic) >= 1, 30.0), \
             f"planner did not come up; logs in {tmp_path}"
-        # the command topic is volatile: a late joiner never gets an old trajectory
-        info = node.get_publishers_info_by_topic(topic)
-        assert info and all(i.qos_profile.durability == DurabilityPolicy.VOLATILE for i in info)
-        # nothing moves before a start
-        spin_for(node, 3.0)
-        assert arm.commands == []
-        assert status[-1].state == "idle" and not status[-1].certified
-
-        start = node.create_client(Trigger, "/excitation_planner/start")
-        reply = call(node, start)
-        assert reply.success, reply.message
-        assert spin_until(node, lambda: len(arm.commands) >= 1, 30.0), f"no plan; logs in {tmp_path}"
-        t0, first = arm.commands[0]
-        np.testing.assert_allclose(first.q[0], settings.centre, atol=1e-3)   # from where it stood
-        np.testing.assert_allclose(first.qd[[0, -1]], 0.0, atol=1e-9)        # from rest, to rest
-        assert spin_until(node, lambda: status[-1].state == "executing", 10.0)
-        st = status[-1]
-        margins = (st.min_joint_margin, st.min_velocity_margin, st.min_torque_margin, st.min_obstacle_clearance)
-        assert st.certified and all(np.isfinite(m) and m >= 0 for m in margins)
-        assert np.isfinite(st.excitation_cost) and st.condition_number >= 1.0
-
-        # joint states stop mid-motion: the planner brakes on a certified plan from the desired state
-        spin_for(node, 0.5)
-        n_before = len(arm.commands)
-        arm.publishing = False
-        assert spin_until(node, lambda: status[-1].state == "braking", 10.0), "no braking"
-        assert "stale" in status[-1].message
-        spin_for(node, 0.5)
-        assert len(arm.commands) > n_before, "no braking command"
-        (before_start, before), (brake_start, brake) = arm.commands[-2:]
-        assert brake_start <= arm.now()                       # stamped no later than it was sent
-        # no step: the braking command repeats the previous reference until it takes over
-        t_abs = brake_start + brake.t[brake.t <= 0.1]
-        q_new = interpolate(brake, t_abs - brake_start)[0]
-        q_old = interpolate(before, t_abs - before_start)[0]
-        np.testing.assert_allclose(q_new, q_old, atol=1e-6)
-        assert np.max(np.abs(np.diff(brake.q, axis=0))) <= np.max(robot.velocity_limit) * np.max(np.diff(brake.t)) + 1e-9
-        np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-9)          # ends at rest
-        # after the brake the arm stays put, even when joint states come back, until a new start
-        end = brake_start + brake.t[-1]
-        spin_until(node, lambda: arm.now() > end + 0.5, 30.0)
-        arm.publishing = True
-        spin_for(node, 1.5)
-        assert status[-1].state == "failed" and "stale" in status[-1].message
-        n_after = len(arm.commands)
-        spin_for(node, 2.0)
-        assert len(arm.commands) == n_after
-        reply = call(node, start)
-        assert reply.success, reply.message
-        assert spin_until(node, lambda: len(arm.commands) > n_after, 30.0), "a new start did not move it"
+        yield node, arm, status, node.create_client(Trigger, "/excitation_planner/start"), robot, settings
     finally:
         node.destroy_node()
         procs.stop()
+
+
+def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_path):
+    node, arm, status, start, robot, settings = planner
+    topic = robot.profile["controller"]["topic"]
+    # the command topic is volatile: a late joiner never gets an old trajectory
+    info = node.get_publishers_info_by_topic(topic)
+    assert info and all(i.qos_profile.durability == DurabilityPolicy.VOLATILE for i in info)
+    # nothing moves before a start
+    spin_for(node, 3.0)
+    assert arm.commands == []
+    assert status[-1].state == "idle" and not status[-1].certified
+
+    reply = call(node, start)
+    assert reply.success, reply.message
+    assert spin_until(node, lambda: len(arm.commands) >= 1, 30.0), f"no plan; logs in {tmp_path}"
+    t0, first = arm.commands[0]
+    np.testing.assert_allclose(first.q[0], settings.centre, atol=1e-3)   # from where it stood
+    np.testing.assert_allclose(first.qd[[0, -1]], 0.0, atol=1e-9)        # from rest, to rest
+    assert spin_until(node, lambda: status[-1].state == "executing", 10.0)
+    st = status[-1]
+    margins = (st.min_joint_margin, st.min_velocity_margin, st.min_torque_margin, st.min_obstacle_clearance)
+    assert st.certified and all(np.isfinite(m) and m >= 0 for m in margins)
+    assert np.isfinite(st.excitation_cost) and st.condition_number >= 1.0
+
+    # joint states stop mid-motion: the planner brakes on a certified plan from the desired state
+    spin_for(node, 0.5)
+    n_before = len(arm.commands)
+    arm.publishing = False
+    assert spin_until(node, lambda: status[-1].state == "braking", 10.0), "no braking"
+    assert "stale" in status[-1].message
+    spin_for(node, 0.5)
+    assert len(arm.commands) > n_before, "no braking command"
+    (before_start, before), (brake_start, brake) = arm.commands[-2:]
+    assert brake_start <= arm.now()                       # stamped no later than it was sent
+    # no step: the braking command repeats the previous reference until it takes over
+    t_abs = brake_start + brake.t[brake.t <= 0.1]
+    q_new = interpolate(brake, t_abs - brake_start)[0]
+    q_old = interpolate(before, t_abs - before_start)[0]
+    np.testing.assert_allclose(q_new, q_old, atol=1e-6)
+    assert np.max(np.abs(np.diff(brake.q, axis=0))) <= np.max(robot.velocity_limit) * np.max(np.diff(brake.t)) + 1e-9
+    np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-9)          # ends at rest
+    # after the brake the arm stays put, even when joint states come back, until a new start
+    end = brake_start + brake.t[-1]
+    spin_until(node, lambda: arm.now() > end + 0.5, 30.0)
+    arm.publishing = True
+    spin_for(node, 1.5)
+    assert status[-1].state == "failed" and "stale" in status[-1].message
+    n_after = len(arm.commands)
+    spin_for(node, 2.0)
+    assert len(arm.commands) == n_after
+    reply = call(node, start)
+    assert reply.success, reply.message
+    assert spin_until(node, lambda: len(arm.commands) > n_after, 30.0), "a new start did not move it"
+
+
+def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, tmp_path):
+    """An estimate whose data are inconsistent, published while the arm moves: the next command is
+    a certified braking plan issued on it, the reason is published, and a start is refused."""
+    from inertial_id.msg import InertialEstimate
+    from inertial_id.core import params
+    node, arm, status, start, robot, settings = planner
+    estimates = node.create_publisher(InertialEstimate, "inertial_estimate", RELIABLE_QOS)
+    reply = call(node, start)
+    assert reply.success, reply.message
+    assert spin_until(node, lambda: status[-1].state == "executing", 30.0), f"no motion; logs in {tmp_path}"
+    spin_for(node, 0.5)
+    lo, hi = robot.payload_prior()
+    msg = InertialEstimate(body="payload", method="guaranteed", parameter_names=params.parameter_names("payload"),
+                           estimate=(0.5 * (lo + hi)).tolist(), lower=lo.tolist(), upper=hi.tolist(),
+                           physically_consistent=True, bounds_guaranteed=True, data_consistent=False)
+    msg.header.frame_id = robot.payload_frame
+    n_before = len(arm.commands)
+    sent_at = arm.now()
+    estimates.publish(msg)
+    assert spin_until(node, lambda: len(arm.commands) > n_before, 10.0), "no braking command"
+    brake_start, brake = arm.commands[n_before]
+    received_after_s = arm.now() - sent_at
+    assert brake_start <= sent_at + received_after_s        # continues the reference: stamped when sent
+    np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-12)
+    assert spin_until(node, lambda: status[-1].state == "braking", 5.0)
+    assert "data inconsistent" in status[-1].message
+    print(f"braking command received {received_after_s * 1000:.0f} ms after the inconsistent estimate")
+    assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
+    reply = call(node, start)
+    assert not reply.success and "data inconsistent" in reply.message
