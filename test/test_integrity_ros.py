@@ -11,7 +11,7 @@ from std_srvs.srv import Trigger
 
 from inertial_id.core import model as robot_model
 from inertial_id.core import params
-from inertial_id.nodes.common import RELIABLE_QOS, s_to_stamp
+from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, s_to_stamp
 from inertial_id.nodes.estimator import ESTIMATE_QOS
 from inertial_id.nodes.launch import start_node_set
 from ros_helpers import spin_for, spin_until
@@ -24,13 +24,13 @@ pytestmark = pytest.mark.ros
 class Rig:
     """The test's node: publishes rows, records estimates and the estimator's /diagnostics."""
 
-    def __init__(self, robot):
+    def __init__(self, robot, qos=RELIABLE_QOS):
         import rclpy
         from inertial_id.msg import InertialEstimate, RegressorSample
         self.RegressorSample = RegressorSample
         self.robot = robot
         self.node = rclpy.create_node("integrity_test")
-        self.pub = self.node.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
+        self.pub = self.node.create_publisher(RegressorSample, "regressor_samples", qos)
         self.estimates = []
         self.status = {}
         self.node.create_subscription(InertialEstimate, "inertial_estimate", self.estimates.append, ESTIMATE_QOS)
@@ -180,6 +180,43 @@ def test_samples_used_never_decreases_across_a_restart(ros_env, tmp_path, how):
         assert spin_until(rig.node, lambda: rig.estimates[-1].samples_used >= after.samples_used + 10, 20.0)
         seq = [e.samples_used for e in rig.estimates]
         assert all(b >= a for a, b in zip(seq, seq[1:])), seq
+        assert procs.dead() == []
+    finally:
+        rig.node.destroy_node()
+        procs.stop()
+
+
+def test_rows_published_while_the_estimator_is_down_are_caught_up_once(ros_env, tmp_path):
+    """Rows sent like the builder sends them (transient local, last 500 kept) while the estimator is
+    killed reach it after its restart, and the rows already in its saved state are not counted
+    twice: at the end ``samples_used`` is exactly what was sent."""
+    robot = robot_model.load_robot("xarm7")
+    honest = honest_wrench_rows(robot, 3.0)
+    thirds = [honest[:25], honest[25:50], honest[50:]]
+    state = tmp_path / "state.npz"
+    est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": str(state)}
+    procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("estimator",), estimator=est_params)
+    rig = Rig(robot, KEPT_QOS)
+    samples = [sum(len(m[1]) // 6 for m in part) for part in thirds]
+    try:
+        assert spin_until(rig.node, lambda: rig.pub.get_subscription_count() >= 1, 30.0)
+        rig.send(thirds[0])
+        assert spin_until(rig.node, lambda: rig.estimates and rig.estimates[-1].samples_used == samples[0], 20.0)
+        p = procs.procs["estimator"]
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+        rig.send(thirds[1], t_start=1.0)          # nobody listening
+        n = len(rig.estimates)
+        procs.start("estimator", {"robot_profile": "xarm7", **est_params}, ros_env, str(tmp_path))
+        assert spin_until(rig.node, lambda: len(rig.estimates) > n and
+                          rig.estimates[-1].samples_used == samples[0] + samples[1], 30.0), \
+            [e.samples_used for e in rig.estimates[n:]]
+        rig.send(thirds[2], t_start=2.0)
+        assert spin_until(rig.node, lambda: rig.estimates[-1].samples_used == sum(samples), 20.0), \
+            [e.samples_used for e in rig.estimates[n:]]
+        spin_for(rig.node, 1.5)
+        assert rig.estimates[-1].samples_used == sum(samples)
+        assert int(rig.status.get("ignored.already_in_saved_state", 0)) == len(thirds[0]), rig.status
         assert procs.dead() == []
     finally:
         rig.node.destroy_node()

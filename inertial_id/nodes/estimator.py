@@ -33,6 +33,14 @@ NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, ArithmeticError
 # queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
 # reports and the node counts as lost_in_transport).
 ROWS_IN_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
+# After a restart, the rows the builder published while this node was down: the builder keeps its
+# last 500 messages (transient local, KEPT_QOS); a second subscription with that durability gets
+# them on matching. Rows already in the restored state (stamped up to the last one it holds) and the
+# second copy of each message (both subscriptions match the builder) are skipped.
+ROWS_CATCH_UP_QOS = KEPT_QOS
+SEEN_MESSAGES = 4096
+# state key of the latest row stamp folded into the estimator (the node's, not the estimator's)
+LAST_STAMP_KEY = "intake_last_stamp_s"
 # the box restored at start-up is published before anyone has discovered the new process
 ESTIMATE_QOS = KEPT_QOS
 
@@ -72,6 +80,8 @@ class EstimatorNode(Node):
         self.estimator = self._new_estimator()
         self.resets = 0
         self.restored = False
+        self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
+        self.resume_after_s = None        # after a restore: rows up to this stamp are in the state
         self._restore()
         self.kinds, self.column_names = self.estimator.kinds, self.estimator.column_names
         self.needs_kinematics = self.estimator.needs_kinematics
@@ -84,6 +94,10 @@ class EstimatorNode(Node):
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
         self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_IN_QOS,
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
+        self._seen: deque = deque(maxlen=SEEN_MESSAGES)      # (stamp, kind, rows) of recent messages
+        self._seen_set: set = set()
+        if self.restored:
+            self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_CATCH_UP_QOS)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(self.publish_period, self.publish)
         self.schedule = UpdateSchedule(self.bounds_period)
@@ -106,6 +120,7 @@ class EstimatorNode(Node):
         if self.state_path is None:
             return
         state, why, moved = load_state(self.state_path, self._state_header(), self.state_max_age)
+        last_stamp = state.pop(LAST_STAMP_KEY, None) if state is not None else None
         if state is not None:
             try:
                 self.estimator.restore(state)
@@ -125,6 +140,8 @@ class EstimatorNode(Node):
             return
         r = self.estimator.result()
         self.restored = True
+        if last_stamp is not None:
+            self.resume_after_s = self.last_stamp_s = float(last_stamp)
         self.drops.set_status(DiagnosticStatus.OK, f"restored the box saved at {self.state_path} "
                                                    f"({r.samples_used} samples)")
         self.get_logger().info(f"restored estimator state from {self.state_path}: mass in "
@@ -136,6 +153,8 @@ class EstimatorNode(Node):
         state = self.estimator.state() if self.state_path is not None else None
         if state is None:
             return
+        if self.last_stamp_s is not None:
+            state = {**state, LAST_STAMP_KEY: self.last_stamp_s}
         try:
             save_state(self.state_path, self._state_header(), state)
         except (OSError, ValueError) as exc:
@@ -149,6 +168,18 @@ class EstimatorNode(Node):
         return response
 
     def on_rows(self, msg) -> None:
+        if self.restored:
+            key = (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.kind, msg.rows)
+            if key in self._seen_set:           # the same message through the other subscription
+                return
+            if len(self._seen) == self._seen.maxlen:
+                self._seen_set.discard(self._seen[0])
+            self._seen.append(key)
+            self._seen_set.add(key)
+            if self.resume_after_s is not None and \
+                    msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec <= self.resume_after_s:
+                self.drops.ignore("already_in_saved_state")
+                return
         if msg.kind not in self.kinds:
             self.drops.ignore(f"{msg.kind}_rows")     # another estimator may use them
             return
@@ -203,6 +234,7 @@ class EstimatorNode(Node):
                     self.drops.drop("solver_failed_on_rows", f"{type(exc).__name__}: {exc}")
                     continue
                 self._count_core(refused, raised)
+                self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
                 new_rows = dirty = True
                 jumps = self.schedule.backward_jumps
                 due = self.schedule.due(t)
@@ -258,6 +290,7 @@ class EstimatorNode(Node):
     def _reset(self) -> None:
         self.estimator = self._new_estimator()
         self.schedule = UpdateSchedule(self.bounds_period)
+        self.last_stamp_s = self.resume_after_s = None
         if self.state_path is not None:
             remove_state(self.state_path)
         self.resets += 1
