@@ -99,7 +99,13 @@ def run(args) -> int:
           + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + f" (safety factor {cal.safety_factor:g}); "
           f"offsets inside the box: {'yes' if v['offsets_inside_box'] else 'NO'}")
     if not validation["passed"]:
-        print("NOT VALIDATED: a held-out run exceeds the calibrated bound or offset box; bounds using this "
-              "calibration may exclude the truth", file=sys.stderr)
+        for w in validation["per_window"].values():
+            if not w["passed"]:
+                worst = int(np.argmax(w["exceedance_ratio"]))
+                print(f"NOT VALIDATED for {w['duration_s']:.2f} s windows: largest error / calibration largest "
+                      f"{max(w['exceedance_ratio']):.2f} on {joints[worst]} (safety factor {cal.safety_factor:g}), "
+                      f"offsets inside the box: {'yes' if w['offsets_inside_box'] else 'NO'}", file=sys.stderr)
+        print("a held-out run exceeds the calibrated bound or offset box: bounds using this calibration may exclude "
+              "the truth", file=sys.stderr)
         return 1
     return 0
