@@ -146,6 +146,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         while truth is None and time.monotonic() < deadline:
             rclpy.spin_once(monitor, timeout_sec=0.1)
             truth = monitor.truth
+        history = monitor.history()
     finally:
         if recorder is not None:
             recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
@@ -169,6 +170,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "motion_s": float(duration_s),
         "excitation_complete": st.message.startswith("done after"),
         "planner_message": st.message,
+        "history": history,
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
         **({"bag": record} if record else {}),

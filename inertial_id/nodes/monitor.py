@@ -1,5 +1,6 @@
-"""A listener node that keeps the latest estimate, planner status and simulator truth (used by the
-``demo`` command and the integration tests)."""
+"""A listener node that keeps the latest estimate, planner status and simulator truth, and the
+history of estimates and statuses for the run's report (used by the ``demo`` command and the
+integration tests)."""
 from __future__ import annotations
 
 import time
@@ -10,6 +11,8 @@ from rosgraph_msgs.msg import Clock
 
 from .common import LATCHED_QOS, RELIABLE_QOS
 
+STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
+
 
 class MonitorNode(Node):
     def __init__(self):
@@ -19,6 +22,9 @@ class MonitorNode(Node):
         self.estimates_received = 0
         self.status = None
         self.truth = None
+        self.estimate_history = {k: [] for k in ("t", "estimate", "lower", "upper", "condition_number",
+                                                 "samples_used")}
+        self.status_history = {k: [] for k in ("t", "state", "message", *STATUS_MARGINS)}
         self.clock_start_s = None        # first /clock seen (the simulation's start), s
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
@@ -31,9 +37,24 @@ class MonitorNode(Node):
     def _on_estimate(self, msg) -> None:
         self.estimate = msg
         self.estimates_received += 1
+        h = self.estimate_history
+        h["t"].append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+        for k in ("estimate", "lower", "upper"):
+            h[k].append(list(getattr(msg, k)))
+        h["condition_number"].append(msg.condition_number)
+        h["samples_used"].append(msg.samples_used)
 
     def _on_status(self, msg) -> None:
         self.status = msg
+        h = self.status_history
+        h["t"].append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+        for k in ("state", "message", *STATUS_MARGINS):
+            h[k].append(getattr(msg, k))
+
+    def history(self) -> dict:
+        """The estimates and planner statuses received so far (stamps in s), as plain lists: the
+        ``history`` of a demo result, from which ``inertial-id report`` draws the run."""
+        return {**self.estimate_history, "status": self.status_history}
 
     def _on_truth(self, msg) -> None:
         self.truth = msg
