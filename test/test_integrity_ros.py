@@ -221,3 +221,28 @@ def test_rows_published_while_the_estimator_is_down_are_caught_up_once(ros_env, 
     finally:
         rig.node.destroy_node()
         procs.stop()
+
+
+def test_a_backward_stamp_jump_is_counted_and_the_bounds_keep_updating(ros_env, tmp_path):
+    """Rows stamped 100 s earlier than the ones before (a driver clock stepping back) used to stop
+    the bounds updates for 100 s of data time without a word."""
+    robot = robot_model.load_robot("xarm7")
+    honest = honest_wrench_rows(robot, 3.0)
+    est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": "none"}
+    procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("estimator",), estimator=est_params)
+    rig = Rig(robot)
+    try:
+        assert spin_until(rig.node, lambda: rig.pub.get_subscription_count() >= 1, 30.0)
+        rig.send(honest[:30], t_start=0.0)
+        first = sum(len(m[1]) // 6 for m in honest[:30])
+        assert spin_until(rig.node, lambda: rig.estimates and rig.estimates[-1].samples_used == first, 20.0)
+        spin_for(rig.node, 1.0)
+        width_before = rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0]
+        rig.send(honest[30:], t_start=-100.0)       # 100 s back
+        assert spin_until(rig.node, lambda: rig.status.get("event.stamp_jumped_back") == "1", 10.0), rig.status
+        assert spin_until(rig.node, lambda: rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0]
+                          < 0.9 * width_before, 20.0), "no bounds update after the jump"
+        assert procs.dead() == []
+    finally:
+        rig.node.destroy_node()
+        procs.stop()
