@@ -66,6 +66,8 @@ def run(args) -> int:
     print(f"{'excitation complete' if result['excitation_complete'] else 'excitation cut short'} "
           f"({result['planner_message']}); truth {'inside' if result['truth_inside_bounds'] else 'OUTSIDE'} "
           f"the bounds: {'ok' if ok else 'FAILED'}")
+    if result.get("recording_missed"):
+        raise RunFailed(f"the recording is incomplete: {result['recording']}")
     return 0 if ok else 1
 
 
@@ -95,7 +97,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     # a recording is compared with the live run: the sensor streams go reliably to it and the builder
     recorder = BackgroundRecorder(record, recorded_topics(robot), storage) if record else None
     lossless = recorder is not None
-    nodes = None
+    nodes = recording = None
     try:
         # every consumer listens before the simulated arm publishes its first sample: the builder,
         # the estimator and the recorder then have the same streams from the start
@@ -149,7 +151,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         history = monitor.history()
     finally:
         if recorder is not None:
-            recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
+            recording = recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
         monitor.destroy_node()
         rclpy.try_shutdown()
         if nodes is not None:
@@ -173,7 +175,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "history": history,
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
-        **({"bag": record} if record else {}),
+        **({"bag": record, "recording": recording.describe(), "recording_missed": recording.missed}
+           if record else {}),
     }
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sqlite3
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,7 @@ import numpy as np
 from rosbags.highlevel import AnyReader
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
 from .row_builder import RowMessage
@@ -186,8 +189,25 @@ def float_array(store, values, label: str = ""):
         layout=T["std_msgs/msg/MultiArrayLayout"](dim=[dim], data_offset=0), data=values)
 
 
+class _SharedSqlite3Writer(Sqlite3Writer):
+    """rosbags' sqlite3 storage on a connection any thread may use: Python's sqlite3 refuses a
+    connection outside the thread that opened it, and a recorder opens its bag in one thread and
+    writes from its executor's (:class:`BagWriter` serializes the calls)."""
+
+    def __init__(self, path, compression) -> None:
+        super().__init__(path, compression)       # creates the schema (committed: executescript)
+        self.conn.close()
+        self.conn = sqlite3.connect(f"file:{self.path}", uri=True, check_same_thread=False)
+        self.cursor = self.conn.cursor()
+
+
+class _Writer(Writer):
+    STORAGE_PLUGINS = {**Writer.STORAGE_PLUGINS, StoragePlugin.SQLITE3: _SharedSqlite3Writer}
+
+
 class BagWriter:
-    """A rosbag2 being written. ``topics`` maps topic -> (message type, offered QoS)."""
+    """A rosbag2 being written, usable from any thread (calls are serialized). ``topics`` maps
+    topic -> (message type, offered QoS). ``counts``: messages written per topic."""
 
     def __init__(self, path, storage: str = "mcap", topics: dict | None = None):
         if storage not in STORAGES:
@@ -196,7 +216,8 @@ class BagWriter:
         if self.path.exists():
             raise BagError(f"'{self.path}' exists already; not overwriting")
         self.store = typestore()
-        self._writer = Writer(self.path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
+        self._lock = threading.Lock()
+        self._writer = _Writer(self.path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
         self._writer.open()
         self._connections = {}
         self.counts: dict[str, int] = {}
@@ -204,9 +225,10 @@ class BagWriter:
             self.add_topic(topic, msgtype, offered)
 
     def add_topic(self, topic: str, msgtype: str, offered: Qos = DEFAULT_QOS) -> None:
-        self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.store, offered_qos_profiles=[offered])
-        self.counts[topic] = 0
+        with self._lock:
+            self._connections[topic] = self._writer.add_connection(
+                topic, msgtype, typestore=self.store, offered_qos_profiles=[offered])
+            self.counts[topic] = 0
 
     def write(self, topic: str, log_time_ns: int, msg) -> None:
         """A message object of :func:`typestore`."""
@@ -215,11 +237,13 @@ class BagWriter:
 
     def write_cdr(self, topic: str, log_time_ns: int, data) -> None:
         """A message already serialized as CDR (as received from DDS)."""
-        self._writer.write(self._connections[topic], int(log_time_ns), bytes(data))
-        self.counts[topic] += 1
+        with self._lock:
+            self._writer.write(self._connections[topic], int(log_time_ns), bytes(data))
+            self.counts[topic] += 1
 
     def close(self) -> None:
-        self._writer.close()
+        with self._lock:
+            self._writer.close()
 
     def __enter__(self):
         return self

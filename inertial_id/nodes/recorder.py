@@ -8,7 +8,9 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -36,20 +38,65 @@ def subscription_qos(offered) -> QoSProfile:
                     else DurabilityPolicy.VOLATILE))
 
 
+@dataclass
+class RecordingSummary:
+    """What a recording holds and what it misses: ``counts`` messages written per topic, ``lost``
+    messages per topic that DDS reported lost before the recorder took them or that the bag refused
+    (``error``: the first such failure)."""
+
+    path: str
+    counts: dict
+    lost: dict
+    error: str = ""
+
+    @property
+    def missed(self) -> int:
+        return sum(self.lost.values())
+
+    def describe(self) -> str:
+        """One line: how many messages the bag holds, and which it misses."""
+        text = f"{sum(self.counts.values())} messages recorded in {self.path}"
+        if self.missed:
+            per_topic = ", ".join(f"{t} {n}" for t, n in sorted(self.lost.items()) if n)
+            text += f"; {self.missed} MISSED ({per_topic}){': ' + self.error if self.error else ''}"
+        return text
+
+
 class RecorderNode(Node):
+    """Subscribes to ``topics`` (topic -> (type, offered QoS)) and writes what arrives to ``writer``;
+    counts what it could not record per topic in ``lost``."""
+
     def __init__(self, writer: BagWriter, topics: dict):
         super().__init__("inertial_id_recorder")
         self.writer = writer
         self.lock = threading.Lock()
+        self.lost = {topic: 0 for topic in topics}
+        self.error = ""
         for topic, (msgtype, offered) in topics.items():
             self.create_subscription(message_class(msgtype), topic, self._writer_for(topic),
-                                     subscription_qos(offered), raw=True)
+                                     subscription_qos(offered), raw=True,
+                                     event_callbacks=SubscriptionEventCallbacks(message_lost=self._lost_on(topic)))
+
+    def _count_lost(self, topic: str, n: int, why: str) -> None:
+        with self.lock:
+            self.lost[topic] += n
+            self.error = self.error or why
+        self.get_logger().error(f"{n} message(s) on {topic} not recorded: {why}", throttle_duration_sec=2.0)
+
+    def _lost_on(self, topic: str):
+        def on_lost(info) -> None:
+            if info.total_count_change > 0:
+                self._count_lost(topic, info.total_count_change, "lost in transport (DDS)")
+        return on_lost
 
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:
-            with self.lock:
-                if self.writer is not None:
-                    self.writer.write_cdr(topic, self.get_clock().now().nanoseconds, data)
+            try:
+                with self.lock:
+                    if self.writer is not None:
+                        self.writer.write_cdr(topic, self.get_clock().now().nanoseconds, data)
+            except Exception as exc:   # noqa: BLE001 - a full disk, a closed file: counted, reported at the end
+                self._count_lost(topic, 1, f"{type(exc).__name__}: {exc}")
         return write
 
 
@@ -57,6 +104,7 @@ class BackgroundRecorder:
     """A :class:`RecorderNode` spinning on its own thread until :meth:`stop` (needs rclpy.init)."""
 
     def __init__(self, path, topics: dict, storage: str = "mcap"):
+        self.path = str(path)
         self.writer = BagWriter(path, storage, topics)
         self.node = RecorderNode(self.writer, topics)
         # a kHz sensor stream costs ~0.8 ms of CPU per message through the default executor (a core
@@ -71,8 +119,8 @@ class BackgroundRecorder:
         while not self._stop.is_set():
             self.executor.spin_once(timeout_sec=0.05)
 
-    def stop(self, settle_topics=(), quiet_s: float = 2.0, max_wait_s: float = 30.0) -> dict:
-        """Stop receiving, close the bag; message counts per topic. ``settle_topics``: streams that
+    def stop(self, settle_topics=(), quiet_s: float = 2.0, max_wait_s: float = 30.0) -> RecordingSummary:
+        """Stop receiving, close the bag; what it holds and misses. ``settle_topics``: streams that
         have ended (their source stopped); first wait until none of them was written for
         ``quiet_s``: on a busy machine this thread may still be working through its queue."""
         deadline = time.monotonic() + max_wait_s
@@ -91,8 +139,13 @@ class BackgroundRecorder:
             writer, self.node.writer = self.node.writer, None
         self.executor.remove_node(self.node)
         self.node.destroy_node()
-        writer.close()
-        return dict(writer.counts)
+        lost, error = dict(self.node.lost), self.node.error
+        try:
+            writer.close()
+        except Exception as exc:   # noqa: BLE001 - the bag's end not written: every message is in doubt
+            lost = {t: n + writer.counts.get(t, 0) for t, n in lost.items()}
+            error = error or f"closing the bag failed: {type(exc).__name__}: {exc}"
+        return RecordingSummary(self.path, dict(writer.counts), lost, error)
 
 
 def finish_recording(nodes, monitor, quiet_s: float = 5.0, max_wait_s: float = 60.0,
