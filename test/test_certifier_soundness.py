@@ -68,6 +68,16 @@ def _true_model(robot, ctx, rng, payload_centre, payload_radius, corner):
     return model
 
 
+def _friction(ctx, rng, corner):
+    """[Fc, Fv, dIa, beta] per joint (n, 4) drawn inside the certifier's friction box (at a corner or inside)."""
+    draw = rng.choice([-1.0, 1.0], ctx.friction_radius.shape) if corner else rng.uniform(-1, 1, ctx.friction_radius.shape)
+    return ctx.friction_radius * draw
+
+
+def _friction_torque(f, qd, qdd):
+    return f[:, 0] * np.sign(qd) + f[:, 1] * qd + f[:, 2] * qdd + f[:, 3]
+
+
 def _payload_box(rng, robot):
     lo, hi = robot.payload_prior()
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -110,10 +120,12 @@ def test_torque_enclosure_contains_dense_rnea_samples(gen3, name, n_plans):
         t, (q, qd, qdd) = _dense(plan, rng, tube)
         k = np.minimum((t / h).astype(int), K - 1)
         models = [_true_model(robot, ctx, rng, centre, radius, corner) for corner in (True, False)]
+        frictions = [_friction(ctx, rng, corner) for corner in (True, False)]
         datas = [m.createData() for m in models]
         tau = np.empty_like(q)
         for s in range(len(t)):
-            tau[s] = pin.rnea(models[s % 2], datas[s % 2], q[s], qd[s], qdd[s])
+            tau[s] = pin.rnea(models[s % 2], datas[s % 2], q[s], qd[s], qdd[s]) + \
+                _friction_torque(frictions[s % 2], qd[s], qdd[s])
         # pinocchio's own float rounding (the reference is not exact either): 1e-9 N m
         below = tau < lo[k] - 1e-9
         above = tau > hi[k] + 1e-9
@@ -129,7 +141,8 @@ def test_torque_enclosure_is_tight_without_uncertainty(gen3):
     sampled torque range (wrapping would make it many times wider)."""
     robot, settings, ctx = gen3
     zero = np.zeros(robot.nv)
-    ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, robot.nv)), theta_radius=np.zeros_like(ctx.theta_radius))
+    ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, robot.nv)), theta_radius=np.zeros_like(ctx.theta_radius),
+                               friction_radius=np.zeros_like(ctx.friction_radius))
     rng = np.random.default_rng(7)
     home = np.asarray(robot.profile["sim"]["home"], dtype=float)
     payload = payload_params("dumbbell_6lb")
@@ -162,7 +175,8 @@ def test_point_enclosure_matches_pinocchio_rnea_and_regressor(gen3):
     payload = payload_params("dumbbell_5lb")
     times = rng.uniform(0.0, plan.duration_s - 1e-6, 5)
     bounds = np.stack([times, times + 1e-9], axis=1)
-    ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, n)), theta_radius=np.zeros_like(ctx.theta_radius))
+    ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, n)), theta_radius=np.zeros_like(ctx.theta_radius),
+                               friction_radius=np.zeros_like(ctx.friction_radius))
     lo, hi = enclosure.torque_bounds(ctx0, plan, bounds, payload, np.zeros(10))
     model = _true_model(robot, ctx0, rng, payload, np.zeros(10), corner=False)
     data = model.createData()

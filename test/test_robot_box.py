@@ -1,12 +1,13 @@
-"""One robot-parameter box: for every robot profile with a planner, the certifier's link-parameter box
-contains the box the estimator keeps the robot's parameters in (the certificate covers every robot
-the estimator allows)."""
+"""One robot-parameter box: for every robot profile with a planner, the certifier's robot box (link
+parameters and joint friction) contains the box the estimator keeps the robot's parameters in (the
+certificate covers every robot the estimator allows)."""
 import numpy as np
 import pytest
 
 from inertial_id.core.estimators.factory import make_estimator
 from inertial_id.core.model import available_profiles, load_profile, load_robot
 from inertial_id.core.planning.certifier import CertifierSettings
+from inertial_id.core.momentum import robot_parameters
 from inertial_id.core.robot_box import robot_parameter_box
 
 PLANNED = [name for name in available_profiles() if load_profile(name)["planner"]]
@@ -20,21 +21,21 @@ def estimator_box(robot):
     """The robot box of the profile's estimator, or the one it would take with momentum rows."""
     est = getattr(make_estimator(robot, robot.profile["identification"]["method"]), "estimator", None)
     if hasattr(est, "robot_lower"):
-        return est.robot_nominal, est.robot_lower, est.robot_upper
-    return robot_parameter_box(robot.model, robot.profile["identification"]["robot_relative_error"])
+        return est.robot_lower, est.robot_upper
+    return robot_parameter_box(robot.model, robot.profile["identification"]["robot_relative_error"])[1:]
 
 
 @pytest.mark.parametrize("name", PLANNED)
 def test_certifier_box_contains_the_estimators(name):
     robot = load_robot(name)
     ctx = CertifierSettings.from_profile(robot).context(robot)
-    nominal, lower, upper = estimator_box(robot)
-    links = ctx.theta_nominal.size
-    np.testing.assert_array_equal(ctx.theta_nominal.ravel(), nominal[:links])
-    lo_c = (ctx.theta_nominal - ctx.theta_radius).ravel()
-    hi_c = (ctx.theta_nominal + ctx.theta_radius).ravel()
-    narrower = np.flatnonzero((lo_c > lower[:links]) | (hi_c < upper[:links]))
+    lower, upper = estimator_box(robot)
+    nominal = robot_parameters(robot.model)        # links, then friction [0, 0, armature, 0]
+    np.testing.assert_array_equal(ctx.theta_nominal.ravel(), nominal[:ctx.theta_nominal.size])
+    radius = np.concatenate([ctx.theta_radius.ravel(), ctx.friction_radius.ravel()])
+    narrower = np.flatnonzero((nominal - radius > lower) | (nominal + radius < upper))
     assert narrower.size == 0, f"{name}: certifier box narrower on parameters {narrower.tolist()}"
+    assert np.all(ctx.friction_radius[:, [0, 1, 3]] > 0)     # unknown friction is covered
 
 
 def test_the_check_can_fail():

@@ -2,9 +2,10 @@
 
 The guaranteed estimators keep the robot part ``theta_r`` (link parameters in the joint frames,
 pinocchio order, then friction ``[Fc, Fv, Ia, beta]`` per joint; see :mod:`.momentum`) as unknowns
-inside this box, and the excitation certifier proves its plans for every link parameter inside a box
-that contains it (:func:`link_half_widths`). Both build it here, so a certificate always covers every
-robot the estimator allows.
+inside this box (:func:`estimator_robot_box`: a calibration's when the profile names one), and the
+excitation certifier proves its plans for every link and friction parameter inside a box that
+contains it (:func:`certifier_half_widths`). Both are built here, so a certificate always covers
+every robot the estimator allows.
 """
 from __future__ import annotations
 
@@ -55,3 +56,28 @@ def link_half_widths(model: pin.Model, relative: float = ROBOT_RELATIVE_ERROR,
     if absolute_floor is not None:
         half = np.maximum(half, np.asarray(absolute_floor, dtype=float)[None, :])
     return half
+
+
+def estimator_robot_box(robot, relative: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(nominal, lower, upper) of ``theta_r`` as the guaranteed estimators of ``robot`` take it: the
+    calibration's box when the profile names one, else :func:`robot_parameter_box` with ``relative``
+    (default: the profile's ``identification.robot_relative_error``)."""
+    from .calibration import calibration_of
+    calibration = calibration_of(robot)
+    if calibration is not None:
+        return calibration.robot_box(robot.model)
+    if relative is None:
+        relative = robot.profile["identification"]["robot_relative_error"]
+    return robot_parameter_box(robot.model, relative)
+
+
+def certifier_half_widths(robot, relative: float, absolute_floor=None) -> tuple[np.ndarray, np.ndarray]:
+    """Half-widths ``(links (n, 10), friction (n, 4))`` about the certifier's nominal robot (the model's
+    link parameters, friction ``[0, 0, armature, 0]``) of a box that contains
+    :func:`estimator_robot_box` (rounded up); the link part is at least :func:`link_half_widths`."""
+    nominal = robot_parameters(robot.model)
+    _, lower, upper = estimator_robot_box(robot, relative)
+    half = np.nextafter(np.maximum(np.maximum(upper - nominal, nominal - lower), 0.0), np.inf)
+    n_links = 10 * (robot.model.njoints - 1)
+    links = np.maximum(half[:n_links].reshape(-1, 10), link_half_widths(robot.model, relative, absolute_floor))
+    return links, half[n_links:].reshape(-1, 4)

@@ -15,7 +15,9 @@ forms over the same symbols: Y theta_c from the RNEA forces of the centre parame
 from the columns whose sign is fixed over the sub-interval (|Y_k| = +-Y_k is affine) plus constant
 bounds for the others; so the spread moves with the nominal torque along the sub-interval and the
 tube instead of adding its own worst case. The payload is lumped into the body of the payload frame's
-parent joint through the constant linear map of inertial parameters between the two frames.
+parent joint through the constant linear map of inertial parameters between the two frames. Joint
+friction and armature error inside the estimators' robot box add |Fc| + |Fv| |qd| + |dIa| |qdd| + |beta|
+at each sub-interval's largest speeds.
 
 Measured (kinova_gen3, profile tube): with no tube and point parameters the enclosure is within a few
 per cent of the sampled range; the excess comes from second-order tube terms (see certifier_study).
@@ -29,11 +31,11 @@ import pinocchio as pin
 
 from .. import params
 from ..model import ProfileError, Robot
-from ..robot_box import link_half_widths
+from ..robot_box import certifier_half_widths
 from . import affine
 from .affine import Affine, lincomb
 from .bezier import BezierPlan, restrict
-from .interval import up
+from .interval import down, up
 
 _E = np.eye(3)
 
@@ -60,6 +62,7 @@ class TorqueContext:
     axis: np.ndarray              # (n, 3) unit axes in the joint frames
     theta_nominal: np.ndarray     # (n, 10) link parameters, joint frames
     theta_radius: np.ndarray      # (n, 10) half-widths of a box containing the estimators' robot box
+    friction_radius: np.ndarray   # (n, 4) its half-widths of [Fc, Fv, Ia, beta] about [0, 0, armature, 0]
     payload_body: int             # 0-based body index carrying the payload
     payload_map: np.ndarray       # (10, 10) payload frame -> that body's frame
     armature: np.ndarray          # (n,)
@@ -80,7 +83,7 @@ class TorqueContext:
         p_M = np.array([model.jointPlacements[i].translation for i in range(1, n + 1)])
         axis = np.array([_joint_axis(model, i) for i in range(1, n + 1)])
         theta = np.array([model.inertias[i].toDynamicParameters() for i in range(1, n + 1)])
-        radius = link_half_widths(model, settings.robot_relative_error, settings.robot_floor)
+        radius, friction_radius = certifier_half_widths(robot, settings.robot_relative_error, settings.robot_floor)
         frame = model.frames[robot.payload_frame_id]
         caps_body, caps_pts, caps_rad = [], [], []
         for cap in settings.capsules:
@@ -90,6 +93,7 @@ class TorqueContext:
             caps_rad.append(cap.radius)
         return TorqueContext(
             n=n, parents=parents, R_M=R_M, p_M=p_M, axis=axis, theta_nominal=theta, theta_radius=radius,
+            friction_radius=friction_radius,
             payload_body=frame.parentJoint - 1, payload_map=params.transform_matrix(frame.placement),
             armature=np.array(model.armature, dtype=float), gravity=np.array(model.gravity.linear),
             tube=np.stack([settings.tracking_position_rad, settings.tracking_velocity_rad_s,
@@ -372,4 +376,14 @@ def torque_bounds(ctx: TorqueContext, plan: BezierPlan, bounds: np.ndarray, payl
     # tau in nominal +- spread, with the spread correlated with the nominal through the symbols
     lo = (tau - spread).to_interval().lo
     hi = (tau + spread).to_interval().hi
-    return lo, hi
+    friction = _friction_spread(ctx.friction_radius, qd, qdd)
+    return down(lo - friction), up(hi + friction)
+
+
+def _friction_spread(radius: np.ndarray, qd: Affine, qdd: Affine) -> np.ndarray:
+    """(S, n) bound of |Fc sign(qd) + Fv qd + dIa qdd + beta| over the friction box ``radius`` (n, 4)
+    about [0, 0, armature, 0] (the armature itself is in the nominal torque), at the largest |qd| and
+    |qdd| of each sub-interval; every operation rounded up."""
+    speed = [np.maximum(np.abs(i.lo), np.abs(i.hi)) for i in (qd.to_interval(), qdd.to_interval())]
+    constant = up(radius[:, 0] + radius[:, 3])
+    return up(up(constant + up(radius[:, 1] * speed[0])) + up(radius[:, 2] * speed[1]))
