@@ -75,7 +75,7 @@ class RowIntake:
             return self._drop(bad[0])
         kinematics = None
         if est.needs_kinematics:
-            if m.kinematics is None or m.kinematics.size != 2 * rows or not np.all(np.isfinite(m.kinematics)):
+            if m.kinematics is None or m.kinematics.size != 2 * rows or rows % 6 or not np.all(np.isfinite(m.kinematics)):
                 return self._drop("pmd_needs_wrench_kinematics")
             kinematics = m.kinematics
         est.add(m.kind, m.A, m.b, m.noise_bound, m.noise_sigma, int(m.samples), kinematics)

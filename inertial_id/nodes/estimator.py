@@ -202,7 +202,7 @@ class EstimatorNode(Node):
             return
         kinematics = None
         if self.needs_kinematics:
-            if len(msg.kinematics) != 2 * msg.rows or not np.all(np.isfinite(msg.kinematics)):
+            if len(msg.kinematics) != 2 * msg.rows or msg.rows % 6 or not np.all(np.isfinite(msg.kinematics)):
                 self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
                 return
             kinematics = np.asarray(msg.kinematics, float)
@@ -266,8 +266,9 @@ class EstimatorNode(Node):
 
     def _count_core(self, refused: int, raised: int) -> None:
         now_refused, now_raised = self._core_counts()
-        if now_refused > refused:       # the intake's checks should have caught them first
-            self.drops.drop("refused_by_estimator", f"{now_refused - refused} message(s)")
+        if now_refused > refused:       # the intake's checks catch these first: a bug if it happens
+            self.drops.event("refused_by_estimator", now_refused - refused)
+            self.get_logger().warning(f"the estimator refused {now_refused - refused} message(s) the intake accepted")
         if now_raised > raised:
             self.drops.event("noise_bound_raised_to_profile", now_raised - raised)
 

@@ -101,6 +101,7 @@ class RowLimits:
 
     def __init__(self, torque_limit_Nm, floors: NoiseFloors | None = None):
         self.max_torque_Nm = ABSURD_FACTOR * float(np.max(torque_limit_Nm))
+        self.joints = int(np.size(torque_limit_Nm))
         self.floors = floors
 
     @classmethod
@@ -122,6 +123,8 @@ class RowLimits:
         if A.size != rows * cols or b.size != rows or e.size != rows or sigma.size != rows:
             return "wrong_length", f"{rows} rows x {cols} columns but {A.size} regressor entries, " \
                                    f"{b.size} measurements, {e.size} bounds, {sigma.size} sigmas"
+        if kind == "momentum" and rows % self.joints:
+            return "wrong_length", f"{rows} momentum rows: whole windows have one row per joint ({self.joints})"
         if not all(np.all(np.isfinite(x)) for x in (A, b, e, sigma)):
             return "non_finite", "NaN/Inf in the rows"
         if np.any(e < 0) or np.any(sigma <= 0):
