@@ -2,6 +2,7 @@
 joints, wrench and joint streams on different stamps; driver-faithful bags from record-sim through
 ``estimate --bag``."""
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -252,3 +253,75 @@ def test_xarm_driver_bag_through_estimate(tmp_path):
     assert counts["interpolated"] == counts["paired"] >= 399
     truth = bags.read_truth(bag)
     assert result.data_consistent and np.all((truth >= result.lower) & (truth <= result.upper))
+
+
+# --- the same bags replayed into the launch files (use_sim_time): live == offline --------------------
+
+def wrapped_gen3_profile(path):
+    """The Gen3 profile with joint 7 swinging through -pi, as a YAML file the launch can name."""
+    import yaml
+    prof = load_profile("kinova_gen3")
+    prof["model"]["urdf"] = str(Path(prof.pop("_path")).parent.parent / prof["model"]["urdf"])
+    prof["sim"]["home"][6] = -2.9
+    path.write_text(yaml.safe_dump(prof))
+    return str(path)
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("robot_name, seconds, rate", [("xarm7", 6.0, 0.5), ("gen3_wrapped", 3.0, 0.125)])
+def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, seconds, rate, ros_env, tmp_path):
+    """A driver-faithful bag played with /clock into ``<robot>.launch.py use_sim_time:=true`` (the
+    recorded driver topics as the real driver publishes them, best effort): the live estimate
+    equals ``estimate --bag``'s, and no input was lost or refused."""
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from inertial_id.nodes.monitor import MonitorNode
+    from inertial_id.nodes.replay import replay
+    from ros_helpers import spin_until
+    from test_launch import start_launch, stop
+
+    profile = "xarm7" if robot_name == "xarm7" else wrapped_gen3_profile(tmp_path / "gen3_wrapped.yaml")
+    launch_file = "xarm7.launch.py" if robot_name == "xarm7" else "kinova_gen3.launch.py"
+    robot = load_robot(profile)
+    bag = tmp_path / "bag"
+    record(robot, "dumbbell_5lb", seconds, bag, "mcap", seed=8, start_time_s=1000.0)
+    _, offline_result, info = offline.estimate_from_bag(bag, robot, "guaranteed", "samples")
+    truth = bags.read_truth(bag)
+    assert np.all((truth >= offline_result.lower) & (truth <= offline_result.upper))
+
+    proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
+    monitor = MonitorNode()
+    builder = {}
+    monitor.create_subscription(DiagnosticArray, "/diagnostics", lambda m: builder.update(
+        {v.key: v.value for s in m.status if s.name.endswith("regressor_builder") for v in s.values}), 10)
+    try:
+        js_topic = robot.sensing["joint_states_topic"]
+        assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
+                          and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
+        spin_until(monitor, lambda: False, 3.0)
+        seen = []
+
+        def final_estimate_seen() -> bool:
+            rclpy.spin_once(monitor, timeout_sec=0.0)
+            if monitor.estimate is not None and monitor.estimate.samples_used == offline_result.samples_used:
+                seen.append(monitor.estimates_received)
+            return len(set(seen)) >= 2
+
+        counts = replay(bag, rate=rate, tail_s=30.0, stop_when=final_estimate_seen)
+        assert counts[js_topic] == int(round(seconds * robot.sensing["joint_states_hz"]))
+        spin_until(monitor, lambda: False, 1.0)
+        lost = {k: v for k, v in builder.items() if k.startswith("dropped.") and int(v) > 0}
+        assert not lost, f"the builder dropped replayed input: {lost}"
+        assert len(set(seen)) >= 2, f"last live estimate: {monitor.estimate and monitor.estimate.samples_used} " \
+                                    f"samples, offline {offline_result.samples_used}"
+        est = monitor.estimate
+    finally:
+        monitor.destroy_node()
+        stop(proc)
+    lo, hi = np.asarray(est.lower), np.asarray(est.upper)
+    scale = np.maximum(np.abs(np.stack([lo, hi, offline_result.lower, offline_result.upper])).max(axis=0), 1e-12)
+    diff = float(np.max(np.abs(np.r_[lo - offline_result.lower, hi - offline_result.upper]) / np.r_[scale, scale]))
+    print(f"{robot_name}: live vs offline largest relative bound difference {diff:.3g}, "
+          f"mass [{lo[0]:.4f}, {hi[0]:.4f}] kg, truth {truth[0]:.4f}")
+    assert diff < 1e-6, diff
+    assert est.bounds_guaranteed and est.data_consistent and np.all((truth >= lo) & (truth <= hi))

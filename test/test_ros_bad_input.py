@@ -23,7 +23,8 @@ def test_bad_sensor_input_is_dropped_counted_and_survived(ros_env, tmp_path):
     robot = robot_model.load_robot("xarm7")
     sensing = robot.sensing
     procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("regressor_builder", "estimator"),
-                           regressor_builder={"use_joint_torque": True, "use_wrench": True},
+                           # every row kind: joint torque rows use the effort (checked only then)
+                           regressor_builder={"use_joint_torque": True, "use_wrench": True, "method": "all"},
                            estimator={"bounds_period_s": 1.0, "publish_period_s": 0.25, "state_file": "none"})
     node = rclpy.create_node("bad_input_test")
     try:
