@@ -91,11 +91,12 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     monitor = MonitorNode()
     from ..core import bags
     from ..core.model import load_robot
-    from ..nodes.recorder import BackgroundRecorder, finish_recording
+    from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
     robot = load_robot(profile)
     # the recorder listens before the nodes start, so that it has every message the nodes exchange;
     # a recording is compared with the live run: the sensor streams go reliably to it and the builder
-    recorder = BackgroundRecorder(record, recorded_topics(robot), storage) if record else None
+    recorder = (BackgroundRecorder(record, recorded_topics(robot), storage, driver_periods_s(robot))
+                if record else None)
     lossless = recorder is not None
     nodes = recording = None
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -62,16 +63,35 @@ class RecordingSummary:
         return text
 
 
+def header_stamp_ns(cdr: bytes) -> int:
+    """The ``header.stamp`` of a serialized message that starts with a std_msgs/Header, read from
+    the CDR bytes without deserializing (encapsulation, then int32 sec and uint32 nanosec)."""
+    sec, nanosec = struct.unpack_from("<iI" if cdr[1] & 1 else ">iI", cdr, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+def driver_periods_s(robot) -> dict:
+    """topic -> sample period of every stream the profile's driver publishes at a fixed rate."""
+    from ..core.driver_streams import DriverModel
+    driver = DriverModel.from_robot(robot)
+    streams = driver.joint_states + ((driver.wrench,) if driver.wrench is not None else ())
+    return {s.topic: 1.0 / s.hz for s in streams}
+
+
 class RecorderNode(Node):
     """Subscribes to ``topics`` (topic -> (type, offered QoS)) and writes what arrives to ``writer``;
-    counts what it could not record per topic in ``lost``."""
+    counts what it could not record per topic in ``lost``: what DDS reports lost, what the bag
+    refused, and, on the fixed-rate streams of ``periods_s`` (topic -> sample period), the samples
+    missing between consecutive header stamps (DDS says nothing when a reader's queue overflows)."""
 
-    def __init__(self, writer: BagWriter, topics: dict):
+    def __init__(self, writer: BagWriter, topics: dict, periods_s: dict | None = None):
         super().__init__("inertial_id_recorder")
         self.writer = writer
         self.lock = threading.Lock()
         self.lost = {topic: 0 for topic in topics}
         self.error = ""
+        self.periods_ns = {t: round(p * 1e9) for t, p in (periods_s or {}).items() if t in topics}
+        self.last_stamp_ns: dict[str, int] = {}
         for topic, (msgtype, offered) in topics.items():
             self.create_subscription(message_class(msgtype), topic, self._writer_for(topic),
                                      subscription_qos(offered), raw=True,
@@ -89,8 +109,17 @@ class RecorderNode(Node):
                 self._count_lost(topic, info.total_count_change, "lost in transport (DDS)")
         return on_lost
 
+    def _check_stamp(self, topic: str, data: bytes) -> None:
+        period = self.periods_ns[topic]
+        stamp, last = header_stamp_ns(data), self.last_stamp_ns.get(topic)
+        if last is not None and stamp - last > 1.5 * period:
+            self._count_lost(topic, round((stamp - last) / period) - 1, "samples missing between header stamps")
+        self.last_stamp_ns[topic] = max(stamp, last or stamp)
+
     def _writer_for(self, topic: str):
         def write(data: bytes) -> None:
+            if topic in self.periods_ns:
+                self._check_stamp(topic, data)
             try:
                 with self.lock:
                     if self.writer is not None:
@@ -103,10 +132,10 @@ class RecorderNode(Node):
 class BackgroundRecorder:
     """A :class:`RecorderNode` spinning on its own thread until :meth:`stop` (needs rclpy.init)."""
 
-    def __init__(self, path, topics: dict, storage: str = "mcap"):
+    def __init__(self, path, topics: dict, storage: str = "mcap", periods_s: dict | None = None):
         self.path = str(path)
         self.writer = BagWriter(path, storage, topics)
-        self.node = RecorderNode(self.writer, topics)
+        self.node = RecorderNode(self.writer, topics, periods_s)
         # a kHz sensor stream costs ~0.8 ms of CPU per message through the default executor (a core
         # at 1 kHz: the recorder falls seconds behind, and its log times with it), a quarter of that here
         self.executor = EventsExecutor()
