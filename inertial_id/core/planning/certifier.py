@@ -69,8 +69,8 @@ class CertifierSettings:
         tube = planner.tracking_error
         floor = planner.robot_absolute_floor
         robot_floor = np.array([floor.mass_kg] + [floor.first_moment_kg_m] * 3 + [floor.inertia_kg_m2] * 6)
-        capsules = collision.capsules_from_profile(robot, [c.model_dump() for c in planner.capsules])
-        obstacles = collision.boxes_from_profile([o.model_dump() for o in profile.obstacles])
+        capsules = collision.capsules_from_profile(robot, planner.capsules)
+        obstacles = collision.boxes_from_profile(profile.obstacles)
         return CertifierSettings(planner.time_intervals, np.asarray(planner.torque_margin_Nm, dtype=float),
                                  *(np.asarray(v, dtype=float) for v in (tube.position_rad, tube.velocity_rad_s,
                                                                          tube.acceleration_rad_s2)),

@@ -45,59 +45,27 @@ class Box:
         return self.center + 0.5 * self.size
 
 
-def _vector3(value, field: str) -> np.ndarray:
-    try:
-        v = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ProfileError(f"{field} must be three numbers, got {value!r}") from None
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
-        raise ProfileError(f"{field} must be three finite numbers, got {value!r}")
-    return v
-
-
-def capsules_from_profile(robot: Robot, value) -> tuple[Capsule, ...]:
-    if not isinstance(value, list) or not value:
-        raise ProfileError("planner.capsules must be a non-empty list of {frame, p0, p1, radius}")
+def capsules_from_profile(robot: Robot, capsules) -> tuple[Capsule, ...]:
+    """The profile's ``planner.capsules`` (typed and checked by :class:`inertial_id.core.profile.Capsule`)
+    on the model's frames."""
     out = []
-    for k, item in enumerate(value):
+    for k, item in enumerate(capsules):
         field = f"planner.capsules[{k}]"
-        if not isinstance(item, dict) or set(item) != {"frame", "p0", "p1", "radius"}:
-            raise ProfileError(f"{field} must have exactly the keys frame, p0, p1, radius")
-        frame = item["frame"]
-        ids = [i for i, f in enumerate(robot.model.frames) if f.name == frame] if isinstance(frame, str) else []
+        ids = [i for i, f in enumerate(robot.model.frames) if f.name == item.frame]
         if not ids:
-            raise ProfileError(f"{field}.frame '{frame}' is not a frame of the model")
+            raise ProfileError(f"{field}.frame '{item.frame}' is not a frame of the model")
         # a link and its joint may share a name: the link (body frame) is meant
         bodies = [i for i in ids if robot.model.frames[i].type == pin.FrameType.BODY]
         frame_id = (bodies or ids)[0]
-        try:
-            radius = float(item["radius"])
-        except (TypeError, ValueError):
-            raise ProfileError(f"{field}.radius must be a number") from None
-        if not (np.isfinite(radius) and radius >= 0.0):
-            raise ProfileError(f"{field}.radius must be finite and >= 0, got {item['radius']!r}")
         if robot.model.frames[frame_id].parentJoint == 0:
-            raise ProfileError(f"{field}.frame '{frame}' does not move; only moving links need capsules")
-        out.append(Capsule(frame, frame_id, _vector3(item["p0"], f"{field}.p0"),
-                           _vector3(item["p1"], f"{field}.p1"), radius))
+            raise ProfileError(f"{field}.frame '{item.frame}' does not move; only moving links need capsules")
+        out.append(Capsule(item.frame, frame_id, np.array(item.p0), np.array(item.p1), item.radius))
     return tuple(out)
 
 
-def boxes_from_profile(value) -> tuple[Box, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ProfileError("obstacles must be a list of {name, center, size}")
-    out = []
-    for k, item in enumerate(value):
-        field = f"obstacles[{k}]"
-        if not isinstance(item, dict) or set(item) != {"name", "center", "size"}:
-            raise ProfileError(f"{field} must have exactly the keys name, center, size")
-        size = _vector3(item["size"], f"{field}.size")
-        if np.any(size < 0.0):
-            raise ProfileError(f"{field}.size must be non-negative")
-        out.append(Box(str(item["name"]), _vector3(item["center"], f"{field}.center"), size))
-    return tuple(out)
+def boxes_from_profile(obstacles) -> tuple[Box, ...]:
+    """The profile's ``obstacles`` (typed and checked by :class:`inertial_id.core.profile.Obstacle`)."""
+    return tuple(Box(o.name, np.array(o.center), np.array(o.size)) for o in obstacles)
 
 
 def capsule_point_boxes(ctx, plan, bounds):
