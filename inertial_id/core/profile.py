@@ -117,10 +117,12 @@ class Section(BaseModel):
 # --- sections -------------------------------------------------------------------------------------
 
 class ModelFile(Section):
+    """The robot's model file (URDF), relative to the package's config/ directory."""
     urdf: Text
 
 
 class LoopClosure(Section):
+    """A closed-chain constraint: two points, one on each frame, coincide in the listed components."""
     name: Text
     frame_a: Text
     offset_a: Vector(3)
@@ -130,6 +132,7 @@ class LoopClosure(Section):
 
 
 class Frames(Section):
+    """Model frames: the base, the payload's (its parameters are expressed there), the F/T sensor's."""
     base: Text
     payload: Text                          # payload parameters are expressed here
     ft_sensor: Optional[Text] = None       # model frame of the F/T sensor, if any
@@ -182,10 +185,12 @@ class Driver(Section):
 
 
 class Dynamics(Section):
+    """Known parts of the robot model beyond the URDF (reflected rotor inertia per joint, kg m^2)."""
     armature: Optional[Vector(ge=0.0)] = None
 
 
 class Limits(Section):
+    """Joint limits in SI units; absent ones come from the URDF."""
     position_lower: Optional[Vector()] = None
     position_upper: Optional[Vector()] = None
     velocity: Optional[Vector(ge=0.0)] = None
@@ -194,17 +199,20 @@ class Limits(Section):
 
 
 class TorqueNoise(Section):
+    """Joint torque sensor error bound: |error| <= relative |tau| + absolute_Nm."""
     relative: Number(0.0, 1.0) = 0.0
     absolute_Nm: Number(0.0) = 0.0
 
 
 class WrenchNoise(Section):
+    """F/T sensor noise (standard deviations) and the multiple of them taken as a bound."""
     force_sigma_N: Number(0.0) = 0.0
     torque_sigma_Nm: Number(0.0) = 0.0
     bound_sigmas: Number(0.0) = 3.0
 
 
 class Noise(Section):
+    """Sensor error bounds and the model error a row may carry."""
     joint_torque: TorqueNoise = TorqueNoise()
     encoder_resolution_deg: Number(0.0, 10.0) = 0.0
     wrench: WrenchNoise = WrenchNoise()
@@ -213,6 +221,7 @@ class Noise(Section):
 
 
 class Identification(Section):
+    """Estimator method and assumptions (window lengths in seconds, the robot box)."""
     method: Text = "lmi"
     momentum_window_s: Number(0.0, 10.0) = 0.0      # 0: no momentum rows
     robot_relative_error: Number(0.0, 1.0) = 0.05   # the robot box (inertial_id.core.robot_box)
@@ -220,17 +229,20 @@ class Identification(Section):
 
 
 class Controller(Section):
+    """Where trajectories go (a joint_trajectory_controller, or a bridge for Digit)."""
     topic: Text = "/joint_trajectory_controller/joint_trajectory"
     type: Text = "trajectory_msgs/JointTrajectory"
     bridge: Optional[Text] = None          # what turns the command into motion (Digit)
 
 
 class Pose(Section):
+    """A pose: translation (m) and roll-pitch-yaw (rad)."""
     xyz: Vector(3) = [0.0, 0.0, 0.0]
     rpy: Vector(3) = [0.0, 0.0, 0.0]
 
 
 class ShapeBox(Section):
+    """One box of a composite payload shape: edge lengths and centre (m)."""
     size: Vector(3, ge=0.0)
     xyz: Vector(3) = [0.0, 0.0, 0.0]
 
@@ -249,12 +261,14 @@ class PayloadShape(Section):
 
 
 class PmdOptions(Section):
+    """Options of the point-mass discretization method (c1, lambda)."""
     model_config = ConfigDict(populate_by_name=True)
     c1: Optional[Number(0.0)] = None
     lambda_: Optional[Number(0.0)] = Field(None, alias="lambda")
 
 
 class Payload(Section):
+    """The payload: name, prior box (pinocchio order, payload frame), the simulated one, its shape."""
     name: Text = "payload"
     prior_lower: Optional[Vector(10)] = None
     prior_upper: Optional[Vector(10)] = None
@@ -269,6 +283,7 @@ class Payload(Section):
 
 
 class Sim(Section):
+    """The simulated arm only: step rate, computed-torque gains, initial pose."""
     step_hz: Number(1000.0, 1e5) = 1000.0
     kp: Number(0.0) = 400.0
     kd: Number(0.0) = 40.0
@@ -277,6 +292,7 @@ class Sim(Section):
 
 
 class Excitation(Section):
+    """The fixed Fourier-series excitation about the home pose."""
     period_s: Number(1e-3) = 10.0
     harmonics: Integer(1, 50) = 3
     amplitude_rad: Optional[Vector(ge=0.0)] = None
@@ -354,6 +370,7 @@ class Planner(Section):
 
 
 class Obstacle(Section):
+    """An axis-aligned box in the base frame (m)."""
     name: Text
     center: Vector(3)
     size: Vector(3, ge=0.0)
