@@ -17,9 +17,9 @@ def pytest_collection_modifyitems(config, items):
     no_rclpy = pytest.mark.skip(reason="needs rclpy (the ROS 2 wheels or a ROS install)")
     has_rclpy = importlib.util.find_spec("rclpy") is not None
     for item in items:
-        if "shared_data" in item.keywords and not SHARED.is_dir():
+        if item.get_closest_marker("shared_data") and not SHARED.is_dir():
             item.add_marker(no_shared)
-        if "ros" in item.keywords and not has_rclpy:
+        if item.get_closest_marker("ros") and not has_rclpy:
             item.add_marker(no_rclpy)
 
 
