@@ -207,14 +207,16 @@ def test_joint_state_dropout_brakes_on_a_certified_plan_without_a_step(setup, ro
 
     assert np.max(np.abs(old_reference(t)[1])) > 0.01   # it is moving
     n_calls = len(cert.calls)
+    compute_s = rh.brake_compute_s                      # the hold's certification time, measured at start
+    assert compute_s > 0
     cmd = rh.tick(t, joint_state_age_s=settings.stale_after_s + 0.05)
     assert rh.state == "braking" and "stale" in rh.message
     assert cmd is not None and cmd.t_from <= t
     brake = rh.segments[-1]
     assert brake.kind == "brake" and brake.certificate.certified
     assert len(cert.calls) > n_calls                    # the braking plan went through the certifier
-    t_b = t + settings.command_lead_s
-    assert brake.start == pytest.approx(t_b)
+    t_b = t + settings.command_lead_s + 2 * compute_s    # room for certifying it before it takes effect
+    assert brake.start == pytest.approx(t_b) and cmd.takes_effect == pytest.approx(t_b)
     # the commanded reference is unchanged up to the brake start and continuous (C2) at it
     assert_no_step(old_reference, rh, cmd.t_from, t_b - 1e-9)
     for a, b in zip(old_reference(t_b), rh.reference(t_b)):
@@ -305,6 +307,60 @@ def test_a_disjoint_estimate_brakes(setup):
     t = rh.segments[-1].start + 0.3
     assert rh.on_estimate(t, rh.upper + 1.0, rh.upper + 2.0, True, True) is not None
     assert rh.state == "braking" and "exclude the box" in rh.message
+
+
+def test_commands_say_when_they_take_effect(setup):
+    rh, settings, _ = setup
+    first = run_to_executing(rh, settings)
+    assert first.kind == "first" and first.takes_effect == pytest.approx(0.2 + settings.command_lead_s)
+    rid, req = rh.request(rh.segments[-1].start)
+    switch = rh.segments[-1].start + settings.replan_s
+    nxt = rh.offer(switch - 0.5, rid, exciting_result(req, settings))
+    assert nxt.kind == "next" and nxt.takes_effect == pytest.approx(switch) and nxt.t_from < nxt.takes_effect
+    compute_s = rh.brake_compute_s
+    brake = rh.fault(switch - 0.4, "test fault")
+    assert brake.kind == "brake" and brake.takes_effect == pytest.approx(switch - 0.4 + settings.command_lead_s
+                                                                          + 2 * compute_s)
+
+
+def test_a_withheld_next_plan_brakes_on_what_was_sent(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    sent = list(rh.segments)
+    end_sent = rh.end_time
+    rid, req = rh.request(rh.segments[-1].start)
+    cmd = rh.offer(rh.segments[-1].start + settings.replan_s - 0.5, rid, exciting_result(req, settings))
+    assert rh.plans == 2
+    rh.withdraw(cmd, "late")
+    assert rh.segments == sent and rh.end_time == end_sent and rh.plans == 1
+    assert rh.state == "braking" and "next plan withheld (late)" in rh.message and rh.pending is None
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert rh.state == "done"
+
+
+def test_a_withheld_braking_command_keeps_the_fault_and_the_sent_timeline(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    sent = list(rh.segments)
+    cmd = rh.fault(rh.segments[-1].start + 0.5, "joint states stale (0.3 s)")
+    assert rh.segments != sent
+    rh.withdraw(cmd, "late")
+    assert rh.segments == sent and rh.state == "braking" and "braking command withheld" in rh.message
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert rh.state == "failed"
+
+
+def test_a_withheld_first_plan_is_planned_again_from_rest(setup):
+    rh, settings, _ = setup
+    assert rh.start(0.0, settings.centre)
+    hold = list(rh.segments)
+    rid, req = rh.request(0.0)
+    cmd = rh.offer(0.2, rid, exciting_result(req, settings))
+    rh.withdraw(cmd, "late")
+    assert rh.state == "planning" and rh.segments == hold and rh.plans == 0
+    rid2, req2 = rh.request(0.3)
+    assert rid2 != rid and req2 is req
+    assert rh.offer(0.5, rid2, exciting_result(req2, settings)).kind == "first"
 
 
 def test_stops_when_bounds_stop_shrinking(robot):

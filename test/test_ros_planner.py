@@ -36,13 +36,20 @@ class FakeArm:
         self.node, self.robot = node, robot
         self.q = np.asarray(q0, float)
         self.commands = []
+        self.steps = []           # step of the reference when each command after the first arrived
         self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
         node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
         self.publishing = True
         node.create_timer(0.01, self.publish)
 
     def on_command(self, msg):
+        """Take the command; record the step it makes in the reference on arrival (a late command)."""
+        t = self.now()
+        before = self.reference(t) if self.commands else None
         self.commands.append(as_trajectory(msg, self.robot.joint_names))
+        if before is not None:
+            after = self.reference(t)
+            self.steps.append(max(np.max(np.abs(after[0] - before[0])), np.max(np.abs(after[1] - before[1]))))
 
     def now(self):
         return self.node.get_clock().now().nanoseconds * 1e-9
@@ -82,9 +89,12 @@ def planner(ros_env, tmp_path):
     import rclpy
     from inertial_id.msg import ExcitationStatus
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
-    # still with the prior box is certified (leaning back, wrist turned)
+    # still with the prior box is certified (leaning back, wrist turned), the payload known to weigh
+    # at most 4 kg (the Gen3's 5.2 kg prior cannot be held still anywhere by its wrist actuators with the
+    # robot box and friction the certifier now covers)
     profile = yaml.safe_load(open(load_profile(PROFILE)["_path"]))
     profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
+    profile["payload"]["prior_upper"][0] = 4.0
     path = tmp_path / "gen3.yaml"
     path.write_text(yaml.safe_dump(profile))
     robot = load_robot(str(path))
@@ -131,19 +141,25 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     spin_for(node, 0.5)
     n_before = len(arm.commands)
     arm.publishing = False
-    assert spin_until(node, lambda: status[-1].state == "braking", 10.0), "no braking"
-    assert "stale" in status[-1].message
+    assert spin_until(node, lambda: status[-1].state in ("braking", "failed") and "stale" in status[-1].message,
+                      10.0), "no braking"
     spin_for(node, 0.5)
-    assert len(arm.commands) > n_before, "no braking command"
-    (before_start, before), (brake_start, brake) = arm.commands[-2:]
-    assert brake_start <= arm.now()                       # stamped no later than it was sent
-    # no step: the braking command repeats the previous reference until it takes over
-    t_abs = brake_start + brake.t[brake.t <= 0.1]
-    q_new = interpolate(brake, t_abs - brake_start)[0]
-    q_old = interpolate(before, t_abs - before_start)[0]
-    np.testing.assert_allclose(q_new, q_old, atol=1e-6)
-    assert np.max(np.abs(np.diff(brake.q, axis=0))) <= np.max(robot.velocity_limit) * np.max(np.diff(brake.t)) + 1e-9
-    np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-9)          # ends at rest
+    # a certified braking plan from the desired state, or (when it could not be sent before it took
+    # effect, on a loaded machine) braking on the plan already sent: either way no step
+    assert len(arm.commands) > n_before or "braking command withheld" in status[-1].message
+    assert max(arm.steps, default=0.0) < 1e-6
+    if len(arm.commands) > n_before:
+        (before_start, before), (brake_start, brake) = arm.commands[-2:]
+        assert brake_start <= arm.now()                       # stamped no later than it was sent
+        # no step: the braking command repeats the previous reference until it takes over
+        t_abs = brake_start + brake.t[brake.t <= 0.1]
+        q_new = interpolate(brake, t_abs - brake_start)[0]
+        q_old = interpolate(before, t_abs - before_start)[0]
+        np.testing.assert_allclose(q_new, q_old, atol=1e-6)
+        assert np.max(np.abs(np.diff(brake.q, axis=0))) <= \
+            np.max(robot.velocity_limit) * np.max(np.diff(brake.t)) + 1e-9
+        np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-9)          # ends at rest
+    brake_start, brake = arm.commands[-1]
     # after the brake the arm stays put, even when joint states come back, until a new start
     end = brake_start + brake.t[-1]
     spin_until(node, lambda: arm.now() > end + 0.5, 30.0)
@@ -177,14 +193,18 @@ def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, t
     n_before = len(arm.commands)
     sent_at = arm.now()
     estimates.publish(msg)
-    assert spin_until(node, lambda: len(arm.commands) > n_before, 10.0), "no braking command"
-    brake_start, brake = arm.commands[n_before]
-    received_after_s = arm.now() - sent_at
-    assert brake_start <= sent_at + received_after_s        # continues the reference: stamped when sent
-    np.testing.assert_allclose(brake.qd[-1], 0.0, atol=1e-12)
-    assert spin_until(node, lambda: status[-1].state == "braking", 5.0)
-    assert "data inconsistent" in status[-1].message
-    print(f"braking command received {received_after_s * 1000:.0f} ms after the inconsistent estimate")
+    assert spin_until(node, lambda: "data inconsistent" in status[-1].message, 10.0), "no stop on the estimate"
+    reacted_after_s = arm.now() - sent_at
+    assert status[-1].state in ("braking", "failed")
+    spin_for(node, 0.5)
+    # a certified braking plan issued on the estimate, or (when it could not reach the arm before it
+    # took effect, on a loaded machine) braking on the plan already sent: no step either way
+    assert len(arm.commands) > n_before or "braking command withheld" in status[-1].message
+    assert max(arm.steps, default=0.0) < 1e-6
+    if len(arm.commands) > n_before:
+        np.testing.assert_allclose(arm.commands[n_before][1].qd[-1], 0.0, atol=1e-12)
+    print(f"stopped on the inconsistent estimate {reacted_after_s * 1000:.0f} ms after it was sent "
+          f"({'braking command' if len(arm.commands) > n_before else 'braking on the plan sent'})")
     assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
     reply = call(node, start)
     assert not reply.success and "data inconsistent" in reply.message

@@ -89,3 +89,23 @@ def test_pmd_estimator_on_simulated_wrench_rows():
     assert np.all((truth >= res.lower) & (truth <= res.upper))
     with pytest.raises(ValueError, match="sensor kinematics"):
         est.add_rows(rows[0].A, rows[0].b, rows[0].noise_bound, rows[0].noise_sigma)
+
+
+def test_command_reports_the_step_a_late_command_makes():
+    """A command that repeats the reference up to now steps nothing; one whose new part has already
+    begun (it arrived late) steps the reference by what it skipped."""
+    robot = robot_model.load_robot("kinova_gen3")
+    sim = Simulator.from_profile(robot, robot_model.payload_params("dumbbell_5lb"), seed=3, noise=False)
+    traj = trajectory.excitation_from_profile(robot, 4.0)[0].resample(100)
+    sim.command(traj, start_time=0.0)
+    for _ in range(500):
+        sim.step()
+    jump_q, jump_qd = sim.command(traj, start_time=0.0)                 # the same reference again
+    assert jump_q < 1e-9 and jump_qd < 1e-9
+    q_now = sim.desired(sim.t)[0]
+    hold = trajectory.SampledTrajectory(np.array([0.0, 1.0]), np.tile(q_now, (2, 1)), np.zeros((2, robot.nv)),
+                                        np.zeros((2, robot.nv)))
+    late = sim.desired(sim.t + 0.3)[0]            # a hold that should have started 0.3 s ago at the then reference
+    shifted = trajectory.SampledTrajectory(hold.t, np.tile(late, (2, 1)), hold.qd, hold.qdd)
+    jump_q, _ = sim.command(shifted, start_time=sim.t - 0.3)
+    assert jump_q == pytest.approx(np.max(np.abs(late - q_now)), rel=1e-9) and jump_q > 1e-3

@@ -73,8 +73,11 @@ class Simulator:
         return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"],
                    SensorNoise.from_profile(robot.profile) if noise else SensorNoise(), seed)
 
-    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> None:
-        """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point."""
+    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> tuple[float, float]:
+        """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point.
+        Returns the step it makes in the reference now (max over joints: rad, rad/s): zero when the
+        command continues what was commanded, as one that arrives before it takes effect does."""
+        q_old, qd_old, _ = self.desired(self.t)
         self._traj = traj
         self._traj_start = self.t if start_time is None else start_time
         # the desired states at the coming steps, interpolated in one call (per-step interpolation
@@ -82,6 +85,8 @@ class Simulator:
         k = np.arange(int(np.ceil((self._traj_start + traj.duration - self.t) / self.dt)) + 2)
         self._grid_t0 = self.t
         self._grid = interpolate(traj, self.t + k * self.dt - self._traj_start)
+        q_new, qd_new, _ = self.desired(self.t)
+        return float(np.max(np.abs(q_new - q_old))), float(np.max(np.abs(qd_new - qd_old)))
 
     def hold(self, q=None) -> None:
         self._traj = None

@@ -64,6 +64,11 @@ class ExcitationPlannerNode(Node):
         # this process certifies holds and braking plans; the worker process plans and certifies the rest
         self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert))
         self.worker = PlanWorkerProcess(self.robot, self.settings, cert)
+        self.command_margin_s = declare(self, "command_margin_s", 0.03,
+                                        "a command is sent only this long or more before it takes effect (time "
+                                        "for transport to the controller), s; a later one is withheld and the "
+                                        "arm brakes on what was sent")
+        self.min_command_slack = np.inf     # smallest (takes effect - sent) so far, s
         self.clock_stall_s = declare(self, "clock_stall_s", 2.0,
                                      "wall-clock seconds without the ROS clock advancing that count as a stopped "
                                      "clock (a fault; only possible with use_sim_time)")
@@ -175,9 +180,20 @@ class ExcitationPlannerNode(Node):
             self.say()
 
     def send(self, cmd) -> None:
+        """Publish ``cmd`` if it reaches the controller ``command_margin_s`` before it takes effect;
+        otherwise withhold it (the arm brakes on what was sent: certified, ending at rest)."""
         if cmd is None:
             return
-        t_from = min(cmd.t_from, self.now() - BACKDATE_S)
+        now = self.now()
+        slack = cmd.takes_effect - now
+        self.min_command_slack = min(self.min_command_slack, slack)
+        if slack < self.command_margin_s:
+            self.drops.event(f"command_withheld_late.{cmd.kind}")
+            self.rh.withdraw(cmd, f"it would take effect {slack * 1000:.0f} ms after it is sent, less than the "
+                                  f"{self.command_margin_s * 1000:.0f} ms margin")
+            self.say()
+            return
+        t_from = min(cmd.t_from, now - BACKDATE_S)
         t, q, qd, qdd = self.rh.sample(t_from, cmd.t_to, float(self.point_hz))
         msg = JointTrajectory()
         s_to_stamp(t_from, msg.header.stamp)

@@ -61,6 +61,10 @@ class SimRobotNode(Node):
         self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self.drops = DropCounter(self)
+        self.jump_tolerance = (declare(self, "jump_tolerance_rad", 1e-3, "a command stepping the reference by more "
+                                       "than this is counted (event.command_reference_jump), rad"),
+                               declare(self, "jump_tolerance_rad_s", 1e-2, "as jump_tolerance_rad, for velocity, rad/s"))
+        self.max_jump = np.zeros(2)
         sensor_qos = RELIABLE_SENSOR_QOS if declare(
             self, "reliable_sensor_streams", False,
             "publish joint states and wrench reliably (a driver publishes best effort), for subscribers that "
@@ -134,7 +138,15 @@ class SimRobotNode(Node):
         # command stamped in the past continues exactly where the previous one was, whatever the latency
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         start = stamp - self.t0_stamp if stamp > 0 else None
-        self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")), start_time=start)
+        jump_q, jump_qd = self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")),
+                                           start_time=start)
+        self.max_jump = np.maximum(self.max_jump, (jump_q, jump_qd))
+        if jump_q > self.jump_tolerance[0] or jump_qd > self.jump_tolerance[1]:
+            # what a late command does to a joint_trajectory_controller: the reference steps
+            self.drops.event("command_reference_jump")
+            self.get_logger().warning(f"a command made the reference step by {jump_q:.4f} rad, {jump_qd:.4f} rad/s "
+                                      f"(it arrived after it took effect); largest so far {self.max_jump[0]:.4f} rad, "
+                                      f"{self.max_jump[1]:.4f} rad/s")
         self.drops.ok()
 
     def start(self) -> None:

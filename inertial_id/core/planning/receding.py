@@ -32,6 +32,7 @@ falls by less than ``stop_shrink`` over ``stop_patience`` plans, or after ``max_
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import comb
@@ -94,11 +95,16 @@ class Segment:
 
 @dataclass(frozen=True)
 class Command:
-    """Send the reference on [t_from, t_to], stamped to start at t_from."""
+    """Send the reference on [t_from, t_to], stamped to start at t_from. Before ``takes_effect`` it
+    repeats what was sent before; a command that cannot reach the controller before then must not be
+    sent (:meth:`RecedingHorizon.withdraw`). ``kind``: 'first' (first plan), 'next' (next plan) or
+    'brake' (a fault or stop)."""
 
     t_from: float
     t_to: float
     reason: str
+    takes_effect: float = -np.inf
+    kind: str = "brake"
 
 
 @dataclass
@@ -143,6 +149,9 @@ class RecedingHorizon:
         self._final_state = "done"
         self._final_message = "done"
         self._time_budget_end = np.inf
+        self._before = None                        # the timeline as last sent (withdraw)
+        self.brake_compute_s = 0.0                 # wall time the last braking plan took to certify
+        self._first_request: PlanRequest | None = None
 
     # --- inputs ----------------------------------------------------------------------------------
 
@@ -212,7 +221,9 @@ class RecedingHorizon:
         """Certify holding still at the start position; on success request the first plan."""
         q = self._q_start
         hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
+        started = time.perf_counter()
         cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
+        self.brake_compute_s = time.perf_counter() - started     # what a braking plan will cost, at first
         self.last_certificate = cert
         self._hold_box = (self.lower.copy(), self.upper.copy())
         if not cert.certified:
@@ -253,6 +264,7 @@ class RecedingHorizon:
         p = self.pending
         if p is None or p.id != request_id:
             return None
+        self._snapshot()
         self.pending = None
         if p.switch_time is None:                       # the first plan, from rest
             if self._stale:                             # not moving on stale data: plan again
@@ -269,9 +281,10 @@ class RecedingHorizon:
                 self.message = f"not moving: no exciting plan certified from rest ({result.reason})"
                 return None
             start = t + self.settings.command_lead_s
+            self._first_request = p.request
             self.segments = [Segment(start, result.plan, "excite", result.certificate)]
             self._accepted(start)
-            return Command(start, self.end_time, "first plan")
+            return Command(start, self.end_time, "first plan", takes_effect=start, kind="first")
         self.cycles += 1
         late = t + self.settings.command_lead_s > p.switch_time
         if late or not result.certified:
@@ -282,7 +295,7 @@ class RecedingHorizon:
         self.segments = [s for s in self.segments if s.start <= p.switch_time]
         self.segments.append(Segment(p.switch_time, result.plan, "excite", result.certificate))
         self._accepted(p.switch_time)
-        return Command(t, self.end_time, "next plan")
+        return Command(t, self.end_time, "next plan", takes_effect=p.switch_time, kind="next")
 
     def tick(self, t: float, joint_state_age_s: float | None = None, measured=None) -> Command | None:
         """Periodic check at time ``t``: stale joint states, tracking error of ``measured`` =
@@ -333,34 +346,61 @@ class RecedingHorizon:
         return ""
 
     def fault(self, t: float, reason: str, final_state: str = "failed") -> Command | None:
-        """Brake now: a certified braking plan from the desired state ``command_lead_s`` ahead, or
-        the executing plan's own braking tail."""
+        """Brake now: a certified braking plan from the desired state ``command_lead_s`` plus twice
+        the wall time the last certification took ahead (wall seconds: conservative on a simulation
+        running slower than real time), or the executing plan's own braking tail."""
         if self.state not in ("executing", "braking", "planning"):
             return None
+        self._snapshot()
         self.pending = None
         self._final_state = final_state
         if self.state == "planning":
             self.state, self.message = final_state, f"{reason}: not moving"
             self._final_message = self.message
             return None
-        t_b = t + self.settings.command_lead_s
+        # the braking plan starts after the time certifying it took last time (x 2), so that its
+        # command still arrives before it takes effect on a loaded machine
+        t_b = t + self.settings.command_lead_s + 2.0 * self.brake_compute_s
         q, qd, qdd = self.reference(t_b)
         active_end = self._active(t_b).end
+        started = time.perf_counter()
         if np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_b >= active_end:
             self._set_braking(f"{reason}: at rest")
             self.segments = [s for s in self.segments if s.start <= t_b]
-            return Command(t, self.end_time, reason)
+            return Command(t, self.end_time, reason, takes_effect=t_b)
         for duration in self._brake_durations(active_end - t_b):
             plan = BezierPlan.from_state(q, qd, qdd, self._brake_points(q, qd, qdd, duration), duration)
             cert = self.certify(self.robot, self.cert_settings, plan, self.lower, self.upper)
+            self.brake_compute_s = time.perf_counter() - started
             if cert.certified:
                 self.segments = [s for s in self.segments if s.start < t_b]
                 self.segments.append(Segment(t_b, plan, "brake", cert))
                 self._set_braking(f"{reason}: braking on a certified {duration:.2f} s plan")
-                return Command(t, self.end_time, reason)
+                return Command(t, self.end_time, reason, takes_effect=t_b)
         self.segments = [s for s in self.segments if s.start <= t_b]
         self._set_braking(f"{reason}: braking on the executing plan (no shorter braking plan certified)")
-        return Command(t, self.end_time, reason)
+        return Command(t, self.end_time, reason, takes_effect=t_b)
+
+    def withdraw(self, cmd: Command, why: str) -> None:
+        """``cmd`` was not sent (it would have reached the controller after ``takes_effect``): the
+        timeline goes back to what was sent, which is certified and ends at rest, and the arm brakes
+        on it; a first plan is planned again from rest."""
+        segments, plans, F_prev, scheduled, state = self._before
+        self.segments, self.plans, self.F_prev, self._scheduled = segments, plans, F_prev, scheduled
+        self.pending = None
+        if cmd.kind == "first":
+            self.state = state
+            self.pending = _Pending(next(self._ids), self._first_request, None)
+            self.message = f"first plan withheld ({why}): planning again"
+        elif cmd.kind == "next":
+            self.fallbacks += 1
+            self._brake_on_executing(f"next plan withheld ({why}): braking on the executing plan")
+        else:       # the fault stands (its final state is kept); only its braking plan is not used
+            self._set_braking(f"{cmd.reason}: braking command withheld ({why}): braking on the executing plan")
+
+    def _snapshot(self) -> None:
+        """The timeline as last sent, for :meth:`withdraw`."""
+        self._before = (list(self.segments), self.plans, self.F_prev.copy(), self._scheduled, self.state)
 
     def stop(self, t: float, reason: str = "stop requested") -> Command | None:
         return self.fault(t, reason, final_state="done")
