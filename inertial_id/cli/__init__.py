@@ -9,7 +9,8 @@ import sys
 
 # Subcommand modules, in the order they are listed by --help.
 COMMANDS = ("demo", "launch", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study",
-            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "report")
+            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "report",
+            "security_policy")
 
 
 class UserError(Exception):

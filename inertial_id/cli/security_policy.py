@@ -1,0 +1,38 @@
+"""``inertial-id security-policy --robot R --out policy.xml``: the SROS2 access-control policy of the
+node suite on a robot profile (one enclave per node under /inertial_id/, allowing exactly the
+topics and services it uses, and an operator enclave that alone may call ~/start, ~/stop, ~/reset
+and ~/end_streams). Turn it into a keystore's permissions with ``ros2 security generate_artifacts``
+(README: Security)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import UserError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("security-policy", help="write the SROS2 policy of the node suite", description=__doc__)
+    p.add_argument("--robot", default="kinova_gen3", help="robot profile (name or YAML path)")
+    p.add_argument("--no-sim", action="store_true", help="without the simulated arm (a real robot's driver instead)")
+    p.add_argument("--callers", default="operator", help="comma-separated enclaves allowed to call the command services")
+    p.add_argument("--out", default="-", help="policy file to write ('-': stdout)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..core.model import load_robot
+    from ..core.security_policy import policy_xml
+    from .common import str_list
+    callers = str_list(args.callers)
+    if not callers or not all(c.replace("_", "").isalnum() for c in callers):
+        raise UserError("--callers: enclave names of letters, digits and '_'")
+    text = policy_xml(load_robot(args.robot), sim=not args.no_sim, callers=callers)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        if Path(args.out).is_dir():
+            raise UserError(f"--out '{args.out}' is a folder")
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,85 @@
+"""The SROS2 access-control policy of the node suite for one robot profile: which topics each node
+may publish and subscribe to and which services it may offer or call, as an ``sros2`` policy file
+(format 0.2.0, one enclave per node under ``/inertial_id/``).
+
+With DDS-Security enabled (``ROS_SECURITY_ENABLE=true``, ``ROS_SECURITY_STRATEGY=Enforce``) and the
+keystore's permissions generated from this policy, a participant without a certificate of the
+keystore cannot join the domain, and an enclave can only write what its node writes: only the
+estimator's enclave can publish ``inertial_estimate``, only the planner's can publish trajectories,
+and ``~/start``, ``~/stop``, ``~/reset`` and ``~/end_streams`` can be called only from the enclaves
+listed in ``callers`` (by default the operator's enclave ``/inertial_id/operator``).
+
+ROS-free: names only. :func:`node_interfaces` is what each node declares (checked against the live
+graph by the tests), :func:`policy_xml` the file ``sros2`` turns into permissions.
+"""
+from __future__ import annotations
+
+from xml.sax.saxutils import escape
+
+# what every rclpy node uses: logging, parameter events and the parameter/type-description services
+COMMON_PUBLISH = ("/rosout", "/parameter_events")
+COMMON_SUBSCRIBE = ("/parameter_events",)
+COMMON_SERVICES = ("describe_parameters", "get_parameter_types", "get_parameters", "list_parameters",
+                   "set_parameters", "set_parameters_atomically", "get_type_description")
+ENCLAVE_ROOT = "/inertial_id"
+OPERATOR = "operator"
+
+
+def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, ...]]]:
+    """node -> {"publish", "subscribe", "services"} (absolute topic names; the node's own services
+    by their short name) of the suite's nodes on ``robot``'s profile, ``sim_robot`` included when
+    ``sim`` (it stands for the driver: it publishes every stream the profile's driver section names)."""
+    sensing = robot.sensing
+    controller = robot.profile["controller"]["topic"]
+    joint_states = sensing["joint_states_topic"]
+    builder_in = [joint_states] + ([sensing["wrench_topic"]] if sensing.get("wrench_topic") else [])
+    nodes = {
+        "regressor_builder": {"publish": ("/regressor_samples", "/diagnostics"),
+                              "subscribe": tuple(builder_in) + ("/clock",), "services": ()},
+        "estimator": {"publish": ("/inertial_estimate", "/inertial_estimate/markers", "/diagnostics"),
+                      "subscribe": ("/regressor_samples", "/clock"), "services": ("reset",)},
+        "excitation_planner": {"publish": (controller, "/excitation_status", "/diagnostics"),
+                               "subscribe": (joint_states, "/inertial_estimate", "/clock"),
+                               "services": ("start", "stop")},
+    }
+    if sim:
+        from .driver_streams import DriverEmulator
+        streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
+        nodes["sim_robot"] = {"publish": streams + ("/sim/payload_truth", "/clock", "/diagnostics"),
+                              "subscribe": (controller,), "services": ("end_streams",)}
+    return {name: {k: tuple(dict.fromkeys(v)) for k, v in d.items()} for name, d in nodes.items()}
+
+
+def callable_services(robot, sim: bool = True) -> tuple[str, ...]:
+    """Absolute names of the suite's command services (what an operator may call)."""
+    return tuple(f"/{node}/{s}" for node, d in node_interfaces(robot, sim).items() for s in d["services"])
+
+
+def _topics(kind: str, names) -> str:
+    items = "".join(f"\n          <topic>{escape(n)}</topic>" for n in names)
+    return f'\n        <topics {kind}="ALLOW">{items}\n        </topics>' if names else ""
+
+
+def _services(kind: str, names) -> str:
+    items = "".join(f"\n          <service>{escape(n)}</service>" for n in names)
+    return f'\n        <services {kind}="ALLOW">{items}\n        </services>' if names else ""
+
+
+def policy_xml(robot, sim: bool = True, callers=(OPERATOR,)) -> str:
+    """The ``sros2`` policy (``ros2 security generate_artifacts -p FILE``): an enclave per node
+    allowing exactly its interfaces, and an enclave per name in ``callers`` (an operator's tool)
+    allowed to call the command services and to read the estimates and the planner's status."""
+    enclaves = []
+    for node, d in node_interfaces(robot, sim).items():
+        own = tuple(f"~{s}" for s in d["services"] + COMMON_SERVICES)
+        enclaves.append((node, node, _topics("publish", COMMON_PUBLISH + d["publish"])
+                         + _topics("subscribe", COMMON_SUBSCRIBE + d["subscribe"]) + _services("reply", own)))
+    for caller in callers:
+        enclaves.append((caller, caller, _topics("publish", COMMON_PUBLISH)
+                         + _topics("subscribe", COMMON_SUBSCRIBE + ("/inertial_estimate", "/excitation_status",
+                                                                     "/diagnostics"))
+                         + _services("request", callable_services(robot, sim))))
+    body = "".join(f'\n    <enclave path="{ENCLAVE_ROOT}/{name}">\n      <profiles>\n'
+                   f'      <profile ns="/" node="{node}">{rules}\n      </profile>\n      </profiles>\n    </enclave>'
+                   for name, node, rules in enclaves)
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n<policy version="0.2.0">\n  <enclaves>{body}\n  </enclaves>\n</policy>\n'
