@@ -407,3 +407,15 @@ def test_stale_joint_states_before_moving_delay_the_start(setup):
     rh.tick(0.8, joint_state_age_s=0.01)
     assert rh.offer(0.9, rid2, exciting_result(req2, settings)) is not None
     assert rh.state == "executing"
+
+
+def test_sampled_commands_end_exactly_at_rest(setup):
+    """Every command ends at the end of the timeline with velocity and acceleration exactly zero,
+    whatever the span (joint_trajectory_controller refuses a non-zero end velocity by default)."""
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    for t_from in (0.0, 0.0037, 0.1234567, rh.segments[-1].start - 0.00123):
+        t, q, qd, qdd = rh.sample(t_from, rh.end_time, 100.0)
+        assert t[-1] == rh.end_time - t_from and np.all(np.diff(t) > 0)
+        assert np.all(qd[-1] == 0.0) and np.all(qdd[-1] == 0.0)
+        assert np.max(np.abs(qd[-2])) < 0.05          # it was coming to rest anyway

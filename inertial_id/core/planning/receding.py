@@ -424,9 +424,13 @@ class RecedingHorizon:
         return self._active(t).evaluate(t)
 
     def sample(self, t_from: float, t_to: float, hz: float):
-        """Times (relative to t_from) and (q, qd, qdd) of the reference on [t_from, t_to]."""
-        t = np.arange(0.0, t_to - t_from + 0.5 / hz, 1.0 / hz)
-        t[-1] = min(t[-1], t_to - t_from)
+        """Times (relative to t_from) and (q, qd, qdd) of the reference on [t_from, t_to]; the last
+        sample is at t_to exactly, and at the end of the timeline (at rest) its velocity and
+        acceleration are exactly zero (joint_trajectory_controller refuses any other end by default)."""
+        span = t_to - t_from
+        t = np.arange(0.0, span + 0.5 / hz, 1.0 / hz)
+        t = t[t < span - 1e-9 * max(1.0, span)]
+        t = np.append(t, span)
         out = [np.empty((t.size, self.robot.nv)) for _ in range(3)]
         for s, nxt in zip(self.segments, self.segments[1:] + [None]):
             mask = (t_from + t >= s.start) if s is not self.segments[0] else np.ones(t.size, bool)
@@ -435,6 +439,8 @@ class RecedingHorizon:
             if mask.any():
                 for k, v in enumerate(s.plan.evaluate(t_from + t[mask] - s.start)):
                     out[k][mask] = v
+        if t_to >= self.end_time:
+            out[1][-1], out[2][-1] = 0.0, 0.0
         return t, out[0], out[1], out[2]
 
     @property
