@@ -132,7 +132,7 @@ def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
             run.status_t = _seconds_from(st.t, t0 if t0 is not None else st.t[0])
             run.status_state = list(st.state)
             run.margins = executing_margins(st.state, {k: getattr(st, k) for k in MARGINS})
-            run.planner_outcome = f"{st.state[-1]}: {st.message[-1]}".rstrip(": ")
+            run.planner_outcome = st.state[-1] + (f": {st.message[-1]}" if st.message[-1] else "")
     run.summary.update({"rows source": info["source"], "samples": int(result.samples_used)})
     return run
 
@@ -226,7 +226,7 @@ def _zoom_on_final(ax, values) -> None:
     if not v.size:
         return
     lo, hi = v.min(), v.max()
-    span = max(hi - lo, 1e-3 * max(abs(lo), abs(hi)), 1e-12)
+    span = max(hi - lo, 1e-12 * max(abs(lo), abs(hi)), 1e-15)
     ax.set_ylim(lo - 0.6 * span, hi + 0.6 * span)
 
 
@@ -299,7 +299,7 @@ def plot_residuals(run: RunData):
     ax.hist(np.log10(np.maximum(a, 1e-6)), bins=60, color="tab:blue")
     ax.axvline(0.0, color="r", linewidth=1.0)
     ax.set_xlabel("log10(|residual| / error bound)")
-    ax.set_ylabel("rows")
+    ax.set_ylabel("rows (count)")
     ax.set_title(f"{a.size - inside} rows right of the red line (outside their bound)", fontsize=9)
     return fig
 
