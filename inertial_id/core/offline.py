@@ -107,7 +107,8 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
     ``wrenches`` as ``(t_w, w)`` when the profile uses wrench rows). Each joint sample gets the
     wrench interpolated at its stamp, as the builder pairs them (tolerance: ``wrench_max_gap_s``,
     default from the profile's ``sensing.wrench_hz``); samples that cannot be paired are dropped and
-    counted by reason in ``counts`` (also ``paired``, ``interpolated``). Yields
+    counted by reason in ``counts`` (also ``paired``, ``interpolated``, and ``accepted``: samples
+    that entered the row builder). Yields
     :class:`~.row_builder.RowMessage`."""
     builder = SampleRows.from_profile(robot, kinds)
     use_wrench = builder.rows.use_wrench and builder.need_rows
@@ -134,7 +135,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
                                    None if w is None else w[chunk], None if extra is None else extra[chunk])
         for reason, _ in pushed.drops:
             counts[reason] = counts.get(reason, 0) + 1
-        counts["samples_used"] = counts.get("samples_used", 0) + pushed.accepted
+        counts["accepted"] = counts.get("accepted", 0) + pushed.accepted
         yield from pushed.messages
         if progress is not None:
             progress(t[chunk].size)
