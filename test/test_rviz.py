@@ -73,9 +73,11 @@ def test_marker_array_message_in_the_estimate_frame():
                                                                      markers.TEXT_VIEW_FACING)
     truth = payload_params("dumbbell_5lb")
     msg = marker_array(Header(frame_id="end_effector_link"), truth, truth - 0.01, truth + 0.01)
-    assert len(msg.markers) == 4
+    assert len(msg.markers) == 5
     assert {m.header.frame_id for m in msg.markers} == {"end_effector_link"}
-    assert all(m.action == Marker.ADD for m in msg.markers)
+    # the previous estimate's markers are cleared first, then this estimate's are added
+    assert msg.markers[0].action == Marker.DELETEALL
+    assert all(m.action == Marker.ADD for m in msg.markers[1:])
     sphere = next(m for m in msg.markers if m.type == Marker.SPHERE)
     assert sphere.pose.position.x == pytest.approx(truth[1] / truth[0])
 
@@ -91,5 +93,9 @@ def test_rviz_config_shows_the_estimate_markers_in_the_payload_frame():
     # the estimator publishes markers reliable and volatile: the display must subscribe compatibly
     assert marker_display["Topic"]["Reliability Policy"] in ("Reliable", "Best Effort")
     assert marker_display["Topic"]["Durability Policy"] == "Volatile"
-    # the markers are in the payload frame, and nothing needs TF to place them there
-    assert manager["Global Options"]["Fixed Frame"] == load_robot("kinova_gen3").payload_frame
+    # the fixed frame is the Gen3's base (the file's default; `-f` gives another robot's), the
+    # markers in the payload frame reach it through /tf, the robot model comes latched
+    assert manager["Global Options"]["Fixed Frame"] == load_robot("kinova_gen3").profile["frames"]["base"]
+    model = displays["rviz_default_plugins/RobotModel"]
+    assert model["Description Source"] == "Topic" and model["Description Topic"]["Value"] == "/robot_description"
+    assert model["Description Topic"]["Durability Policy"] == "Transient Local"

@@ -9,7 +9,10 @@ All markers are in the frame the parameters are expressed in (the profile's payl
   (``h_i / m`` over the box; needs a positive lower mass bound);
 - ``text/0`` the mass with its interval, above the centre of mass.
 
-Types and actions use the values of visualization_msgs/Marker.
+Types and actions use the values of visualization_msgs/Marker. Every MarkerArray starts with a
+DELETEALL and then adds the markers of the newest estimate under fixed (ns, id): a marker that no
+longer applies (the bounds box once the mass interval reaches 0, everything for an unusable estimate)
+disappears instead of staying on screen with stale content.
 """
 from __future__ import annotations
 

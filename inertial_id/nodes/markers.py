@@ -7,8 +7,11 @@ from ..core.markers import payload_markers
 
 
 def marker_array(header, estimate, lower=None, upper=None) -> MarkerArray:
-    """The payload markers of one estimate, in ``header.frame_id`` (the estimate's frame)."""
-    out = MarkerArray()
+    """The payload markers of one estimate, in ``header.frame_id`` (the estimate's frame), after a
+    DELETEALL that clears the previous estimate's (none are added for an unusable estimate)."""
+    clear = Marker()
+    clear.header, clear.action = header, Marker.DELETEALL
+    out = MarkerArray(markers=[clear])
     for spec in payload_markers(estimate, lower, upper):
         mk = Marker()
         mk.header = header

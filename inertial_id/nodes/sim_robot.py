@@ -38,21 +38,24 @@ class SimRobotNode(Node):
         prof = self.robot.profile
         payload = declare(self, "payload", prof.get("payload", {}).get("sim", "dumbbell_5lb"),
                           "payload the simulated arm carries (name in config/payloads.yaml)")
-        self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second (at most)")
+        self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second (at most)",
+                           low=1e-3, high=1e3)
         # /clock: the other nodes (use_sim_time) then run on the simulation's time, so a machine too
         # slow for real time slows the whole suite down instead of making the arm look dead
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", 10) if declare(
             self, "publish_clock", False, "publish the simulated time on /clock (for nodes with use_sim_time)") \
             else None
-        clock_hz = declare(self, "clock_hz", 200.0, "rate of /clock messages when publish_clock, Hz")
+        clock_hz = declare(self, "clock_hz", 200.0, "rate of /clock messages when publish_clock, Hz",
+                           low=1.0, high=1e5)
         self.next_clock_s = 0.0
         self.clock_period_s = 1.0 / clock_hz
-        seed = declare(self, "seed", 0, "seed of the sensor noise")
+        seed = declare(self, "seed", 0, "seed of the sensor noise", low=0)
         # The simulator stands in for the robot's driver: same topics, rate and frame names.
         sensing = self.robot.sensing
         publish_hz = declare(self, "publish_hz", float(prof["sim"]["step_hz"]),
                              "rate at which the driver emulation is asked what is due, Hz: the step rate, so that "
-                             "every stream of the profile's driver section publishes at its own rate and phase")
+                             "every stream of the profile's driver section publishes at its own rate and phase",
+                             low=1e-3, high=1e6)
         extra = declare(self, "extra_joints", "", "comma-separated joints the driver also reports "
                         "(e.g. a gripper's), published at rest before the arm's joints")
         self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
@@ -62,8 +65,8 @@ class SimRobotNode(Node):
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self.drops = DropCounter(self)
         self.jump_tolerance = (declare(self, "jump_tolerance_rad", 1e-3, "a command stepping the reference by more "
-                                       "than this is counted (event.command_reference_jump), rad"),
-                               declare(self, "jump_tolerance_rad_s", 1e-2, "as jump_tolerance_rad, for velocity, rad/s"))
+                                       "than this is counted (event.command_reference_jump), rad", low=0.0),
+                               declare(self, "jump_tolerance_rad_s", 1e-2, "as jump_tolerance_rad, for velocity, rad/s", low=0.0))
         self.max_jump = np.zeros(2)
         sensor_qos = RELIABLE_SENSOR_QOS if declare(
             self, "reliable_sensor_streams", False,
@@ -84,17 +87,20 @@ class SimRobotNode(Node):
                                physically_consistent=True, bounds_guaranteed=True, data_consistent=True)
         msg.header.frame_id = self.robot.payload_frame
         truth_pub.publish(msg)
+        from .robot_state import RobotStatePublisher
+        self.robot_state = RobotStatePublisher(self, self.robot)   # /robot_description, /tf for RViz
         self.create_subscription(JointTrajectory, prof["controller"]["topic"], self.on_trajectory, RELIABLE_QOS)
         # A real driver publishes from power-on, whoever listens. A run that compares a recording
         # with what its nodes consumed (demo --record) holds the simulation until every consumer
         # has matched, so that all of them see the same stream from its first sample.
         self.awaited = [(self.pub_js, declare(self, "wait_for_joint_state_subscribers", 0,
                                               "hold the simulation clock and publish nothing until the JointState "
-                                              "publisher has this many matched subscriptions (0: start at once)"))]
+                                              "publisher has this many matched subscriptions (0: start at once)",
+                                              low=0, high=1000))]
         if self.pub_wrench is not None:
             self.awaited.append((self.pub_wrench, declare(
                 self, "wait_for_wrench_subscribers", 0,
-                "as wait_for_joint_state_subscribers, for the wrench publisher")))
+                "as wait_for_joint_state_subscribers, for the wrench publisher", low=0, high=1000)))
         self.started = self.ended = False
         self.create_service(Trigger, "~/end_streams", self.on_end_streams)
         if any(n > 0 for _, n in self.awaited):
@@ -210,6 +216,7 @@ class SimRobotNode(Node):
             for s in self._driver.model.joint_states:
                 if s.topic not in self._driver_pubs:
                     self._driver_pubs[s.topic] = self.create_publisher(JointState, s.topic, self.pub_js.qos_profile)
+        self.robot_state.update(self.t0_stamp + m.t, m.q)
         for o in self._driver.outputs(m):
             if isinstance(o, JointStateOut):
                 js = JointState()
