@@ -1,7 +1,9 @@
-"""``inertial-id report RUN.json|BAG --out DIR``: PNG plots and an index.html of a run: bounds over
-time per parameter, residuals, condition number, joint trajectories against the limits, planner
-margins (each when the input has the data). A bag is read with the profile ``--robot``; a JSON
-result of ``demo`` or ``estimate`` gives the bounds it holds."""
+"""``inertial-id report RUN.json|BAG --out DIR``: an index.html (robot, payload frame, outcome,
+planner outcome, final intervals with units and truth inside/outside) and PNG plots of a run: bounds
+over time per parameter, residuals over their bound, condition number, joint trajectories and
+measured torques against the limits, planner margins while executing (each when the input has the
+data). A bag is read with the profile ``--robot``; a JSON result of ``demo`` or ``estimate`` gives
+the bounds and the history it holds."""
 from __future__ import annotations
 
 import sys
