@@ -9,11 +9,19 @@ from collections import Counter
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.model import Robot, load_robot
+from ..core.profile import ProfileError
+
+
+
+class ParameterError(ProfileError):
+    """A node parameter of the wrong type or out of its range: the node ends with one line on
+    stderr and exit code 2 (:func:`run_node`)."""
+
 
 # High-rate sensor inputs: best effort like qos_profile_sensor_data, with a deeper queue so that
 # bursts (a driver publishing several samples at once) are not lost to a momentarily busy node.
@@ -31,14 +39,67 @@ LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
                          depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def declare(node: Node, name: str, default, description: str, read_only: bool = True):
-    """Declare a parameter with its default and description; return its value.
+_TYPE_NAMES = {bool: "a boolean (true or false)", int: "an integer", float: "a floating-point number (e.g. 2.0)",
+               str: "a string"}
+_FLOAT_MAX = sys.float_info.max
+_INT64 = (-2**63, 2**63 - 1)
 
-    Parameters are read once, at start-up; they are declared read-only so that a ``ros2 param set``
-    is refused instead of silently ignored. A node that applies a change at run time declares it
-    with ``read_only=False`` and registers a callback."""
-    descriptor = ParameterDescriptor(description=description, read_only=read_only)
-    return node.declare_parameter(name, default, descriptor).value
+
+def parameter_descriptor(name: str, default, description: str, read_only: bool = True,
+                         low=None, high=None, choices=()) -> ParameterDescriptor:
+    """The descriptor of a parameter: its description, a FloatingPointRange / IntegerRange when
+    ``low`` or ``high`` is given (inclusive), the allowed strings in ``additional_constraints``."""
+    descriptor = ParameterDescriptor(name=name, description=description, read_only=read_only)
+    if isinstance(default, float) and (low is not None or high is not None):
+        descriptor.floating_point_range = [FloatingPointRange(
+            from_value=float(-_FLOAT_MAX if low is None else low), to_value=float(_FLOAT_MAX if high is None else high),
+            step=0.0)]
+    elif isinstance(default, int) and not isinstance(default, bool) and (low is not None or high is not None):
+        descriptor.integer_range = [IntegerRange(from_value=int(_INT64[0] if low is None else low),
+                                                 to_value=int(_INT64[1] if high is None else high), step=1)]
+    if choices:
+        descriptor.additional_constraints = "one of: " + ", ".join(repr(c) for c in choices)
+    return descriptor
+
+
+def _expected(default, low, high, choices) -> str:
+    if choices:
+        return "one of " + ", ".join(repr(c) for c in choices)
+    text = _TYPE_NAMES.get(type(default), type(default).__name__)
+    low, high = (None if v is None else f"{v:d}" if isinstance(v, int) else f"{v:g}" for v in (low, high))
+    if low is not None and high is not None:
+        return f"{text} in [{low}, {high}]"
+    if low is not None:
+        return f"{text} >= {low}"
+    return f"{text} <= {high}" if high is not None else text
+
+
+def declare(node: Node, name: str, default, description: str, read_only: bool = True, *,
+            low=None, high=None, choices=()):
+    """Declare a parameter with its default, description, type and range; return its value.
+
+    The type is the default's (a float default takes ``low``/``high`` as a FloatingPointRange, an
+    int default as an IntegerRange, both inclusive); ``choices`` lists the strings allowed. A value
+    of another type, out of range or not among the choices is a :class:`ParameterError` (the node
+    ends with one line and exit code 2). Parameters are read once, at start-up; they are declared
+    read-only so that a ``ros2 param set`` is refused instead of silently ignored. A node that
+    applies a change at run time declares it with ``read_only=False`` and registers a callback."""
+    from rclpy.exceptions import ParameterException
+    if isinstance(default, int) and not isinstance(default, bool) and isinstance(low if low is not None else high, float):
+        default = float(default)        # a float range given to a profile number written without a decimal point
+    descriptor = parameter_descriptor(name, default, description, read_only, low, high, choices)
+    try:
+        value = node.declare_parameter(name, default, descriptor).value
+    except ParameterException:
+        given = getattr(node, "_parameter_overrides", {}).get(name)
+        shown = f"{given.value!r}" if given is not None else "the value given"
+        if given is not None and isinstance(default, float) and type(given.value) is int:
+            shown += f" (an integer: write {given.value}.0)"
+        raise ParameterError(f"parameter {name}: expected {_expected(default, low, high, choices)}, got {shown}") \
+            from None
+    if choices and value not in choices:
+        raise ParameterError(f"parameter {name}: expected {_expected(default, low, high, choices)}, got {value!r}")
+    return value
 
 
 def declare_robot(node: Node) -> Robot:
@@ -126,7 +187,7 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
         try:
             node = node_class()
         except ProfileError as exc:
-            print(f"{node_class.__name__}: {exc}", file=sys.stderr)
+            print(f"{node_class.__name__}: {exc}", file=sys.stderr, flush=True)
             return 2
         if threads > 1:     # callbacks in separate callback groups run while another one computes
             from rclpy.executors import MultiThreadedExecutor

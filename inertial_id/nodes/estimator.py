@@ -58,20 +58,26 @@ class EstimatorNode(Node):
         self.robot = declare_robot(self)
         profile_method = self.robot.profile.get("identification", {}).get("method", "lmi")
         self.method = declare(self, "method", profile_method,
-                              f"estimation method: {' | '.join(METHODS)}; empty: the profile's") or profile_method
+                              f"estimation method: {' | '.join(METHODS)}; empty: the profile's",
+                              choices=("", *METHODS)) or profile_method
         self.max_rows = declare(self, "max_bound_rows", 0,
-                                "most rows in one bounds LP (0: 3000 per-sample rows, 300 kept momentum rows)")
+                                "most rows in one bounds LP (0: 3000 per-sample rows, 300 kept momentum rows)",
+                                low=0, high=10**7)
         self.bounds_period = declare(self, "bounds_period_s", 2.0,
                                      "the guaranteed bounds are updated every this much data time (row stamps), s; "
-                                     "rows left over when the stream stops, after as much time without rows")
-        self.publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s")
+                                     "rows left over when the stream stops, after as much time without rows",
+                                     low=1e-3, high=3600.0)
+        self.publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s",
+                                      low=1e-3, high=3600.0)
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
-                                        "rows stamped further ahead of this node's clock are dropped")
+                                        "rows stamped further ahead of this node's clock are dropped",
+                                        low=0.0, high=3600.0)
         state_file = declare(self, "state_file", "default",
                              "where the estimator state is kept across restarts: a path, 'default' "
                              "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
         self.state_max_age = declare(self, "state_max_age_s", 600.0,
-                                     "a saved state older than this belongs to another session: not restored")
+                                     "a saved state older than this belongs to another session: not restored",
+                                     low=0.0)
         self.limits = RowLimits.from_robot(self.robot)
         self.names = params.parameter_names("payload")
         self.drops = DropCounter(self)

@@ -55,8 +55,10 @@ class ExcitationPlannerNode(Node):
         from inertial_id.msg import ExcitationStatus, InertialEstimate
         self.ExcitationStatus = ExcitationStatus
         self.robot = declare_robot(self)
-        self.budget = declare(self, "duration_s", 30.0, "time budget of the exciting motion after a start, s")
-        self.point_hz = declare(self, "point_hz", 100.0, "points per second of the published trajectories")
+        self.budget = declare(self, "duration_s", 30.0, "time budget of the exciting motion after a start, s",
+                              low=0.0, high=86400.0)
+        self.point_hz = declare(self, "point_hz", 100.0, "points per second of the published trajectories",
+                                 low=1.0, high=10000.0)
         topic = declare(self, "joint_states_topic", self.robot.profile["sensing"]["joint_states_topic"],
                         "JointState topic")
         self.settings = PlannerSettings.from_profile(self.robot)
@@ -67,11 +69,11 @@ class ExcitationPlannerNode(Node):
         self.command_margin_s = declare(self, "command_margin_s", 0.03,
                                         "a command is sent only this long or more before it takes effect (time "
                                         "for transport to the controller), s; a later one is withheld and the "
-                                        "arm brakes on what was sent")
+                                        "arm brakes on what was sent", low=0.0, high=10.0)
         self.min_command_slack = np.inf     # smallest (takes effect - sent) so far, s
         self.clock_stall_s = declare(self, "clock_stall_s", 2.0,
                                      "wall-clock seconds without the ROS clock advancing that count as a stopped "
-                                     "clock (a fault; only possible with use_sim_time)")
+                                     "clock (a fault; only possible with use_sim_time)", low=0.01, high=3600.0)
         self.submitted = None
         self.drops = DropCounter(self)
         self.parser = JointStateParser(self.robot, need_effort=False, clock_s=self.now)

@@ -15,7 +15,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
-from ..core.estimators.factory import row_kinds
+from ..core.estimators.factory import METHODS, row_kinds
 from ..core.profile import ProfileError
 from ..core.row_builder import RowMessage, SampleRows
 from .common import KEPT_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
@@ -38,47 +38,54 @@ class RegressorBuilderNode(Node):
                              "build wrench rows from the wrist F/T sensor")
         self.wrench_max_gap = declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
                                       "widest span between two wrench samples that a joint stamp is interpolated "
-                                      "across (default: 1.5 periods at the profile's sensing.wrench_hz)")
+                                      "across (default: 1.5 periods at the profile's sensing.wrench_hz)", low=0.0, high=60.0)
         cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
-                         "causal low-pass on all signals before differencing (0: off)")
+                         "causal low-pass on all signals before differencing (0: off)", low=0.0, high=1e5)
         rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
                                 "the driver's JointState rate: differentiation, and samples missing "
-                                "from the stream (stamp gaps) are counted against it"))
+                                "from the stream (stamp gaps) are counted against it", low=1e-3, high=1e5))
         from ..core.calibration import calibration_of, momentum_window as calibrated_window
         momentum_window = declare(self, "momentum_window", calibrated_window(self.robot, calibration_of(self.robot)),
                                   "samples per momentum window (0: no momentum rows; default: the profile's "
-                                  "momentum_window_s at the robot calibration's rate when it names one)")
+                                  "momentum_window_s at the robot calibration's rate when it names one)",
+                                  low=0, high=10**6)
         profile_method = self.robot.profile["identification"]["method"]
         method = declare(self, "method", profile_method,
                          "form the rows this estimator method consumes ('all': every kind the sensing allows; "
-                         "empty: the profile's)") or profile_method
+                         "empty: the profile's)", choices=("", "all", *METHODS)) or profile_method
         self.stream = SampleRows(self.robot, use_tau, use_wrench, rate_hz, cutoff or None, momentum_window,
-                                 declare(self, "batch_samples", 20, "samples per published RegressorSample message"),
-                                 declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation"),
+                                 declare(self, "batch_samples", 20, "samples per published RegressorSample message",
+                                         low=1, high=10**6),
+                                 declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation",
+                                         low=1e-6, high=60.0),
                                  kinds=None if method == "all" else row_kinds(self.robot, method))
         # rclpy's default executor costs ~0.4 ms of CPU per message here (a 4 kHz driver stream
         # would need 1.5 cores); the events executor about a third of that
         self.executor_kind = declare(self, "executor", "events",
                                      "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, less CPU per "
-                                     "message, for kHz driver streams) or 'single_threaded'")
+                                     "message, for kHz driver streams) or 'single_threaded'",
+                                     choices=("events", "single_threaded"))
         if self.executor_kind not in ("events", "single_threaded"):
             raise ProfileError(f"executor must be 'events' or 'single_threaded', not '{self.executor_kind}'")
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
-                                        "inputs stamped further ahead of this node's clock are dropped")
+                                        "inputs stamped further ahead of this node's clock are dropped",
+                                        low=0.0, high=3600.0)
         self.parser = JointStateParser(self.robot, need_effort=self.stream.needs_effort, clock_s=self.now_s,
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
         self.wrenches = WrenchBuffer(self.wrench_max_gap, wrench_sample_bound(self.robot))   # increasing stamps
         self.wrench_wait = declare(self, "wrench_wait_s", 0.5,
-                                   "longest wall time a joint sample waits for its wrench")
+                                   "longest wall time a joint sample waits for its wrench", low=0.0, high=60.0)
         if use_wrench:
             self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
         self.wrench_order = StampOrder("wrench_stamp_not_increasing")
         self.joint_samples: deque = deque(maxlen=100)
         self.ready: list = []     # (sample, wrench, interpolation bound) in stamp order, not yet formed into rows
         self.process_batch = declare(self, "process_batch", 100,
-                                     "samples formed into rows at once (larger: less CPU per sample, more latency)")
-        self.create_timer(declare(self, "process_period_s", 0.02, "longest a ready sample waits for its batch"),
+                                     "samples formed into rows at once (larger: less CPU per sample, more latency)",
+                                     low=1, high=10**6)
+        self.create_timer(declare(self, "process_period_s", 0.02, "longest a ready sample waits for its batch",
+                                  low=1e-4, high=10.0),
                           self.flush)
         # kept for late joiners: a recorder that starts after this node still records every row
         self.pub = self.create_publisher(RegressorSample, "regressor_samples", KEPT_QOS)
