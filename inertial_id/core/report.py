@@ -475,6 +475,10 @@ def outcome(run: RunData) -> tuple[str, str]:
     return ("ok" if guaranteed else "info"), f"Final intervals are {what} (no truth is known for this run)."
 
 
+SUMMARY_LABELS = {"motion_s": "motion (s)", "mass_error_pct": "mass error (%)", "com_error_mm": "COM error (mm)",
+                  "updates": "bounds updates", "source": "rows source", "bag": "recording"}
+
+
 def summary_html(run: RunData) -> str:
     """The run's facts as a two-column table (values already HTML)."""
     e = html.escape
@@ -484,7 +488,7 @@ def summary_html(run: RunData) -> str:
     if inside is not None:
         rows.append(("truth inside the final interval", f"{_yes_no(inside.all())} ({int(inside.sum())} of {inside.size})"))
     rows.append(("planner outcome", e(run.planner_outcome)))
-    rows += [(str(k), e(f"{v:.4g}" if isinstance(v, float) else str(v))) for k, v in run.summary.items()]
+    rows += [(SUMMARY_LABELS.get(k, k), e(f"{v:.4g}" if isinstance(v, float) else str(v))) for k, v in run.summary.items()]
     body = "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in rows if v)
     return f"<table class='summary'>{body}</table>"
 
