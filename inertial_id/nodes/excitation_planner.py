@@ -9,8 +9,10 @@ over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
   old trajectory), as JointTrajectory points sampled from the Bezier timeline, stamped with the time
   they start; a command is stamped at or before the time it is sent, so a controller honouring the
   stamp continues without a step.
-- Joint states older than ``planner.stale_after_s`` or a tracking error beyond the certified tube
-  brake on a certified braking plan from the current desired state; a new start is needed to move again.
+- Joint states older than ``planner.stale_after_s``, or any sample outside the certified tube
+  (position, velocity, estimated acceleration) or the joint limits, brake on a certified braking plan
+  from the current desired state; a new start is needed to move again. Every sample is checked (at
+  the next 50 Hz tick), in every state after a start, holding still included.
 - One clock: plans, tracking and staleness run on the node's ROS time (``use_sim_time`` follows
   /clock). A clock that stops advancing for ``clock_stall_s`` of wall time (a simulator that died
   or was stopped) is a fault too, seen by a timer on the steady clock.
@@ -22,13 +24,12 @@ over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
 from __future__ import annotations
 
 import time
+from collections import deque
 
 import numpy as np
-from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -38,12 +39,11 @@ from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
+from ..core.profile import ProfileError
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
+from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration
 from .inputs import JointStateParser, Rejected
 
-# Commands: every message matters and none may be replayed to a late joiner.
-COMMAND_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
-                         depth=10, durability=DurabilityPolicy.VOLATILE)
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
@@ -65,7 +65,6 @@ class ExcitationPlannerNode(Node):
         cert = CertifierSettings.from_profile(self.robot)
         # this process certifies holds and braking plans; the worker process plans and certifies the rest
         self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert))
-        self.worker = PlanWorkerProcess(self.robot, self.settings, cert)
         self.command_margin_s = declare(self, "command_margin_s", 0.03,
                                         "a command is sent only this long or more before it takes effect (time "
                                         "for transport to the controller), s; a later one is withheld and the "
@@ -77,7 +76,22 @@ class ExcitationPlannerNode(Node):
         self.submitted = None
         self.drops = DropCounter(self)
         self.parser = JointStateParser(self.robot, need_effort=False, clock_s=self.now)
-        self.pub_traj = self.create_publisher(JointTrajectory, self.robot.profile["controller"]["topic"], COMMAND_QOS)
+        interface = declare(self, "command_interface", "topic",
+                            "how plans reach the controller: 'topic' (JointTrajectory on controller.topic) or "
+                            "'action' (FollowJointTrajectory goals on controller.action, tolerances from the "
+                            "certified tube; a rejected or aborted goal brakes)")
+        controller = self.robot.profile["controller"]
+        if interface not in INTERFACES:
+            raise ProfileError(f"command_interface must be one of {', '.join(INTERFACES)}, not '{interface}'")
+        if interface == "action":
+            if not controller.get("action"):
+                raise ProfileError("command_interface 'action' needs controller.action in the robot profile")
+            self.commands = ActionCommands(self, controller["action"], self.robot.joint_names, self.rh.tube,
+                                           declare(self, "goal_time_tolerance_s", 0.5,
+                                                   "FollowJointTrajectory goal_time_tolerance, s", low=0.0, high=60.0), self.on_controller_fault)
+        else:
+            self.commands = TopicCommands(self, controller["topic"])
+        self.worker = PlanWorkerProcess(self.robot, self.settings, cert)     # once the configuration holds
         self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
         # joint states in a group of their own: they keep arriving (and staleness stays meaningful)
         # while the main group certifies a braking plan or a hold
@@ -87,6 +101,7 @@ class ExcitationPlannerNode(Node):
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
         self.last_js = None          # (receipt, ROS time s; sample)
+        self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         self.last_said = None
         self.clock_seen = (self.now(), time.monotonic())    # (ROS time, wall time it was last seen to advance)
         self.create_timer(0.02, self.tick)
@@ -111,6 +126,7 @@ class ExcitationPlannerNode(Node):
             self.drops.drop(r.reason, r.detail)
             return
         self.last_js = (self.now(), s)
+        self.unchecked.append((s.t, s.q, s.qd))
         self.drops.ok()
 
     def on_estimate(self, msg) -> None:
@@ -153,10 +169,9 @@ class ExcitationPlannerNode(Node):
         age = self.joint_state_age()
         if age is None and rh.state in ("planning", "executing", "braking"):
             age = np.inf
-        measured = None
-        if self.last_js is not None:
-            s = self.last_js[1]
-            measured = (s.t, s.q, s.qd)
+        measured = []             # every sample since the last tick (appended by the other thread)
+        while self.unchecked:
+            measured.append(self.unchecked.popleft())
         self.send(rh.tick(self.now(), age, measured))
         self.say()
 
@@ -202,12 +217,18 @@ class ExcitationPlannerNode(Node):
         msg.joint_names = list(self.robot.joint_names)
         points = []
         for tk, a, b, c in zip(t, q.tolist(), qd.tolist(), qdd.tolist()):
-            sec = int(tk)
-            points.append(JointTrajectoryPoint(positions=a, velocities=b, accelerations=c, time_from_start=Duration(
-                sec=sec, nanosec=min(int(round((tk - sec) * 1e9)), 999_999_999))))
+            points.append(JointTrajectoryPoint(positions=a, velocities=b, accelerations=c,
+                                               time_from_start=duration(tk)))
         msg.points = points
-        self.pub_traj.publish(msg)
+        self.commands.send(msg)
         self.get_logger().info(f"published {len(points)} points from {t_from:.3f} s: {cmd.reason}")
+
+    def on_controller_fault(self, why: str) -> None:
+        """The controller refused or aborted a trajectory: brake (once per motion) and say why."""
+        self.drops.event("controller_fault")
+        if self.rh.state in ("planning", "executing", "braking") and not self.rh.faulted:
+            self.send(self.rh.fault(self.now(), why))
+        self.say()
 
     def destroy_node(self):
         self.worker.close()

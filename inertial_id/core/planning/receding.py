@@ -42,6 +42,7 @@ import numpy as np
 from .bezier import BezierPlan
 from .config import PlannerSettings
 from .excitation import PayloadExcitation
+from .monitor import TubeMonitor
 from .optimizer import PlanRequest, PlanResult, cached_certify, tube_margins
 
 FIRST_PLAN_DEADLINE_FACTOR = 3.0
@@ -127,6 +128,8 @@ class RecedingHorizon:
         if not (np.all(np.isfinite(self.lower)) and np.all(np.isfinite(self.upper))):
             raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
         self.tube = tube_margins(cert_settings, robot.nv)
+        self.monitor = TubeMonitor(self.tube, robot.position_lower, robot.position_upper, robot.velocity_limit,
+                                   robot.profile.get("noise", {}).get("velocity_rad_s", 0.0))
         self.F_prev = self.excitation.no_information()
         self.state, self.message = "idle", "waiting for a start request"
         self.segments: list[Segment] = []
@@ -138,14 +141,12 @@ class RecedingHorizon:
         self.last_result: PlanResult | None = None
         self.last_certificate = None
         self.box_log_volume: list[float] = []
-        self.tracking_error = (0.0, 0.0)          # last measured (rad, rad/s), max over joints
         self._stale = False                        # joint states stale at the last tick
         self.rejected_estimates = 0                # estimates not used (bounds not guaranteed, ...)
         self.rejected_why = ""
         self.distrust = ""                         # why the newest estimate forbids motion ('' if it does not)
         self._guaranteed_seen = False              # an estimate with guaranteed bounds has arrived
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
-        self.max_tracking_error = np.zeros(2)      # since construction
         self._final_state = "done"
         self._final_message = "done"
         self._time_budget_end = np.inf
@@ -207,6 +208,8 @@ class RecedingHorizon:
             self.message = f"not starting: {self.distrust}"
             return False
         self._q_start = np.asarray(q, dtype=float).copy()
+        self.segments = []                         # nothing commanded until a hold certifies
+        self.monitor.reset()
         self._scheduled = None
         self._hold_deadline = t + self.settings.hold_wait_s
         self._time_budget_s = time_budget_s
@@ -298,9 +301,17 @@ class RecedingHorizon:
         return Command(t, self.end_time, "next plan", takes_effect=p.switch_time, kind="next")
 
     def tick(self, t: float, joint_state_age_s: float | None = None, measured=None) -> Command | None:
-        """Periodic check at time ``t``: stale joint states, tracking error of ``measured`` =
-        ``(t_meas, q, qd)``, missed switch times, the end of motion."""
+        """Periodic check at time ``t``: stale joint states; ``measured``, one sample ``(t_meas, q, qd)``
+        or a list of them in time order (every sample since the last tick), against the joint limits
+        (whenever started) and the certified tube (whenever a reference is commanded); missed switch
+        times; the end of motion."""
         self._stale = joint_state_age_s is not None and joint_state_age_s > self.settings.stale_after_s
+        samples = [] if measured is None else measured if isinstance(measured, list) else [measured]
+        if self.state in ("planning", "executing", "braking") and not self.faulted:
+            for sample in samples:
+                breach = self.tracking_breach(*sample)
+                if breach:
+                    return self.fault(t, breach)
         if self.state == "planning" and self.pending is None:     # waiting for a box that certifies a hold
             box_changed = not (np.array_equal(self._hold_box[0], self.lower) and np.array_equal(self._hold_box[1], self.upper))
             if box_changed or t >= self._hold_deadline:
@@ -312,10 +323,6 @@ class RecedingHorizon:
         if self._stale:
             if self._final_state != "failed":
                 return self.fault(t, f"joint states stale ({joint_state_age_s:.3f} s)")
-        if measured is not None and self._final_state != "failed":
-            breach = self.tracking_breach(*measured)
-            if breach:
-                return self.fault(t, breach)
         if self.pending is not None and self.pending.switch_time is not None and \
                 t + self.settings.command_lead_s > self.pending.switch_time:
             self.pending = None
@@ -329,21 +336,18 @@ class RecedingHorizon:
         return None
 
     def tracking_breach(self, t_meas: float, q, qd) -> str:
-        """Why (q, qd) measured at ``t_meas`` lies outside the certified tube ('' if inside)."""
-        if not self.segments or t_meas < self.segments[0].start:
-            return ""
+        """Why (q, qd) measured at ``t_meas`` breaks the joint limits or lies outside the certified
+        tube around the reference (:class:`~.monitor.TubeMonitor`; '' if neither)."""
+        why = self.monitor.check_limits(q, qd)
+        if why or not self.segments or t_meas < self.segments[0].start:
+            return why
         q_d, qd_d, _ = self.reference(t_meas)
-        pos, vel, _ = self.tube
-        e_q, e_v = np.abs(np.asarray(q) - q_d), np.abs(np.asarray(qd) - qd_d)
-        self.tracking_error = (float(e_q.max()), float(e_v.max()))
-        self.max_tracking_error = np.maximum(self.max_tracking_error, self.tracking_error)
-        if np.any(e_q > pos):
-            j = int(np.argmax(e_q - pos))
-            return f"tracking error {e_q[j]:.4f} rad on joint {j + 1} beyond the certified {pos[j]:.4f} rad"
-        if np.any(e_v > vel):
-            j = int(np.argmax(e_v - vel))
-            return f"tracking error {e_v[j]:.4f} rad/s on joint {j + 1} beyond the certified {vel[j]:.4f} rad/s"
-        return ""
+        return self.monitor.check_tube(t_meas, q, qd, (q_d, qd_d))
+
+    @property
+    def max_tracking_error(self) -> np.ndarray:
+        """Largest measured tracking error (rad, rad/s, rad/s^2 estimated), max over joints."""
+        return self.monitor.max_error
 
     def fault(self, t: float, reason: str, final_state: str = "failed") -> Command | None:
         """Brake now: a certified braking plan from the desired state ``command_lead_s`` plus twice
