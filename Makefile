@@ -26,6 +26,10 @@ CMAKE_INTO_VENV = cmake -S $(1) -B $(2) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -
         -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=OFF $(3) > $(2).log 2>&1 && \
         cmake --build $(2) -j2 >> $(2).log 2>&1 && cmake --install $(2) >> $(2).log 2>&1 || (tail -30 $(2).log; exit 1)
 
+# An interface package from a source tarball $(1) whose top folder is $(2), built into the venv
+VENDOR_INTERFACES = tar xzf $(1) -C build/vendor && $(ROS_ENV) && $(call CMAKE_INTO_VENV,build/vendor/$(2),build/vendor/build-$(2),\
+	-DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON)
+
 .PHONY: setup test-deps colcon demo test bench clean
 
 setup: $(STAMP)
@@ -49,15 +53,16 @@ test-deps: $(TEST_STAMP)
 
 $(TEST_STAMP): $(STAMP) requirements-test.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-test.lock
-	@# The ROS 2 launch packages are not on PyPI: for the launch tests, install them from
-	@# $(LAUNCH_VENDOR) (never copied into this repository); without that folder those tests skip.
+	@# What PyPI lacks, from $(SHARED)/vendor (never copied into this repository): the ROS 2 launch
+	@# packages, and the interfaces of the real controller and driver (control_msgs'
+	@# FollowJointTrajectory, xarm_msgs' services); without that folder the tests that need them skip.
 	@if [ -d "$(LAUNCH_VENDOR)" ]; then \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(LAUNCH_VENDOR)/*.whl && \
 	  rm -rf build/vendor && mkdir -p build/vendor && \
-	  tar xzf $(LAUNCH_VENDOR)/composition_interfaces-src.tar.gz -C build/vendor && \
-	  $(ROS_ENV) && $(call CMAKE_INTO_VENV,build/vendor/composition_interfaces,build/vendor/build,\
-	      -DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON) && \
-	  $(BIN)/python -c "import launch_ros, composition_interfaces.srv"; \
+	  $(call VENDOR_INTERFACES,$(LAUNCH_VENDOR)/composition_interfaces-src.tar.gz,composition_interfaces) && \
+	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/control_msgs/control_msgs-6.8.0-src.tar.gz,control_msgs) && \
+	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/xarm_msgs/xarm_msgs-src.tar.gz,xarm_msgs) && \
+	  $(BIN)/python -c "import launch_ros, composition_interfaces.srv, control_msgs.action, xarm_msgs.srv"; \
 	else echo "note: $(LAUNCH_VENDOR) not found: the launch tests will skip"; fi
 	touch $(TEST_STAMP)
 

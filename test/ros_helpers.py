@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
+
+import numpy as np
 
 
 def spin_until(node, predicate, timeout_s: float) -> bool:
@@ -52,3 +55,119 @@ def start_replay_pipeline(ros_env: dict, log_dir, lossless_inputs: bool = False)
         nodes.stop()
         raise AssertionError(f"nodes not up: {nodes.dead()}")
     return nodes, monitor
+
+
+def as_trajectory(msg, joint_names):
+    """(start stamp s, SampledTrajectory) of a JointTrajectory, columns in ``joint_names`` order."""
+    from inertial_id.core.trajectory import SampledTrajectory
+    from inertial_id.nodes.common import stamp_to_s
+    order = [list(msg.joint_names).index(j) for j in joint_names]
+    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+    col = lambda f: np.array([getattr(p, f) for p in msg.points])[:, order]
+    return stamp_to_s(msg.header.stamp), SampledTrajectory(t, col("positions"), col("velocities"), col("accelerations"))
+
+
+class FakeArm:
+    """Joint states that follow the last command (its stamp says when it starts); commands come on
+    the controller topic, or through :meth:`on_command` from a stand-in action server."""
+
+    def __init__(self, node, robot, q0):
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        from inertial_id.nodes.common import RELIABLE_QOS, SENSOR_QOS
+        self.node, self.robot = node, robot
+        self.q = np.asarray(q0, float)
+        self.commands = []
+        self.steps = []           # step of the reference when each command after the first arrived
+        self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
+        node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
+        self.publishing = True
+        node.create_timer(0.01, self.publish)
+
+    def on_command(self, msg):
+        """Take the command (a JointTrajectory); record the step it makes in the reference on arrival
+        (a late command makes one)."""
+        t = self.now()
+        before = self.reference(t) if self.commands else None
+        self.commands.append(as_trajectory(msg, self.robot.joint_names))
+        if before is not None:
+            after = self.reference(t)
+            self.steps.append(max(np.max(np.abs(after[0] - before[0])), np.max(np.abs(after[1] - before[1]))))
+
+    def now(self):
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def reference(self, t):
+        from inertial_id.core.trajectory import interpolate
+        start, traj = self.commands[-1]
+        q, qd, _ = interpolate(traj, [t - start])
+        return q[0], qd[0]
+
+    def publish(self):
+        from sensor_msgs.msg import JointState
+
+        from inertial_id.nodes.common import s_to_stamp
+        if not self.publishing:
+            return
+        t = self.now()
+        qd = np.zeros_like(self.q)
+        if self.commands:
+            self.q, qd = self.reference(t)
+        msg = JointState(name=list(self.robot.joint_names), position=self.q.tolist(), velocity=qd.tolist(),
+                         effort=[0.0] * self.robot.nv)
+        s_to_stamp(t, msg.header.stamp)
+        self.pub.publish(msg)
+
+
+def call(node, client, timeout=20.0):
+    import rclpy
+    from std_srvs.srv import Trigger
+    # wait while spinning: the fake arm publishes from this node's timer, and a start refuses joint
+    # states that went stale while the test waited for the service
+    assert spin_until(node, client.service_is_ready, timeout)
+    future = client.call_async(Trigger.Request())
+    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
+    return future.result()
+
+
+@contextmanager
+def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
+    """The planner node as a process (with ``planner_parameters``), and a node of this test standing in
+    for the arm: yields (node, arm, status messages, ~/start client, robot, settings)."""
+    import rclpy
+    import yaml
+    from std_srvs.srv import Trigger
+
+    from inertial_id.core.model import load_profile, load_robot
+    from inertial_id.core.planning.config import PlannerSettings
+    from inertial_id.msg import ExcitationStatus
+    from inertial_id.nodes.launch import start_node_set
+    # no estimator runs here, so the box stays the prior one: excite around a pose where holding
+    # still with the prior box is certified (leaning back, wrist turned), the payload known to weigh
+    # at most 4 kg (the Gen3's 5.2 kg prior cannot be held still anywhere by its wrist actuators with the
+    # robot box and friction the certifier now covers)
+    profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
+    profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
+    profile["payload"]["prior_upper"][0] = 4.0
+    path = tmp_path / "gen3.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    robot = load_robot(str(path))
+    settings = PlannerSettings.from_profile(robot)
+    procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
+                           excitation_planner=planner_parameters)
+    node = rclpy.create_node("planner_test")
+    try:
+        arm = FakeArm(node, robot, settings.centre)      # at rest where holding still certifies
+        status = []
+        node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
+        topic = robot.profile["controller"]["topic"]
+        on_topic = planner_parameters.get("command_interface", "topic") == "topic"
+        assert spin_until(node, lambda: len(status) > 0 and (node.count_publishers(topic) >= 1 or not on_topic),
+                          30.0), f"planner did not come up; logs in {tmp_path}"
+        yield node, arm, status, node.create_client(Trigger, "/excitation_planner/start"), robot, settings
+    finally:
+        node.destroy_node()
+        procs.stop()
+
+

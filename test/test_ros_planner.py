@@ -5,113 +5,19 @@ that follow the last command exactly."""
 
 import numpy as np
 import pytest
-import yaml
 from rclpy.qos import DurabilityPolicy
-from sensor_msgs.msg import JointState
-from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory
 
-from inertial_id.core.model import load_profile, load_robot
-from inertial_id.core.planning.config import PlannerSettings
-from inertial_id.core.trajectory import SampledTrajectory, interpolate
-from inertial_id.nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp, stamp_to_s
-from inertial_id.nodes.launch import start_node_set
-from ros_helpers import spin_for, spin_until
+from inertial_id.core.trajectory import interpolate
+from inertial_id.nodes.common import RELIABLE_QOS
+from ros_helpers import call, planner_with_fake_arm, spin_for, spin_until
 
 pytestmark = pytest.mark.ros
-PROFILE = "kinova_gen3"
-
-
-def as_trajectory(msg, joint_names):
-    order = [list(msg.joint_names).index(j) for j in joint_names]
-    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
-    col = lambda f: np.array([getattr(p, f) for p in msg.points])[:, order]
-    return stamp_to_s(msg.header.stamp), SampledTrajectory(t, col("positions"), col("velocities"), col("accelerations"))
-
-
-class FakeArm:
-    """Joint states that follow the last command (its stamp says when it starts)."""
-
-    def __init__(self, node, robot, q0):
-        self.node, self.robot = node, robot
-        self.q = np.asarray(q0, float)
-        self.commands = []
-        self.steps = []           # step of the reference when each command after the first arrived
-        self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
-        node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
-        self.publishing = True
-        node.create_timer(0.01, self.publish)
-
-    def on_command(self, msg):
-        """Take the command; record the step it makes in the reference on arrival (a late command)."""
-        t = self.now()
-        before = self.reference(t) if self.commands else None
-        self.commands.append(as_trajectory(msg, self.robot.joint_names))
-        if before is not None:
-            after = self.reference(t)
-            self.steps.append(max(np.max(np.abs(after[0] - before[0])), np.max(np.abs(after[1] - before[1]))))
-
-    def now(self):
-        return self.node.get_clock().now().nanoseconds * 1e-9
-
-    def reference(self, t):
-        start, traj = self.commands[-1]
-        q, qd, _ = interpolate(traj, [t - start])
-        return q[0], qd[0]
-
-    def publish(self):
-        if not self.publishing:
-            return
-        t = self.now()
-        qd = np.zeros_like(self.q)
-        if self.commands:
-            self.q, qd = self.reference(t)
-        msg = JointState(name=list(self.robot.joint_names), position=self.q.tolist(), velocity=qd.tolist(),
-                         effort=[0.0] * self.robot.nv)
-        s_to_stamp(t, msg.header.stamp)
-        self.pub.publish(msg)
-
-
-def call(node, client, timeout=20.0):
-    import rclpy
-    # wait while spinning: the fake arm publishes from this node's timer, and a start refuses joint
-    # states that went stale while the test waited for the service
-    assert spin_until(node, client.service_is_ready, timeout)
-    future = client.call_async(Trigger.Request())
-    rclpy.spin_until_future_complete(node, future, timeout_sec=timeout)
-    return future.result()
 
 
 @pytest.fixture
 def planner(ros_env, tmp_path):
-    """The planner node as a process, and this test's node standing in for the arm: (node, arm,
-    status messages, ~/start client, robot, settings)."""
-    import rclpy
-    from inertial_id.msg import ExcitationStatus
-    # no estimator runs here, so the box stays the prior one: excite around a pose where holding
-    # still with the prior box is certified (leaning back, wrist turned), the payload known to weigh
-    # at most 4 kg (the Gen3's 5.2 kg prior cannot be held still anywhere by its wrist actuators with the
-    # robot box and friction the certifier now covers)
-    profile = yaml.safe_load(open(load_profile(PROFILE)["_path"]))
-    profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
-    profile["payload"]["prior_upper"][0] = 4.0
-    path = tmp_path / "gen3.yaml"
-    path.write_text(yaml.safe_dump(profile))
-    robot = load_robot(str(path))
-    settings = PlannerSettings.from_profile(robot)
-    procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",))
-    node = rclpy.create_node("planner_test")
-    try:
-        arm = FakeArm(node, robot, settings.centre)      # at rest where holding still certifies
-        status = []
-        node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
-        topic = robot.profile["controller"]["topic"]
-        assert spin_until(node, lambda: len(status) > 0 and node.count_publishers(topic) >= 1, 30.0), \
-            f"planner did not come up; logs in {tmp_path}"
-        yield node, arm, status, node.create_client(Trigger, "/excitation_planner/start"), robot, settings
-    finally:
-        node.destroy_node()
-        procs.stop()
+    with planner_with_fake_arm(ros_env, tmp_path) as setup:
+        yield setup
 
 
 def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_path):

@@ -215,6 +215,7 @@ class Noise(Section):
     """Sensor error bounds and the model error a row may carry."""
     joint_torque: TorqueNoise = TorqueNoise()
     encoder_resolution_deg: Number(0.0, 10.0) = 0.0
+    velocity_rad_s: Number(0.0) = 0.0       # bound on the error of the reported joint velocities
     wrench: WrenchNoise = WrenchNoise()
     model_error_Nm: Number(0.0) = 0.0
     model_error_N: Number(0.0) = 0.0
@@ -232,6 +233,7 @@ class Controller(Section):
     """Where trajectories go (a joint_trajectory_controller, or a bridge for Digit)."""
     topic: Text = "/joint_trajectory_controller/joint_trajectory"
     type: Text = "trajectory_msgs/JointTrajectory"
+    action: Optional[Text] = None          # its control_msgs/FollowJointTrajectory action (planner command_interface)
     bridge: Optional[Text] = None          # what turns the command into motion (Digit)
 
 

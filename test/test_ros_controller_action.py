@@ -1,0 +1,134 @@
+"""The planner's plans as control_msgs/FollowJointTrajectory goals, against a stand-in of
+joint_trajectory_controller's action server with its real type and its default acceptance rules
+(ros2_controllers, Jazzy and later: known joints, strictly increasing times, consistent sizes, a
+trajectory that does not end in the past, and ``allow_nonzero_velocity_at_trajectory_end: false``).
+The stand-in answers each goal at once (the real controller answers when the trajectory ends); the
+fake arm follows every accepted goal. An aborted goal must make the planner brake."""
+
+import numpy as np
+import pytest
+
+from ros_helpers import call, planner_with_fake_arm, spin_for, spin_until
+
+pytestmark = pytest.mark.ros
+FollowJointTrajectory = pytest.importorskip(
+    "control_msgs.action", reason="control_msgs is built from ../shared/vendor by `make test-deps`"
+).FollowJointTrajectory
+
+
+def jtc_rejection(goal, joints, now_s: float, allow_nonzero_velocity_at_trajectory_end: bool = False) -> str:
+    """Why joint_trajectory_controller's default validation refuses ``goal`` ('' if it accepts it)."""
+    traj = goal.trajectory
+    if sorted(traj.joint_names) != sorted(joints):
+        return "joint names"
+    if not traj.points:
+        return "empty trajectory"
+    t = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in traj.points]
+    if any(b <= a for a, b in zip(t, t[1:])):
+        return "time_from_start not strictly increasing"
+    n = len(joints)
+    for p in traj.points:
+        if len(p.positions) != n or len(p.velocities) not in (0, n) or len(p.accelerations) not in (0, n):
+            return "point sizes"
+    if not allow_nonzero_velocity_at_trajectory_end and any(v != 0.0 for v in traj.points[-1].velocities):
+        return "non-zero velocity at the end of the trajectory"
+    start = traj.header.stamp.sec + 1e-9 * traj.header.stamp.nanosec
+    if start != 0.0 and start + t[-1] < now_s:
+        return "trajectory ends in the past"
+    for tol in list(goal.path_tolerance) + list(goal.goal_tolerance):
+        if tol.name not in joints:
+            return f"tolerance for unknown joint {tol.name}"
+    return ""
+
+
+class StandInController:
+    """FollowJointTrajectory server of a joint_trajectory_controller named in the profile."""
+
+    def __init__(self, node, robot, arm, abort_goal: int | None = None):
+        from rclpy.action import ActionServer, GoalResponse
+        self.robot, self.arm, self.abort_goal = robot, arm, abort_goal
+        self.goals, self.rejections, self.tolerances = 0, [], []
+        self.GoalResponse = GoalResponse
+        self.server = ActionServer(node, FollowJointTrajectory, robot.profile["controller"]["action"],
+                                   execute_callback=self.execute, goal_callback=self.on_goal)
+
+    def on_goal(self, goal):
+        why = jtc_rejection(goal, list(self.robot.joint_names), self.arm.now())
+        if why:
+            self.rejections.append(why)
+            return self.GoalResponse.REJECT
+        self.goals += 1
+        self.tolerances.append((list(goal.path_tolerance), list(goal.goal_tolerance)))
+        self.arm.on_command(goal.trajectory)
+        return self.GoalResponse.ACCEPT
+
+    def execute(self, handle):
+        result = FollowJointTrajectory.Result()
+        if self.abort_goal is not None and self.goals == self.abort_goal:
+            result.error_code = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
+            result.error_string = "stand-in: path tolerance violated (injected)"
+            handle.abort()
+        else:
+            handle.succeed()
+        return result
+
+
+def test_plans_as_goals_are_accepted_with_the_tube_as_tolerances(ros_env, tmp_path):
+    with planner_with_fake_arm(ros_env, tmp_path, command_interface="action", duration_s=12.0) as setup:
+        node, arm, status, start, robot, settings = setup
+        controller = StandInController(node, robot, arm)
+        reply = call(node, start)
+        assert reply.success, reply.message
+        assert spin_until(node, lambda: status[-1].state in ("done", "failed"), 90.0), \
+            f"no end of motion; logs in {tmp_path}"
+        print(f"{controller.goals} goals accepted, {len(controller.rejections)} rejected, "
+              f"final state {status[-1].state}: {status[-1].message}")
+        assert controller.rejections == []
+        assert controller.goals >= 3 and status[-1].state == "done", status[-1].message
+        tube = np.array(tube_of(robot))
+        path, goal = controller.tolerances[0]
+        assert [t.name for t in path] == list(robot.joint_names)
+        np.testing.assert_allclose([[t.position, t.velocity, t.acceleration] for t in path], tube.T)
+        np.testing.assert_allclose([[t.position, t.velocity, t.acceleration] for t in goal], tube.T)
+        assert max(arm.steps, default=0.0) < 1e-6
+
+
+def test_an_aborted_goal_brakes(ros_env, tmp_path):
+    with planner_with_fake_arm(ros_env, tmp_path, command_interface="action", duration_s=12.0) as setup:
+        node, arm, status, start, robot, settings = setup
+        StandInController(node, robot, arm, abort_goal=2)
+        reply = call(node, start)
+        assert reply.success, reply.message
+        assert spin_until(node, lambda: "injected" in status[-1].message, 60.0), f"no brake; logs in {tmp_path}"
+        assert status[-1].state in ("braking", "failed")
+        assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
+        spin_for(node, 0.5)
+        assert max(arm.steps, default=0.0) < 1e-6
+
+
+def tube_of(robot):
+    from inertial_id.core.planning.certifier import CertifierSettings
+    from inertial_id.core.planning.optimizer import tube_margins
+    return tube_margins(CertifierSettings.from_profile(robot), robot.nv)
+
+
+def test_the_stand_in_applies_the_controllers_default_rules():
+    """The stand-in refuses what the real controller refuses by default."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    joints = ["a", "b"]
+
+    def goal(end_velocity=0.0, times=(0.5, 1.0), names=joints, stamp=0.0):
+        traj = JointTrajectory(joint_names=list(names), points=[
+            JointTrajectoryPoint(positions=[0.0, 0.0], velocities=[0.1, 0.1] if k < len(times) - 1 else
+                                 [end_velocity, 0.0], time_from_start=Duration(sec=int(t), nanosec=int(t % 1 * 1e9)))
+            for k, t in enumerate(times)])
+        traj.header.stamp.sec = int(stamp)
+        return FollowJointTrajectory.Goal(trajectory=traj)
+
+    assert jtc_rejection(goal(), joints, 100.0) == ""
+    assert "non-zero velocity" in jtc_rejection(goal(end_velocity=9e-5), joints, 100.0)
+    assert jtc_rejection(goal(end_velocity=9e-5), joints, 100.0, allow_nonzero_velocity_at_trajectory_end=True) == ""
+    assert "increasing" in jtc_rejection(goal(times=(1.0, 1.0)), joints, 100.0)
+    assert jtc_rejection(goal(names=["a", "c"]), joints, 100.0) == "joint names"
+    assert "past" in jtc_rejection(goal(stamp=10.0), joints, 100.0)
