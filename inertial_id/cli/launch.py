@@ -7,6 +7,7 @@ same arguments. Ctrl-C or SIGTERM stops every node; the exit code is 0 after a c
 """
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib.util
 import os
@@ -18,10 +19,29 @@ from pathlib import Path
 from . import UserError
 
 
+def arguments_help() -> str:
+    """The launch arguments of this package's launch files, for ``--help``."""
+    from ..nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
+    lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
+    for name, default, description in LAUNCH_ARGUMENTS + SIM_ARGUMENTS:
+        shown = "the file's robot" if default is None else repr(default)
+        lines.append(f"  {name:20s} {description} (default {shown})"
+                     + ("; sim.launch.py only" if (name, default, description) in SIM_ARGUMENTS else ""))
+    lines += ["", "The robot moves only after `inertial-id start` (the planner's ~/start service);",
+              "`inertial-id status` shows the planner's state, `inertial-id stop` brakes."]
+    return "\n".join(lines)
+
+
 def register(sub) -> None:
-    p = sub.add_parser("launch", help="run a launch file of this package (ros2 launch without ros2cli)")
+    p = sub.add_parser("launch", help="run a launch file of this package (ros2 launch without ros2cli)",
+                       description="Run a launch file of this package: in a LaunchService when launch_ros is "
+                                   "installed, otherwise as node processes (their output prefixed [node-N]).",
+                       epilog=arguments_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="sim.launch.py, kinova_gen3.launch.py, xarm7.launch.py, digit.launch.py, or a path")
-    p.add_argument("arguments", nargs="*", metavar="NAME:=VALUE", help="launch arguments")
+    p.add_argument("arguments", nargs=argparse.REMAINDER, metavar="NAME:=VALUE", help="launch arguments")
+    p.add_argument("-s", "--show-args", action="store_true", help="list the file's launch arguments and exit")
+    p.add_argument("--processes", action="store_true",
+                   help="start the node set as processes even when launch_ros is installed")
     p.set_defaults(func=run)
 
 
@@ -48,10 +68,52 @@ def parse_arguments(items: list[str]) -> dict:
 
 def run(args) -> int:
     path = find_launch_file(args.file)
+    # the options may also follow the file and its arguments (as with ros2 launch)
+    for flag, dest in (("-s", "show_args"), ("--show-args", "show_args"), ("--processes", "processes")):
+        while flag in args.arguments:
+            args.arguments.remove(flag)
+            setattr(args, dest, True)
     arguments = parse_arguments(args.arguments)
-    if importlib.util.find_spec("launch_ros") is not None:
+    if args.show_args:
+        return show_arguments(path)
+    check_arguments(arguments, default_profile(path))
+    if importlib.util.find_spec("launch_ros") is not None and not args.processes:
         return run_launch_service(path, arguments)
     return run_embedded(path, arguments)
+
+
+def show_arguments(path: Path) -> int:
+    """``--show-args``: the file's arguments, as ``ros2 launch --show-args`` lists them."""
+    from ..nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
+    default_profile, with_sim = declared_node_set(path)
+    print(f"Arguments of {path.name} (pass arguments as '<name>:=<value>'):")
+    for name, default, description in LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ()):
+        print(f"\n    '{name}':\n        {description}\n        (default: "
+              f"'{default_profile if default is None else default}')")
+    return 0
+
+
+def default_profile(path: Path) -> str | None:
+    try:
+        return declared_node_set(path)[0]
+    except UserError:        # not one of this package's files: its own arguments, unchecked here
+        return None
+
+
+def check_arguments(arguments: dict, profile: str | None) -> None:
+    """Values the nodes would refuse, refused before any node starts (one line, exit 2): an unknown
+    or invalid robot profile, an estimator method the profile cannot serve, an unknown payload."""
+    from ..core.estimators.factory import make_estimator
+    from ..core.model import load_payloads, load_robot
+    profile = arguments.get("robot_profile") or profile
+    robot = load_robot(profile) if profile else None        # a ProfileError names the problem
+    if arguments.get("method") and robot is not None:
+        try:
+            make_estimator(robot, arguments["method"])
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    if arguments.get("payload") and arguments["payload"] not in load_payloads():
+        raise UserError(f"unknown payload '{arguments['payload']}' (available: {', '.join(load_payloads())})")
 
 
 def _ament_prefix_with_this_package() -> None:
@@ -93,6 +155,9 @@ def declared_node_set(path: Path) -> tuple[str, bool]:
 
 
 def run_embedded(path: Path, arguments: dict) -> int:
+    """The file's node set as processes, each one's output prefixed ``[node-N]``; a node that exits
+    stops the others and the launch fails (exit 1) saying which node, its exit code and its last line."""
+    from . import RunFailed
     from ..nodes.launch import LAUNCH_ARGUMENTS, NODES, SIM_ARGUMENTS, NodeProcesses, node_parameters
     default_profile, with_sim = declared_node_set(path)
     declared = LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ())
@@ -101,11 +166,11 @@ def run_embedded(path: Path, arguments: dict) -> int:
     if unknown:
         raise UserError(f"{path.name} has no launch argument '{unknown[0]}' (it has: {', '.join(values)})")
     values.update(arguments)
-    print(f"inertial-id launch: launch_ros is not installed; starting the node set of {path.name} as processes",
-          file=sys.stderr)
-    procs = NodeProcesses()
+    print(f"[INFO] [launch]: launch_ros is not used; starting the node set of {path.name} as processes", flush=True)
+    procs = NodeProcesses(echo=True)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    failed = None
     try:
         for name in NODES:
             if with_sim or name != "sim_robot":
@@ -113,11 +178,14 @@ def run_embedded(path: Path, arguments: dict) -> int:
         while not stop:
             dead = procs.dead()
             if dead:
-                print(f"inertial-id launch: node(s) {', '.join(dead)} exited; stopping the others", file=sys.stderr)
-                return 1
+                failed = [(n, procs.procs[n].returncode, procs.last_words(n)) for n in dead]
+                break
             time.sleep(0.2)
     except KeyboardInterrupt:
         pass
     finally:
         procs.stop()
+    if failed:
+        raise RunFailed("; ".join(f"node {n} exited with code {code}" + (f": {why}" if why else "")
+                                  for n, code, why in failed) + "; the other nodes were stopped")
     return 0

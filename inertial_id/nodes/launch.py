@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner")
+TAIL_LINES = 30         # lines of each node's output kept to say why it exited
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")    # the last line of a traceback
 
 
 def isolated_ros_env(domain_id: int | None = None) -> dict:
@@ -30,16 +35,48 @@ def isolated_ros_env(domain_id: int | None = None) -> dict:
 
 @dataclass
 class NodeProcesses:
-    """Running node processes; ``stop()`` sends SIGINT, then SIGTERM/SIGKILL to stragglers."""
+    """Running node processes; ``stop()`` sends SIGINT, then SIGTERM/SIGKILL to stragglers. With
+    ``echo``, each node's output goes to this process's stdout line by line, prefixed with
+    ``[<node>-<n>]`` as ``ros2 launch`` does, and its last lines are kept (:meth:`last_words`)."""
 
     procs: dict = field(default_factory=dict)
+    echo: bool = False
+    tails: dict = field(default_factory=dict)
+    pumps: dict = field(default_factory=dict)
 
     def start(self, node: str, parameters: dict, env: dict, log_dir: str | None = None) -> None:
         args = [sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args"]
         for k, v in parameters.items():
             args += ["-p", f"{k}:={v}"]
-        out = open(os.path.join(log_dir, f"{node}.log"), "w") if log_dir else subprocess.DEVNULL
-        self.procs[node] = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+        if self.echo:
+            proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    errors="replace")
+            self.tails[node] = deque(maxlen=TAIL_LINES)
+            prefix = f"[{node}-{len(self.procs) + 1}]"
+            self.pumps[node] = threading.Thread(target=self._pump, args=(proc, prefix, self.tails[node]), daemon=True)
+            self.pumps[node].start()
+            print(f"[INFO] [launch]: {prefix[1:-1]} started with pid [{proc.pid}]", flush=True)
+        else:
+            out = open(os.path.join(log_dir, f"{node}.log"), "w") if log_dir else subprocess.DEVNULL
+            proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.procs[node] = proc
+
+    @staticmethod
+    def _pump(proc, prefix: str, tail: deque) -> None:
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            tail.append(line)
+            print(f"{prefix} {line}", flush=True)
+
+    def last_words(self, node: str) -> str:
+        """Why a node exited, from its output (with ``echo``): the exception line of a traceback,
+        otherwise its last non-empty line (a node's own one-line error)."""
+        if node in self.pumps:
+            self.pumps[node].join(timeout=5.0)     # until the node's output ends
+        lines = [ln.strip() for ln in self.tails.get(node, ()) if ln.strip()]
+        if any(ln.startswith("Traceback") for ln in lines):
+            return next((ln for ln in reversed(lines) if EXCEPTION_LINE.match(ln)), lines[-1])
+        return lines[-1] if lines else ""
 
     def dead(self) -> list[str]:
         return [n for n, p in self.procs.items() if p.poll() is not None]
