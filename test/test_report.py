@@ -144,6 +144,12 @@ def test_report_of_an_estimate_json(demo_like_bag, tmp_path):
     assert json.loads(result.read_text())["updates"] >= 5
 
 
+def test_report_of_a_bag_with_another_robots_profile_is_refused(demo_like_bag, tmp_path, capsys):
+    assert main(["report", str(demo_like_bag), "--out", str(tmp_path / "o"), "--robot", "xarm7"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "end_effector_link" in err and "--robot" in err
+
+
 def test_report_of_nothing_is_a_one_line_error(tmp_path, capsys):
     (tmp_path / "x.json").write_text("{}")
     assert main(["report", str(tmp_path / "x.json"), "--out", str(tmp_path / "o")]) == 2

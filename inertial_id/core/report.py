@@ -91,6 +91,7 @@ def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
     topics = bags.topics_in(path)
     method = method or robot.profile["identification"]["method"]
     live = bags.read_estimates(path) if bags.ESTIMATE in topics else None
+    check_profile_fits_bag(path, robot, topics, live)
     intake, result, info = offline.estimate_from_bag(path, robot, method, progress=progress, keep_rows=True)
     run = RunData(title=f"{Path(path).name}: {robot.name}, {method}", parameter_names=list(result.parameter_names),
                   robot=robot.name, method=method, frame=robot.payload_frame)
@@ -135,6 +136,17 @@ def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
             run.planner_outcome = st.state[-1] + (f": {st.message[-1]}" if st.message[-1] else "")
     run.summary.update({"rows source": info["source"], "samples": int(result.samples_used)})
     return run
+
+
+def check_profile_fits_bag(path, robot, topics, live) -> None:
+    """ValueError when the bag's estimates or truth are in another frame than the profile's payload
+    frame: a bag read with another robot's profile gives residuals and limits of the wrong robot."""
+    from . import bags
+    truth = bags.read_topics(path, [bags.TRUTH])[bags.TRUTH] if bags.TRUTH in topics else None
+    frames = {live.frame_id if live is not None else "", truth[0][1].header.frame_id if truth else ""} - {""}
+    if frames and frames != {robot.payload_frame}:
+        raise ValueError(f"'{path}' holds estimates in frame {', '.join(sorted(frames))}, but the profile "
+                         f"{robot.name} has payload frame {robot.payload_frame}: pass the bag's robot with --robot")
 
 
 def residual_ratios(estimator, x, rows) -> np.ndarray | None:
