@@ -42,7 +42,8 @@ def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_oper
 @pytest.mark.ros
 def test_the_live_graph_stays_inside_the_policy(ros_env, tmp_path):
     """The four nodes of the simulated xArm7 on the live graph: every name they use is allowed to
-    them, and every topic the policy names for them is in use."""
+    them, and every topic the policy names for them is in use (/clock only with simulated time,
+    /tf only when the simulator publishes the arm's frames)."""
     import rclpy
     from inertial_id.nodes.launch import start_node_set
     from ros_helpers import spin_until
@@ -63,7 +64,7 @@ def test_the_live_graph_stays_inside_the_policy(ros_env, tmp_path):
         def in_use(name, d):
             """Everything the policy names for the node is on the graph (/clock: only with sim time)."""
             pubs, subs, srvs = graph(name)
-            return set(d["publish"]) - {"/clock"} <= pubs and set(d["subscribe"]) - {"/clock"} <= subs and \
+            return set(d["publish"]) - {"/clock", "/tf"} <= pubs and set(d["subscribe"]) - {"/clock"} <= subs and \
                 {f"/{name}/{s}" for s in d["services"]} <= srvs
 
         assert spin_until(node, lambda: all(in_use(n, d) for n, d in interfaces.items()), 60.0), \

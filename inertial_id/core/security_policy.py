@@ -45,7 +45,9 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
     if sim:
         from .driver_streams import DriverEmulator
         streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
-        nodes["sim_robot"] = {"publish": streams + ("/sim/payload_truth", "/clock", "/diagnostics"),
+        # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
+        nodes["sim_robot"] = {"publish": streams + ("/sim/payload_truth", "/robot_description", "/tf", "/clock",
+                                                    "/diagnostics"),
                               "subscribe": (controller,), "services": ("end_streams",)}
     return {name: {k: tuple(dict.fromkeys(v)) for k, v in d.items()} for name, d in nodes.items()}
 
