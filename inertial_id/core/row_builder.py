@@ -82,7 +82,8 @@ class RowBuilder:
         if self.use_wrench:
             if wrench is None:
                 raise ValueError("wrench rows need a wrench with every sample")
-            self._wrenches[t] = (np.asarray(wrench, float), None if wrench_extra is None else np.asarray(wrench_extra, float))
+            extra = None if wrench_extra is None else np.asarray(wrench_extra, float)
+            self._wrenches[t] = (np.asarray(wrench, float), extra)
         out = self.diff.push(t, np.asarray(q, float), np.asarray(qd, float), np.asarray(tau, float))
         if out is None:
             return []
