@@ -1,0 +1,95 @@
+"""``inertial-id launch`` as a user meets it: ``--help`` lists the launch arguments, arguments the
+nodes would refuse are refused before any node starts, each node's output is shown prefixed like
+``ros2 launch`` and a node that exits is named with its reason; ``inertial-id start|stop|status``
+drive the planner of a running launch."""
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from inertial_id.nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
+
+
+def cli(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inertial_id.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_help_lists_the_launch_arguments():
+    out = cli("launch", "--help").stdout
+    for name, _, description in LAUNCH_ARGUMENTS + SIM_ARGUMENTS:
+        assert re.search(rf"^  {name} +{re.escape(description)}", out, re.M), name
+    assert "inertial-id start" in out
+    shown = cli("launch", "xarm7.launch.py", "--show-args").stdout
+    assert "'robot_profile':" in shown and "(default: 'xarm7')" in shown and "'payload'" not in shown
+
+
+@pytest.mark.parametrize("argument, expected", [
+    ("robot_profile:=nonexistent", "unknown robot profile 'nonexistent'"),
+    ("method:=bogus", "unknown estimation method 'bogus'"),
+    ("payload:=anvil", "unknown payload 'anvil'"),
+    ("bounds_period_s:=abc", "sim.launch.py has no launch argument 'bounds_period_s'"),
+])
+def test_arguments_the_nodes_would_refuse_are_one_line_and_exit_2(argument, expected):
+    started = time.monotonic()
+    proc = cli("launch", "sim.launch.py", "--processes", argument)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr
+    assert "started with pid" not in proc.stdout and time.monotonic() - started < 30
+
+
+@pytest.mark.ros
+def test_a_node_that_exits_is_named_with_its_reason(ros_env):
+    """A topic name no node can use: the first node to reach it exits; the launch shows its output
+    prefixed, stops the others and ends with one line naming the node and the exception."""
+    proc = cli("launch", "sim.launch.py", "--processes", "joint_states_topic:=bad topic!", env=ros_env)
+    last = proc.stderr.strip().splitlines()[-1]
+    print(last)
+    assert proc.returncode == 1
+    assert re.match(r"inertial-id launch: failed: node (sim_robot|regressor_builder|excitation_planner) exited "
+                    r"with code 1: \S*InvalidTopicNameException: Invalid topic name", last), last
+    assert re.search(r"^\[(sim_robot|regressor_builder|excitation_planner)-\d\] Traceback", proc.stdout, re.M)
+
+
+def wait_for_state(env, states, timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    out = ""
+    while time.monotonic() < deadline:
+        proc = cli("status", "--timeout", "5", env=env)
+        out = proc.stdout + proc.stderr
+        m = re.search(r"^state: (\w+)", proc.stdout, re.M)
+        if m and m.group(1) in states:
+            return proc.stdout
+    pytest.fail(f"planner not in {states} within {timeout_s} s: {out}")
+
+
+@pytest.mark.ros
+def test_start_status_stop_drive_a_launched_planner(ros_env):
+    # on the simulator's clock: a loaded machine slows the simulation down instead of faulting the planner
+    launch = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "launch", "sim.launch.py", "--processes",
+                               "use_sim_time:=true"],
+                              env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "state: idle" in wait_for_state(ros_env, ("idle",), 90.0)
+        for _ in range(5):                    # the planner refuses until it has joint states
+            started = cli("start", env=ros_env)
+            if started.returncode == 0:
+                break
+            assert "joint states" in started.stderr, started.stderr
+            time.sleep(1.0)
+        assert started.returncode == 0 and started.stdout.startswith("start: "), started.stderr
+        wait_for_state(ros_env, ("planning", "executing"), 30.0)
+        stopped = cli("stop", env=ros_env)
+        assert stopped.returncode == 0 and stopped.stdout.startswith("stop: "), stopped.stderr
+        # the motion ends (what the planner does after braking is the planner's tests' business)
+        print(wait_for_state(ros_env, ("braking", "idle", "done", "failed"), 30.0))
+    finally:
+        launch.send_signal(signal.SIGINT)
+        out = launch.communicate(timeout=60)[0]
+    assert launch.returncode == 0, out[-3000:]
+    for node in ("sim_robot", "regressor_builder", "estimator", "excitation_planner"):
+        assert re.search(rf"^\[INFO\] \[launch\]: {node}-\d started with pid", out, re.M), node
+    assert re.search(r"^\[excitation_planner-4\] ", out, re.M), out[-3000:]
