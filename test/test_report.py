@@ -141,6 +141,7 @@ def test_report_of_an_estimate_json(demo_like_bag, tmp_path):
     assert {p.name for p in out.iterdir()} == {"bounds.png", "condition.png", "index.html"}
     assert ink_fraction(image(out / "bounds.png")) > 0.02
     check_figures(report.from_json(result), {"bounds.png", "condition.png"})
+    assert "<th>payload frame</th><td>end_effector_link</td>" in (out / "index.html").read_text()
     assert json.loads(result.read_text())["updates"] >= 5
 
 

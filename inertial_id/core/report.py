@@ -177,9 +177,20 @@ def from_json(path) -> RunData:
         raise ValueError(f"'{path}' is not a demo or estimate result ({type(exc).__name__}: {exc})") from None
 
 
+def _payload_frame_of(profile) -> str:
+    """The payload frame of a robot profile name ('' when it is not one): an ``estimate`` result
+    is in its profile's payload frame but does not name it."""
+    from .model import ProfileError, load_robot
+    try:
+        return load_robot(str(profile)).payload_frame if profile else ""
+    except (ProfileError, OSError, ValueError):
+        return ""
+
+
 def _run_from_result(path, d: dict, names) -> RunData:
     run = RunData(title=f"{Path(path).name}: {d.get('robot', '')}, {d.get('method', '')}", parameter_names=names,
-                  robot=str(d.get("robot", "")), method=str(d.get("method", "")), frame=str(d.get("frame", "")))
+                  robot=str(d.get("robot", "")), method=str(d.get("method", "")),
+                  frame=str(d.get("frame") or _payload_frame_of(d.get("robot"))))
     h = d.get("history") or {}
     status = h.get("status") or {}
     if status.get("t"):
@@ -212,7 +223,7 @@ def _run_from_result(path, d: dict, names) -> RunData:
         run.planner_outcome = (("excitation complete" if d.get("excitation_complete") else "excitation cut short")
                                + f": {d['planner_message']}")
     run.summary = {k: d[k] for k in ("payload", "samples", "updates", "motion_s", "mass_error_pct", "com_error_mm",
-                                     "source", "bag") if k in d}
+                                     "source", "bag", "message") if d.get(k) not in (None, "")}
     return run
 
 
