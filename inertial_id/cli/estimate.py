@@ -109,6 +109,8 @@ def run(args) -> int:
     print(f"{r.method} on {args.bag} ({info['source']}): {r.samples_used} samples, "
           f"{data_s:.1f} s of data in {wall:.2f} s ({out['speed_vs_real_time'] or 0:.1f}x real time)",
           file=sys.stderr)
+    if info.get("source") == "samples":
+        print(f"input: {input_accounting(info)}", file=sys.stderr)
     for name, x, lo, hi in zip(r.parameter_names, r.estimate, r.lower, r.upper):
         print(f"{name:>16s} {x:11.5f} in [{lo:11.5f}, {hi:11.5f}]")
     if out.get("statistical"):
@@ -126,11 +128,28 @@ def run(args) -> int:
     return 0
 
 
+def input_accounting(info: dict) -> str:
+    """What became of the recorded sensor samples: joint states and wrenches kept and dropped (by
+    reason), samples paired with a wrench (interpolated) or not (by reason)."""
+    def reasons(d: dict) -> str:
+        return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
+    parts = [f"{info.get('joint_states', 0)} joint states (dropped: {reasons(info.get('joint_states_dropped') or {})})"]
+    if "wrenches" in info:
+        parts.append(f"{info['wrenches']} wrenches (dropped: {reasons(info.get('wrenches_dropped') or {})})")
+    counts = dict(info.get("sample_counts") or {})
+    if "paired" in counts:
+        paired, interpolated = counts.pop("paired"), counts.pop("interpolated", 0)
+        parts.append(f"{paired} paired with a wrench ({interpolated} interpolated)")
+    accepted = counts.pop("accepted", 0)
+    parts.append(f"{accepted} into the row builder (not used: {reasons(counts)})")
+    return "; ".join(parts)
+
+
 def no_data_reason(info: dict) -> str:
     """Why nothing reached the estimator, from what the pipeline counted."""
     parts = []
     if "joint_states" in info:
-        parts.append(f"{info['joint_states']} joint states read ({info.get('joint_states_dropped', 0)} dropped)")
+        parts.append(input_accounting(info))
     parts.append(f"{info.get('messages_accepted', 0)} rows messages accepted")
     dropped = info.get("messages_dropped") or {}
     if dropped:
