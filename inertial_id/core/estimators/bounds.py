@@ -67,7 +67,7 @@ from scipy.optimize import linprog
 from .row_checks import unsolvable
 
 HOLD_MIN_ROWS_PER_PARAMETER = 3
-HOLD_ROWS = 20_000
+HOLD_ROWS = 3000      # as many as one bounds LP of per-sample rows takes (factory.MAX_BOUND_ROWS)
 
 
 @dataclass
