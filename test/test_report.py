@@ -182,8 +182,8 @@ def test_report_of_a_demo_json_has_the_run_history(demo_like_bag, tmp_path):
             msg.header.stamp = stamp(t)
             monitor._on_status(msg)
         for t, x, lo, hi, c in zip(run.t, run.estimate, run.lower, run.upper, run.condition_number):
-            msg = InertialEstimate(parameter_names=run.parameter_names, estimate=list(x), lower=list(lo), upper=list(hi),
-                                   condition_number=float(c), samples_used=100)
+            msg = InertialEstimate(parameter_names=run.parameter_names, estimate=list(x), lower=list(lo),
+                                   upper=list(hi), condition_number=float(c), samples_used=100)
             msg.header.stamp = stamp(500.0 + t)
             monitor._on_estimate(msg)
         history = monitor.history()

@@ -261,7 +261,7 @@ def plot_bounds(run: RunData):
     marker = "o" if len(run.t) < 2 else None
     # each value holds until the next update; the last one until the end of the run
     t = np.append(run.t, max([run.t[-1], *(x[-1] for x in (run.joint_t, run.status_t) if x is not None and len(x))]))
-    lower, upper, est = (np.vstack([a, a[-1:]]) for a in (_finite(run.lower), _finite(run.upper), _finite(run.estimate)))
+    lower, upper, est = (np.vstack([a, a[-1:]]) for a in map(_finite, (run.lower, run.upper, run.estimate)))
     for k, name in enumerate(run.parameter_names):
         unit = parameter_unit(name)
         short = name.split(".")[-1]
@@ -509,9 +509,11 @@ def summary_html(run: RunData) -> str:
     rows += [(k.replace("_", " "), _yes_no(v)) for k, v in run.flags.items()]
     inside = truth_inside(run)
     if inside is not None:
-        rows.append(("truth inside the final interval", f"{_yes_no(inside.all())} ({int(inside.sum())} of {inside.size})"))
+        rows.append(("truth inside the final interval",
+                     f"{_yes_no(inside.all())} ({int(inside.sum())} of {inside.size})"))
     rows.append(("planner outcome", e(run.planner_outcome)))
-    rows += [(SUMMARY_LABELS.get(k, k), e(f"{v:.4g}" if isinstance(v, float) else str(v))) for k, v in run.summary.items()]
+    rows += [(SUMMARY_LABELS.get(k, k), e(f"{v:.4g}" if isinstance(v, float) else str(v)))
+             for k, v in run.summary.items()]
     body = "".join(f"<tr><th>{e(k)}</th><td>{v}</td></tr>" for k, v in rows if v)
     return f"<table class='summary'>{body}</table>"
 
@@ -519,8 +521,9 @@ def summary_html(run: RunData) -> str:
 def interval_table_html(run: RunData) -> str:
     """Final estimate and interval of every parameter, with units, width and inside/outside."""
     inside = truth_inside(run)
-    head = "<th>parameter</th><th>unit</th>" + ("<th>truth</th>" if run.truth is not None else "") + \
-        "<th>estimate</th><th>lower</th><th>upper</th><th>width</th>" + ("<th>truth in interval</th>" if inside is not None else "")
+    head = ("<th>parameter</th><th>unit</th>" + ("<th>truth</th>" if run.truth is not None else "")
+            + "<th>estimate</th><th>lower</th><th>upper</th><th>width</th>"
+            + ("<th>truth in interval</th>" if inside is not None else ""))
     rows = []
     for k, name in enumerate(run.parameter_names):
         lo, hi, x = run.lower[-1, k], run.upper[-1, k], run.estimate[-1, k]
