@@ -247,3 +247,16 @@ def test_a_converged_band_stays_visible():
         lo, hi = fig.axes[2 * k].get_ylim()
         assert (hi - lo) < 5 * width[-1, k], names[k]
         assert "(kg" in fig.axes[2 * k].get_ylabel()
+
+
+def test_index_says_when_the_truth_is_outside():
+    names = params.parameter_names("payload")
+    truth = payload_params("dumbbell_5lb")
+    lower, upper = truth - 0.01, truth + 0.01
+    lower[3] = truth[3] + 0.001                    # mcz excludes the truth
+    run = report.RunData("x", names, robot="xarm7", frame="link_eef", t=np.zeros(1), estimate=truth[None],
+                         lower=lower[None], upper=upper[None], truth=truth, flags={"bounds_guaranteed": True})
+    page = report.index_html(run, [])
+    assert "OUTSIDE the final interval for 1 of 10" in page and "badge bad" in page
+    assert page.count("<td class='bad'>OUTSIDE</td>") == 1 and page.count("<td class='ok'>inside</td>") == 9
+    assert "Final interval (frame link_eef)" in page
