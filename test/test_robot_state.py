@@ -119,18 +119,23 @@ def test_markers_are_replaced_not_accumulated():
     assert [m.action for m in nothing.markers] == [Marker.DELETEALL]
 
 
-def test_rviz_config_frames_reach_the_payload_frame():
-    """The fixed frame of the shipped config and each launched robot's base are in one TF tree with
-    the payload frame the markers are stamped in."""
+def test_an_rviz_config_per_launched_robot_with_its_base_as_fixed_frame():
+    """config/rviz/<profile>.rviz: the robot's base as fixed frame, in one TF tree with the payload
+    frame the markers are stamped in; the files differ in nothing else."""
     from pathlib import Path
-    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "inertial_id.rviz").read_text())
-    assert cfg["Visualization Manager"]["Global Options"]["Fixed Frame"] == "base_link"
+    folder = Path(__file__).resolve().parents[1] / "config" / "rviz"
+    assert sorted(p.stem for p in folder.glob("*.rviz")) == sorted(LAUNCHED)
+    shared = None
     for name in LAUNCHED:
         robot = load_robot(name)
-        edges = robot_state.link_tree(robot.model)
-        parent = {robot.model.frames[c].name: robot.model.frames[p].name for p, c in edges}
-        frame, chain = robot.payload_frame, []
+        cfg = yaml.safe_load((folder / f"{name}.rviz").read_text())
+        options = cfg["Visualization Manager"].pop("Global Options")
+        assert options["Fixed Frame"] == robot.profile["frames"]["base"], name
+        assert shared is None or cfg == shared, name
+        shared = cfg
+        parent = {robot.model.frames[c].name: robot.model.frames[p].name for p, c in robot_state.link_tree(robot.model)}
+        frame, chain = robot.payload_frame, [robot.payload_frame]
         while frame in parent:
-            chain.append(frame)
             frame = parent[frame]
-        assert robot.profile["frames"]["base"] in chain + [frame], name
+            chain.append(frame)
+        assert options["Fixed Frame"] in chain, name

@@ -8,7 +8,7 @@ import yaml
 from inertial_id.core import markers, params
 from inertial_id.core.model import load_robot, payload_params
 
-CONFIG = Path(__file__).resolve().parents[1] / "config" / "inertial_id.rviz"
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "rviz" / "kinova_gen3.rviz"
 
 
 def box_inertia(m, sides):
@@ -93,8 +93,8 @@ def test_rviz_config_shows_the_estimate_markers_in_the_payload_frame():
     # the estimator publishes markers reliable and volatile: the display must subscribe compatibly
     assert marker_display["Topic"]["Reliability Policy"] in ("Reliable", "Best Effort")
     assert marker_display["Topic"]["Durability Policy"] == "Volatile"
-    # the fixed frame is the Gen3's base (the file's default; `-f` gives another robot's), the
-    # markers in the payload frame reach it through /tf, the robot model comes latched
+    # the fixed frame is the Gen3's base, the markers in the payload frame reach it through /tf, the
+    # robot model comes latched (the other robots' files: test_robot_state)
     assert manager["Global Options"]["Fixed Frame"] == load_robot("kinova_gen3").profile["frames"]["base"]
     model = displays["rviz_default_plugins/RobotModel"]
     assert model["Description Source"] == "Topic" and model["Description Topic"]["Value"] == "/robot_description"
