@@ -12,6 +12,8 @@ import pytest
 
 from inertial_id.nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
 
+from ros_helpers import spin_until
+
 
 def cli(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inertial_id.cli", *args], env=env, capture_output=True,
@@ -54,16 +56,19 @@ def test_a_node_that_exits_is_named_with_its_reason(ros_env):
     assert re.search(r"^\[(sim_robot|regressor_builder|excitation_planner)-\d\] Traceback", proc.stdout, re.M)
 
 
-def wait_for_state(env, states, timeout_s: float) -> str:
-    deadline = time.monotonic() + timeout_s
-    out = ""
-    while time.monotonic() < deadline:
-        proc = cli("status", "--timeout", "5", env=env)
-        out = proc.stdout + proc.stderr
-        m = re.search(r"^state: (\w+)", proc.stdout, re.M)
-        if m and m.group(1) in states:
-            return proc.stdout
-    pytest.fail(f"planner not in {states} within {timeout_s} s: {out}")
+class StatusWatch:
+    """The test's own subscription to the planner's status (the CLI is what is under test)."""
+
+    def __init__(self):
+        import rclpy
+        from inertial_id.msg import ExcitationStatus
+        self.node = rclpy.create_node("status_watch")
+        self.states = []
+        self.node.create_subscription(ExcitationStatus, "/excitation_status",
+                                      lambda m: self.states.append(m.state), 10)
+
+    def wait_for(self, states, timeout_s: float) -> bool:
+        return spin_until(self.node, lambda: bool(self.states) and self.states[-1] in states, timeout_s)
 
 
 @pytest.mark.ros
@@ -72,8 +77,11 @@ def test_start_status_stop_drive_a_launched_planner(ros_env):
     launch = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "launch", "sim.launch.py", "--processes",
                                "use_sim_time:=true"],
                               env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watch = StatusWatch()
     try:
-        assert "state: idle" in wait_for_state(ros_env, ("idle",), 90.0)
+        assert watch.wait_for(("idle",), 90.0), watch.states[-5:]
+        status = cli("status", env=ros_env)
+        assert status.returncode == 0 and status.stdout.startswith("state: idle"), status.stdout + status.stderr
         for _ in range(5):                    # the planner refuses until it has joint states
             started = cli("start", env=ros_env)
             if started.returncode == 0:
@@ -81,12 +89,16 @@ def test_start_status_stop_drive_a_launched_planner(ros_env):
             assert "joint states" in started.stderr, started.stderr
             time.sleep(1.0)
         assert started.returncode == 0 and started.stdout.startswith("start: "), started.stderr
-        wait_for_state(ros_env, ("planning", "executing"), 30.0)
+        assert watch.wait_for(("planning", "executing"), 30.0), watch.states[-5:]
         stopped = cli("stop", env=ros_env)
         assert stopped.returncode == 0 and stopped.stdout.startswith("stop: "), stopped.stderr
-        # the motion ends (what the planner does after braking is the planner's tests' business)
-        print(wait_for_state(ros_env, ("braking", "idle", "done", "failed"), 30.0))
+        assert watch.wait_for(("braking", "done"), 30.0), watch.states[-5:]
+        status = cli("status", env=ros_env)
+        print(status.stdout)
+        assert status.returncode == 0 and re.match(r"state: (braking|done) .*stop requested", status.stdout), \
+            status.stdout
     finally:
+        watch.node.destroy_node()
         launch.send_signal(signal.SIGINT)
         out = launch.communicate(timeout=60)[0]
     assert launch.returncode == 0, out[-3000:]
