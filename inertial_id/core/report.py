@@ -345,7 +345,7 @@ def plot_condition(run: RunData):
     ax.set_xlim(run.t[0], run.t[-1] if run.t[-1] > run.t[0] else run.t[0] + 1.0)
     ax.set_xlabel("t (s)")
     ax.set_ylabel("condition number (1)")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False)   # above the data
     return fig
 
 
