@@ -5,6 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inertial_id.cli import main
@@ -164,3 +165,26 @@ def test_the_unchanged_profile_copy_is_accepted(tmp_path, capsys):
     from inertial_id.core.model import load_robot
     profile = xarm7_profile(tmp_path, urdf_edit=second_link(lambda s: s), text_edit=lambda t: t)
     assert load_robot(str(profile)).nv == 7
+
+
+def test_any_damaged_record_is_a_bag_error(bag, tmp_path):
+    """Eight 0xFF bytes written at 40 offsets across the MCAP file (a record length so damaged made
+    rosbags raise OverflowError): reading the bag ends with a BagError or reads it, never with
+    anything else (the commands turn a BagError into one line)."""
+    from inertial_id.core import bags
+    path = tmp_path / "swept"
+    shutil.copytree(bag, path)
+    mcap = next(path.glob("*.mcap"))
+    original = mcap.read_bytes()
+    outcomes = {"read": 0, "BagError": 0}
+    for offset in np.linspace(0, len(original) - 8, 40).astype(int):
+        data = bytearray(original)
+        data[offset:offset + 8] = b"\xff" * 8
+        mcap.write_bytes(bytes(data))
+        try:
+            bags.check_readable(path)
+            bags.read_topics(path, list(bags.topics_in(path)))
+            outcomes["read"] += 1
+        except bags.BagError:
+            outcomes["BagError"] += 1
+    assert outcomes["BagError"] >= 10, outcomes
