@@ -114,3 +114,42 @@ def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, t
     assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
     reply = call(node, start)
     assert not reply.success and "data inconsistent" in reply.message
+
+
+@pytest.mark.parametrize("stall_s", [0.7, 2.5])
+def test_a_stalled_planner_never_makes_the_reference_step(planner, tmp_path, stall_s):
+    """The planner process stopped (SIGSTOP) mid-motion for 0.5-3 s: the arm goes on along what was
+    sent (certified, ending at rest); on resuming, whatever the planner sends continues that
+    reference (the fake arm measures the step each command makes on arrival), and it moves again
+    only on a new start."""
+    import os
+    import signal
+    node, arm, status, start, robot, settings = planner
+    reply = call(node, start)
+    assert reply.success, reply.message
+    assert spin_until(node, lambda: status[-1].state == "executing", 30.0), f"no motion; logs in {tmp_path}"
+    spin_for(node, 1.0)
+    pid = planner_pid(tmp_path)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        spin_for(node, stall_s)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert spin_until(node, lambda: status[-1].state in ("braking", "failed", "done"), 30.0)
+    assert spin_until(node, lambda: status[-1].state in ("failed", "done"), 30.0)
+    n_after = len(arm.commands)
+    spin_for(node, 2.0)
+    print(f"stall {stall_s} s: {len(arm.commands)} commands, largest step {max(arm.steps, default=0.0):.2e}; "
+          f"{status[-1].state}: {status[-1].message}")
+    assert max(arm.steps, default=0.0) < 1e-6
+    assert len(arm.commands) == n_after                  # nothing more without a new start
+
+
+def planner_pid(log_dir) -> int:
+    """The planner process of the fixture (the one node it started)."""
+    import subprocess
+    out = subprocess.run(["pgrep", "-f", "inertial_id.nodes.excitation_planner"], capture_output=True, text=True)
+    pids = [int(p) for p in out.stdout.split()]
+    mine = [p for p in pids if str(log_dir) in open(f"/proc/{p}/cmdline").read().replace("\0", " ")]
+    assert len(mine) == 1, (pids, mine)
+    return mine[0]

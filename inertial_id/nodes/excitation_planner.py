@@ -231,7 +231,8 @@ class ExcitationPlannerNode(Node):
         self.say()
 
     def destroy_node(self):
-        self.worker.close()
+        if hasattr(self, "worker"):       # not when the configuration was refused before it started
+            self.worker.close()
         return super().destroy_node()
 
     def publish_status(self) -> None:
