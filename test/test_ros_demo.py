@@ -26,6 +26,10 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     assert r["physically_consistent"]
     assert r["mass_error_pct"] < 1.0
     assert r["com_error_mm"] < 5.0
+    # the result carries the run's history (for `inertial-id report`), the final estimate included
+    h = r["history"]
+    assert len(h["t"]) >= 5 and any(np.array_equal(e, r["estimate"]) for e in h["estimate"])
+    assert "executing" in h["status"]["state"]
 
 
 def test_planner_does_not_move_on_bounds_that_are_not_guaranteed(tmp_path):
