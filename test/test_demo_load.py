@@ -1,0 +1,71 @@
+"""`inertial-id demo` as a user runs it, on a machine kept busy and with the simulator stopped.
+
+The demo runs every node on the simulated arm's /clock: a machine too slow for real time slows the
+simulation down instead of making the arm look dead to the planner. A simulator that really stops
+(SIGSTOP) is a failure said in one line, with a non-zero exit and no traceback."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+
+@contextmanager
+def busy_loops(n: int = 2):
+    """``n`` processes spinning on the CPU (one per core of this machine)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
+def demo(*args, **popen):
+    return subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "demo", "--quiet", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.mark.parametrize("robot", ["kinova_gen3", "xarm7"])
+def test_demo_under_two_busy_loops_contains_the_truth(robot, tmp_path):
+    with busy_loops(2):
+        proc = demo("--robot", robot, "--duration", "10", "--log-dir", str(tmp_path))
+        out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {err[-2000:]}"
+    assert "Traceback" not in err
+    last = out.strip().splitlines()[-1]
+    print(last)
+    assert "truth inside the bounds: ok" in last and last.startswith("excitation ")
+
+
+def test_a_stopped_simulator_fails_in_one_line(tmp_path):
+    proc = demo("--robot", "xarm7", "--duration", "20", "--log-dir", str(tmp_path))
+    try:
+        sim = None
+        deadline = time.monotonic() + 300
+        while sim is None and time.monotonic() < deadline:       # once the arm moves
+            log = tmp_path / "excitation_planner.log"
+            if log.exists() and "executing" in log.read_text():
+                out = subprocess.run(["pgrep", "-f", "inertial_id.nodes.sim_robot"], capture_output=True, text=True)
+                sims = [int(p) for p in out.stdout.split()
+                        if str(proc.pid) == open(f"/proc/{p}/stat").read().split()[3]]
+                sim = sims[0] if sims else None
+            time.sleep(0.5)
+        assert sim is not None, "the simulated arm never moved"
+        os.kill(sim, signal.SIGSTOP)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        subprocess.run(["pkill", "-CONT", "-P", str(proc.pid)])
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert proc.returncode == 1
+    assert "Traceback" not in err
+    assert lines[-1].startswith("inertial-id demo: failed: the simulated arm stopped")
+    print(lines[-1])
