@@ -24,8 +24,9 @@ def test_casadi_log_cholesky_map_equals_the_reference(rng):
         np.testing.assert_allclose(np.asarray(f(e)).ravel(), params.log_cholesky_to_params(e), rtol=1e-12, atol=1e-14)
 
 
-def _rows(robot, rng, pi, n=400, noise=0.0):
-    """Synthetic rows with payload columns only (robot columns zero: the robot part is known)."""
+def _rows(robot, rng, pi, n=58 * 7, noise=0.0):
+    """Synthetic rows with payload columns only (robot columns zero: the robot part is known), in
+    whole windows of one row per joint as the estimator takes them."""
     Y = rng.normal(size=(n, 10)) * np.r_[1.0, 5.0, 5.0, 5.0, 20.0, 20.0, 20.0, 20.0, 20.0, 20.0]
     n_r = load_robot("kinova_gen3").model.nv * 14
     e = np.full(n, noise)
