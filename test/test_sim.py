@@ -109,3 +109,20 @@ def test_command_reports_the_step_a_late_command_makes():
     shifted = trajectory.SampledTrajectory(hold.t, np.tile(late, (2, 1)), hold.qd, hold.qdd)
     jump_q, _ = sim.command(shifted, start_time=sim.t - 0.3)
     assert jump_q == pytest.approx(np.max(np.abs(late - q_now)), rel=1e-9) and jump_q > 1e-3
+
+
+def test_joint_friction_acts_on_the_plant_and_stays_out_of_the_reported_torque():
+    """tau (reported) = M qdd + h + Fc sign(qd) + Fv qd + beta: the convention of the friction columns."""
+    import pinocchio as pin
+    robot = robot_model.load_robot("kinova_gen3")
+    friction = np.tile([0.05, 0.02, 0.0, -0.03], (robot.nv, 1))
+    sim = Simulator(robot, robot_model.payload_params("dumbbell_5lb"), friction=friction)
+    sim.command(trajectory.excitation_from_profile(robot, 2.0)[0].resample(100))
+    for _ in range(300):
+        sim.step()
+    t, q, v, tau, a = sim._last
+    assert np.max(np.abs(v)) > 1e-3
+    data = sim.model_true.createData()
+    Fc, Fv, _, beta = friction.T
+    np.testing.assert_allclose(pin.rnea(sim.model_true, data, q, v, a) + Fc * np.sign(v) + Fv * v + beta, tau,
+                               atol=1e-8)

@@ -34,7 +34,7 @@ class Measurement:
 class Simulator:
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
                  kd: float = 40.0, ki: float = 2000.0, noise: SensorNoise | NoiseModel | None = None, seed: int = 0, q0=None,
-                 true_model: pin.Model | None = None):
+                 true_model: pin.Model | None = None, friction=None):
         if step_hz < 1000.0:
             raise ValueError("the simulator steps at 1 kHz or faster")
         self.robot = robot
@@ -50,6 +50,9 @@ class Simulator:
         self.model_true = model_with_payload(plant, self.pi_payload)
         self.data_true = self.model_true.createData()
         self.data_nominal = robot.model.createData()
+        # joint friction of the plant, per joint [Fc, Fv, Ia, beta] (Ia: in the model's armature): the
+        # motor torque (what the torque sensors report) minus Fc sign(v) + Fv v + beta moves the links
+        self.friction = np.zeros((robot.nv, 4)) if friction is None else np.asarray(friction, float).reshape(robot.nv, 4)
         self._ft = PayloadRegressor(robot) if robot.ft_frame_id is not None else None
         self.t = 0.0
         self.q = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], float).copy()
@@ -109,7 +112,9 @@ class Simulator:
         a_ref = qdd_d + self.kp * e + self.kd * (qd_d - self.v) + self.ki * self.e_int
         tau = pin.rnea(self.robot.model, self.data_nominal, self.q, self.v, a_ref)
         self.tau = np.clip(tau, -self.robot.torque_limit, self.robot.torque_limit)
-        self.a = pin.aba(self.model_true, self.data_true, self.q, self.v, self.tau)
+        Fc, Fv, _, beta = self.friction.T
+        self.a = pin.aba(self.model_true, self.data_true, self.q, self.v,
+                         self.tau - (Fc * np.sign(self.v) + Fv * self.v + beta))
         self._last = (self.t, self.q.copy(), self.v.copy(), self.tau.copy(), self.a.copy())
         self.v = self.v + self.dt * self.a
         self.q = self.q + self.dt * self.v

@@ -23,7 +23,7 @@ import pinocchio as pin
 
 from .. import params
 from ..estimators.guaranteed import GuaranteedEstimator
-from ..robot_box import ROBOT_RELATIVE_ERROR
+from ..robot_box import FRICTION_FLOOR, ROBOT_RELATIVE_ERROR
 from ..estimators.log_cholesky import LogCholeskyEstimator
 from ..fanout import map_tasks
 from ..model import load_payloads, load_robot, payload_params
@@ -60,6 +60,15 @@ def perturbed_model(model: pin.Model, rng, relative: float = ROBOT_RELATIVE_ERRO
         true.inertias[j] = pin.Inertia.FromDynamicParameters(pi_true)
     true.armature = model.armature * (1.0 + rng.uniform(-relative, relative, model.nv))
     return true
+
+
+def perturbed_friction(nv: int, rng, floor=FRICTION_FLOOR) -> np.ndarray:
+    """Per joint ``[Fc, Fv, Ia, beta]`` inside the estimator's friction box (``+-floor`` around zero;
+    Ia is the model's armature, drawn by :func:`perturbed_model`): Coulomb and viscous friction
+    non-negative, as physics wants, the torque offset of either sign."""
+    Fc, Fv, _, beta = np.asarray(floor, float)
+    return np.column_stack([rng.uniform(0, Fc, nv), rng.uniform(0, Fv, nv), np.zeros(nv),
+                            rng.uniform(-beta, beta, nv)])
 
 
 def grasped_payload(name: str, rng, offset_m: float = GRASP_OFFSET_M) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Per trial: a dumbbell (seed 003's 4..8 lb, catalogue in config/payloads.yaml) grasped at a random
 offset; a true robot whose link parameters and rotor inertias are drawn inside their ±5 % box
-(:func:`~.bounds.perturbed_model`); the simulator at 1 kHz (computed-torque control on the
+(:func:`~.bounds.perturbed_model`), and joint friction inside the estimator's friction box
+(:func:`~.bounds.perturbed_friction`), both inside the certifier's boxes; the simulator at 1 kHz (computed-torque control on the
 nominal model, bounded torque noise and encoder quantization); the guaranteed estimator of the nodes
 (:func:`~..estimators.factory.make_estimator`, momentum windows at the driver's joint-state rate, or
 wrench rows) updated every ``replan_s``; and the receding-horizon planner
@@ -30,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from .bounds import PAYLOADS, grasped_payload, perturbed_model
+from .bounds import PAYLOADS, grasped_payload, perturbed_friction, perturbed_model
 from ..estimators.factory import MomentumEstimator, make_estimator
 from ..model import ProfileError, config_dirs, load_robot
 from ..planning.certifier import CertifierSettings
@@ -135,11 +136,11 @@ class CollisionChecker:
 class _Loop:
     """Simulator + estimator + receding planner for one method on one truth."""
 
-    def __init__(self, robot, settings, cert_settings, certify_fn, pi, true_model, seed, method):
+    def __init__(self, robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method):
         self.robot, self.settings, self.method = robot, settings, method
         sim = robot.profile["sim"]
         self.sim = Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
-                             seed, q0=robot.profile["sim"]["home"], true_model=true_model)
+                             seed, q0=robot.profile["sim"]["home"], true_model=true_model, friction=friction)
         self.estimator = make_estimator(robot, "guaranteed")
         self.momentum = isinstance(self.estimator, MomentumEstimator)
         sensing = robot.profile["sensing"]
@@ -267,13 +268,14 @@ def run_trial(robot_name: str, payload: str, seed: int, obstacles: list, plans: 
     if not np.all((pi >= lo) & (pi <= hi)):
         raise ValueError(f"payload {payload} with this grasp lies outside the profile's prior box")
     true_model = perturbed_model(robot.model, rng)
+    friction = perturbed_friction(robot.nv, rng)
     checker = CollisionChecker(robot, cert_settings)
     update_period = settings.replan_s
     # a start may first wait for bounds that certify holding still (data at rest)
     max_time = settings.hold_wait_s + plans * settings.replan_s + settings.horizon_s + 2.0
     out = {"payload": payload, "seed": seed, "truth": pi, "methods": {}}
     for method in methods:
-        loop = _Loop(robot, settings, cert_settings, certify_fn, pi, true_model, seed, method)
+        loop = _Loop(robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method)
         out["methods"][method] = loop.run(checker, update_period, max_time)
     if obstacles:
         out["random_uncertified_hit_rate"] = random_plan_hit_rate(robot, settings, cert_settings, checker,
