@@ -237,6 +237,17 @@ class Controller(Section):
     bridge: Optional[Text] = None          # what turns the command into motion (Digit)
 
 
+class Apply(Section):
+    """How ``~/apply`` hands the identified payload to the robot (:mod:`inertial_id.core.payload_apply`):
+    through the driver's set-load service, as a latched InertiaStamped topic, or not at all."""
+    interface: Literal["xarm_set_tcp_load", "inertia_topic", "none"] = "none"
+    service: Text = "/xarm/set_tcp_load"       # xarm_set_tcp_load: the driver's xarm_msgs/srv/SetTcpLoad
+    topic: Text = "/payload_inertia"           # inertia_topic: latched geometry_msgs/InertiaStamped
+    max_mass_width_kg: Number(gt=0.0) = 0.05   # refused while the guaranteed mass interval is wider
+    max_com_width_m: Number(gt=0.0) = 0.005    # ... or any axis of the guaranteed COM interval
+    timeout_s: Number(gt=0.0, le=60.0) = 5.0   # wait this long for the driver's reply
+
+
 class Pose(Section):
     """A pose: translation (m) and roll-pitch-yaw (rad)."""
     xyz: Vector(3) = [0.0, 0.0, 0.0]
@@ -395,6 +406,7 @@ class RobotProfile(Section):
     noise: Noise = Noise()
     identification: Identification = Identification()
     controller: Controller = Controller()
+    apply: Apply = Apply()
     payload: Payload = Payload()
     sim: Sim = Sim()
     excitation: Excitation = Excitation()

@@ -1,5 +1,7 @@
 """estimator: folds RegressorSample rows into an estimate with guaranteed bounds and streams
-InertialEstimate (plus an RViz MarkerArray of the payload's centre of mass and inertia box)."""
+InertialEstimate (plus an RViz MarkerArray of the payload's centre of mass and inertia box, and
+geometry_msgs/InertiaStamped on ``inertia``); ``~/apply`` hands the estimate to the robot on request
+(:mod:`inertial_id.nodes.payload_apply`)."""
 from __future__ import annotations
 
 import threading
@@ -22,6 +24,7 @@ from ..core.estimators.schedule import UpdateSchedule
 from .common import KEPT_QOS, DropCounter, declare, declare_robot, run_node
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
+from .payload_apply import PayloadOutputs
 
 # What a numerical routine may raise on data that passed the row checks (ill-conditioned, not
 # absurd): the estimator keeps its last state and counts the failure instead of dying. Anything
@@ -98,6 +101,7 @@ class EstimatorNode(Node):
         self.bounds_due = self.result_due = False
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
+        self.payload_outputs = PayloadOutputs(self, self.robot.profile, self.drops)   # inertia, ~/apply
         self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_IN_QOS,
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
         self._seen: deque = deque(maxlen=SEEN_MESSAGES)      # (stamp, kind, rows) of recent messages
@@ -332,6 +336,7 @@ class EstimatorNode(Node):
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
+        self.payload_outputs.publish(r, msg.header)
 
     def destroy_node(self):
         """Stop the worker; once it has finished, save the state (pending rows included)."""
@@ -341,6 +346,8 @@ class EstimatorNode(Node):
             self.worker.join(timeout=5.0)
             if not self.worker.is_alive():
                 self._save()
+        if hasattr(self, "payload_outputs"):
+            self.payload_outputs.destroy()
         return super().destroy_node()
 
 

@@ -1,0 +1,146 @@
+"""The identified payload handed on (issue 21): mass / COM / inertia about the COM from the parameter
+vector, the COM interval of a box, the refusal rules of ``~/apply``, and over DDS the estimator's
+``inertia`` topic and its ``~/apply`` against a stand-in of xarm_ros2's set_tcp_load service."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from inertial_id.core import model as robot_model
+from inertial_id.core import params
+from inertial_id.core.payload_apply import ApplyLimits, PayloadInertia, com_interval, refusal, xarm_tcp_load
+from inertial_id.core.profile import ProfileError, validate
+
+LIMITS = ApplyLimits("xarm_set_tcp_load", "/xarm/set_tcp_load", "/payload_inertia", 0.05, 0.01, 5.0)
+
+
+def test_payload_inertia_is_the_parallel_axis_inverse_of_params(rng):
+    for _ in range(20):
+        m, c = rng.uniform(0.1, 5.0), rng.uniform(-0.2, 0.2, 3)
+        L = rng.normal(size=(3, 3))
+        I_C = L @ L.T * 0.01 + 1e-3 * np.eye(3)
+        pi = params.params_from_com(m, c, I_C)
+        p = PayloadInertia.from_params(pi, "link_eef")
+        assert p.mass_kg == pytest.approx(m) and np.allclose(p.com_m, c) and np.allclose(p.inertia_com_kg_m2, I_C)
+        assert np.allclose(p.params(), pi)
+    with pytest.raises(ValueError):
+        PayloadInertia.from_params(np.r_[0.0, np.zeros(9)])
+
+
+def test_com_interval_holds_every_com_the_box_allows(rng):
+    truth = robot_model.payload_params("dumbbell_5lb")
+    lower, upper = truth - rng.uniform(0, 0.02, 10), truth + rng.uniform(0, 0.02, 10)
+    lo, hi = com_interval(lower, upper)
+    samples = rng.uniform(lower, upper, size=(2000, 10))
+    coms = samples[:, 1:4] / samples[:, :1]
+    assert np.all(coms >= lo - 1e-12) and np.all(coms <= hi + 1e-12)
+    # tight: the corners reach the ends
+    assert np.allclose(lo, np.minimum.reduce([lower[1:4] / lower[0], lower[1:4] / upper[0]]))
+    assert np.all(np.isinf(com_interval(np.r_[0.0, lower[1:]], upper)[0]))
+
+
+def test_refusal_rules():
+    pi = robot_model.payload_params("dumbbell_5lb")
+    narrow = (pi, pi - 1e-3, pi + 1e-3)
+    assert refusal(*narrow, True, True, LIMITS) is None
+    assert "not guaranteed" in refusal(*narrow, False, True, LIMITS)
+    assert "contradict" in refusal(*narrow, True, False, LIMITS)
+    assert "'none'" in refusal(*narrow, True, True, ApplyLimits("none", "", "", 1.0, 1.0, 1.0))
+    assert "no estimate" in refusal(None, None, None, True, True, LIMITS)
+    assert "max_mass_width_kg" in refusal(pi, pi - np.r_[0.1, np.zeros(9)], pi + 1e-3, True, True, LIMITS)
+    assert "max_com_width_m" in refusal(pi, pi - np.r_[0, 0.05, 0, 0, np.zeros(6)], pi + 1e-3, True, True, LIMITS)
+    assert "outside" in refusal(pi + 0.01, *narrow[1:], True, True, LIMITS)
+    assert "not finite" in refusal(np.r_[np.nan, pi[1:]], *narrow[1:], True, True, LIMITS)
+
+
+def test_xarm_load_is_kg_and_mm():
+    weight, cog = xarm_tcp_load(PayloadInertia(2.0, np.array([0.01, -0.02, 0.1]), np.eye(3), "link_eef"))
+    assert weight == 2.0 and cog == pytest.approx([10.0, -20.0, 100.0])
+
+
+def test_profile_apply_section_is_checked():
+    raw = robot_model.load_profile("xarm7")
+    assert raw["apply"]["interface"] == "xarm_set_tcp_load"
+    assert validate({**raw, "apply": {"interface": "none"}}, "p")["apply"]["max_mass_width_kg"] > 0
+    for bad in ({"interface": "ur_set_payload"}, {"max_mass_width_kg": 0.0}, {"servce": "/x"}):
+        with pytest.raises(ProfileError, match="apply"):
+            validate({**raw, "apply": bad}, "p")
+
+
+@pytest.mark.ros
+def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_the_estimate(ros_env, tmp_path):
+    """The real estimator node process, fed wrench rows over DDS; the test process stands in for the
+    xArm driver's /xarm/set_tcp_load with the real service type. No call reaches it until ~/apply
+    is called; while the data contradict the noise bounds (box not guaranteed) ~/apply refuses; once
+    the box is guaranteed and narrow, the weight and COM it transmits are the published estimate's
+    (kg, mm), and ``inertia`` carries the same estimate."""
+    SetTcpLoad = pytest.importorskip("xarm_msgs.srv", reason="xarm_msgs not built (make test-deps)").SetTcpLoad
+    from geometry_msgs.msg import InertiaStamped
+
+    from inertial_id.nodes.common import KEPT_QOS
+    from inertial_id.nodes.launch import start_node_set
+    from ros_helpers import spin_for, spin_until
+    from test_integrity_core import forged, honest_wrench_rows
+    from test_integrity_ros import Rig
+
+    robot = robot_model.load_robot("xarm7")
+    honest = honest_wrench_rows(robot, 3.0)
+    est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": "none"}
+    procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("estimator",), estimator=est_params)
+    rig = Rig(robot)
+    received, inertias = [], []
+
+    def stand_in(request, response):
+        received.append((request.weight, list(request.center_of_gravity)))
+        response.ret, response.message = 0, "ok"
+        return response
+
+    rig.node.create_service(SetTcpLoad, "/xarm/set_tcp_load", stand_in)
+    rig.node.create_subscription(InertiaStamped, "inertia", inertias.append, KEPT_QOS)
+    try:
+        assert spin_until(rig.node, lambda: rig.pub.get_subscription_count() >= 1, 30.0), "estimator did not come up"
+        early = rig.call("/estimator/apply")
+        assert not early.success and "no estimate" in early.message, early.message
+        # contradicting row first: the box is not guaranteed
+        A, b, e, s = forged(5.0)
+        rig.send([(A, b, np.full(6, 0.35), np.full(6, 0.1))] + honest)
+        assert spin_until(rig.node, lambda: rig.estimates and not rig.estimates[-1].data_consistent, 30.0)
+        spin_for(rig.node, 1.0)
+        refused = rig.call("/estimator/apply")
+        assert not refused.success and "refused" in refused.message, refused.message
+        assert not rig.estimates[-1].bounds_guaranteed
+        # honest rows only: guaranteed, narrow; nothing sent without a request
+        assert rig.call("/estimator/reset").success
+        spin_for(rig.node, 1.0)
+        n = len(rig.estimates)
+        rig.send(honest, t_start=20.0)
+        assert spin_until(rig.node, lambda: len(rig.estimates) > n and rig.estimates[-1].bounds_guaranteed and
+                          rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0] < 0.05, 30.0), "no narrow box"
+        spin_for(rig.node, 2.0)              # the last bounds update lands
+        assert received == []
+        final = rig.estimates[-1]
+        applied = rig.call("/estimator/apply")
+        assert applied.success, applied.message
+        assert len(received) == 1
+        p = PayloadInertia.from_params(final.estimate)
+        weight, cog = received[0]
+        assert weight == pytest.approx(p.mass_kg, rel=1e-6)                 # float32 on the wire
+        assert np.allclose(cog, 1000.0 * p.com_m, rtol=1e-6, atol=1e-4)      # mm
+        # the inertia topic with the same stamp carries the same estimate
+        same = [i for i in inertias if i.header.stamp == final.header.stamp]
+        assert same, "no InertiaStamped for the final estimate"
+        i = same[-1].inertia
+        assert same[-1].header.frame_id == robot.payload_frame == final.header.frame_id
+        got = params.params_from_com(i.m, [i.com.x, i.com.y, i.com.z],
+                                     [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+        assert np.allclose(got, final.estimate, rtol=1e-9, atol=1e-12)
+        assert procs.dead() == []
+    finally:
+        rig.node.destroy_node()
+        procs.stop()
+
+
+def test_pinocchio_inertia_is_about_the_com():
+    """geometry_msgs/Inertia and URDF take the inertia about the COM: the one pinocchio's Inertia holds."""
+    I = pin.Inertia(2.0, np.array([0.0, 0.0, 0.1]), np.diag([0.01, 0.02, 0.03]))
+    p = PayloadInertia.from_params(I.toDynamicParameters())
+    assert np.allclose(p.inertia_com_kg_m2, np.diag([0.01, 0.02, 0.03]))
