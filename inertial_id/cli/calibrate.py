@@ -49,7 +49,7 @@ def read_recordings(paths, n_joints: int):
 
 
 def run(args) -> int:
-    from ..core.calibration import calibrate
+    from ..core.calibration.build import calibrate
     from ..core.data_io import DataError
     from ..core.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):

@@ -32,20 +32,13 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
 from .row_builder import RowMessage
+# The suite's topics, also read as ``bags.<NAME>`` by the CLI and the tests.
+from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, MARKERS, ROWS,  # noqa: F401
+                     STATUS, TRUTH, WRENCH)
 
 PACKAGE = "inertial_id"
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 BAG_VERSION = 9          # the rosbag2 format version that kilted's ``ros2 bag record`` writes
-
-JOINT_STATES = "/joint_states"
-WRENCH = "/wrench"
-ROWS = "/regressor_samples"
-ESTIMATE = "/inertial_estimate"
-MARKERS = "/inertial_estimate/markers"
-STATUS = "/excitation_status"
-TRUTH = "/sim/payload_truth"
-DIAGNOSTICS = "/diagnostics"
-JOINT_ACCELERATIONS = "/joint_accelerations"   # recordings that carry their own acceleration estimate
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
@@ -548,27 +541,3 @@ def read_trajectories(path, topic: str):
         q = np.array([p.positions for p in m.points], dtype=float).reshape(t.size, -1)
         out.append((t_ns, list(m.joint_names), t, q))
     return out
-
-
-def run_tables(path, topic: str = JOINT_STATES) -> dict:
-    """The streams of a bag as the tables of a run folder (:mod:`.data_io`): ``t`` (header stamps,
-    one column), ``q``, ``qd``, ``tau`` in the recorded joint order and, when the bag has
-    ``/joint_accelerations`` (one message per joint state), ``qdd``."""
-    from .data_io import DataError
-    try:
-        js = read_joint_states(path, topic=topic)
-        if js.dropped:
-            raise DataError(f"bag '{path}': {topic} has messages that cannot be used: "
-                            + ", ".join(f"{k} {v}" for k, v in js.dropped.items()))
-        if js.tau is None:
-            raise DataError(f"bag '{path}': {topic} has no effort (joint torques)")
-        tables = {"t": js.t[:, None], "q": js.q, "qd": js.qd, "tau": js.tau}
-        if JOINT_ACCELERATIONS in topics_in(path):
-            _, qdd = read_float_arrays(path, JOINT_ACCELERATIONS)
-            if qdd.shape != js.q.shape:
-                raise DataError(f"bag '{path}': {JOINT_ACCELERATIONS} has {qdd.shape[0]} messages of "
-                                f"{qdd.shape[1] if qdd.ndim == 2 else 0} values, {topic} {js.q.shape}")
-            tables["qdd"] = qdd
-    except BagError as exc:
-        raise DataError(str(exc)) from None
-    return tables

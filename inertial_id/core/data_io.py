@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import filtering
+from .topics import JOINT_ACCELERATIONS, JOINT_STATES
 
 REQUIRED = ("t", "q", "qd", "tau")
 # Largest magnitude a physical reading of each file can have (rad, rad/s, rad/s^2, N m): beyond it
@@ -70,14 +71,37 @@ def _read_table(path: Path) -> np.ndarray:
         raise DataError(f"{path}: not numeric ({exc})") from None
 
 
+def run_tables(path, topic: str = JOINT_STATES) -> dict:
+    """The streams of a bag as the tables of a run folder (above): ``t`` (header stamps,
+    one column), ``q``, ``qd``, ``tau`` in the recorded joint order and, when the bag has
+    ``/joint_accelerations`` (one message per joint state), ``qdd``."""
+    from .bags import BagError, read_float_arrays, read_joint_states, topics_in   # rosbags only for bags
+    try:
+        js = read_joint_states(path, topic=topic)
+        if js.dropped:
+            raise DataError(f"bag '{path}': {topic} has messages that cannot be used: "
+                            + ", ".join(f"{k} {v}" for k, v in js.dropped.items()))
+        if js.tau is None:
+            raise DataError(f"bag '{path}': {topic} has no effort (joint torques)")
+        tables = {"t": js.t[:, None], "q": js.q, "qd": js.qd, "tau": js.tau}
+        if JOINT_ACCELERATIONS in topics_in(path):
+            _, qdd = read_float_arrays(path, JOINT_ACCELERATIONS)
+            if qdd.shape != js.q.shape:
+                raise DataError(f"bag '{path}': {JOINT_ACCELERATIONS} has {qdd.shape[0]} messages of "
+                                f"{qdd.shape[1] if qdd.ndim == 2 else 0} values, {topic} {js.q.shape}")
+            tables["qdd"] = qdd
+    except BagError as exc:
+        raise DataError(str(exc)) from None
+    return tables
+
+
 def read_run(folder, n_joints: int | None = None) -> Run:
-    """Read a run folder (or a rosbag2 folder: :func:`~.bags.run_tables`); checks equal lengths,
+    """Read a run folder (or a rosbag2 folder: :func:`run_tables`); checks equal lengths,
     finite values, increasing time, column counts."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"run folder '{folder}' does not exist")
     if (folder / "metadata.yaml").is_file():     # a rosbag2 recording: its streams, same checks below
-        from .bags import run_tables
         tables = run_tables(folder)
         names = tuple(tables)
     else:

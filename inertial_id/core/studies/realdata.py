@@ -25,9 +25,8 @@ import pinocchio as pin
 from scipy.optimize import linprog
 
 from .. import params
-from ..calibration import calibrate
 from ..calibration.apply import robot_with_calibration, run_pipeline
-from ..calibration.build import SAFETY_FACTOR
+from ..calibration.build import SAFETY_FACTOR, calibrate
 from ..data_io import Run, split_at_gaps
 from ..filtering import central_difference
 from ..model import model_with_payload
