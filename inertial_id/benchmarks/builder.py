@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ..cli.common import positive_float
+from ..core.topics import DIAGNOSTICS, ROWS, relative
 
 # Drop reasons that are events, not samples: a restart after a gap (its sample is used) and the
 # transport's own loss reports (those samples also show as stamp gaps, counted as missed).
@@ -87,8 +88,8 @@ def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir
             if s.name.endswith("regressor_builder"):
                 counts.update({v.key: int(v.value) for v in s.values})
 
-    node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
-    node.create_subscription(RegressorSample, "regressor_samples",
+    node.create_subscription(DiagnosticArray, DIAGNOSTICS, on_diag, 50)
+    node.create_subscription(RegressorSample, relative(ROWS),
                              lambda m: windows.__setitem__(0, windows[0] + (m.kind == "momentum")), RELIABLE_QOS)
     pub = node.create_publisher(JointState, topic, SENSOR_QOS)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from . import RunFailed
+from ..core.topics import STATUS
 from .common import positive_float, write_json
 
 PLANNER = "/excitation_planner"
@@ -22,7 +23,7 @@ def register(sub) -> None:
         p.add_argument("--timeout", type=positive_float, default=15.0,
                        help="seconds to wait for the planner (discovery included)")
         if name == "status":
-            p.add_argument("--topic", default="/excitation_status", help="the planner's status topic")
+            p.add_argument("--topic", default=STATUS, help="the planner's status topic")
             p.add_argument("--json", metavar="FILE", help="write the status as JSON ('-' for stdout)")
         p.set_defaults(func=call_service if name != "status" else show_status, service=name)
 

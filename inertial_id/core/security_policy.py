@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from .topics import CLOCK, DIAGNOSTICS, ESTIMATE, MARKERS, ROBOT_DESCRIPTION, ROWS, STATUS, TF, TRUTH
+
 # what every rclpy node uses: logging, parameter events and the parameter/type-description services
 COMMON_PUBLISH = ("/rosout", "/parameter_events")
 COMMON_SUBSCRIBE = ("/parameter_events",)
@@ -34,20 +36,19 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
     joint_states = sensing["joint_states_topic"]
     builder_in = [joint_states] + ([sensing["wrench_topic"]] if sensing.get("wrench_topic") else [])
     nodes = {
-        "regressor_builder": {"publish": ("/regressor_samples", "/diagnostics"),
-                              "subscribe": tuple(builder_in) + ("/clock",), "services": ()},
-        "estimator": {"publish": ("/inertial_estimate", "/inertial_estimate/markers", "/diagnostics"),
-                      "subscribe": ("/regressor_samples", "/clock"), "services": ("reset",)},
-        "excitation_planner": {"publish": (controller, "/excitation_status", "/diagnostics"),
-                               "subscribe": (joint_states, "/inertial_estimate", "/clock"),
+        "regressor_builder": {"publish": (ROWS, DIAGNOSTICS),
+                              "subscribe": tuple(builder_in) + (CLOCK,), "services": ()},
+        "estimator": {"publish": (ESTIMATE, MARKERS, DIAGNOSTICS),
+                      "subscribe": (ROWS, CLOCK), "services": ("reset",)},
+        "excitation_planner": {"publish": (controller, STATUS, DIAGNOSTICS),
+                               "subscribe": (joint_states, ESTIMATE, CLOCK),
                                "services": ("start", "stop")},
     }
     if sim:
         from .driver_streams import DriverEmulator
         streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
         # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
-        nodes["sim_robot"] = {"publish": streams + ("/sim/payload_truth", "/robot_description", "/tf", "/clock",
-                                                    "/diagnostics"),
+        nodes["sim_robot"] = {"publish": streams + (TRUTH, ROBOT_DESCRIPTION, TF, CLOCK, DIAGNOSTICS),
                               "subscribe": (controller,), "services": ("end_streams",)}
     return {name: {k: tuple(dict.fromkeys(v)) for k, v in d.items()} for name, d in nodes.items()}
 
@@ -78,8 +79,7 @@ def policy_xml(robot, sim: bool = True, callers=(OPERATOR,)) -> str:
                          + _topics("subscribe", COMMON_SUBSCRIBE + d["subscribe"]) + _services("reply", own)))
     for caller in callers:
         enclaves.append((caller, caller, _topics("publish", COMMON_PUBLISH)
-                         + _topics("subscribe", COMMON_SUBSCRIBE + ("/inertial_estimate", "/excitation_status",
-                                                                     "/diagnostics"))
+                         + _topics("subscribe", COMMON_SUBSCRIBE + (ESTIMATE, STATUS, DIAGNOSTICS))
                          + _services("request", callable_services(robot, sim))))
     body = "".join(f'\n    <enclave path="{ENCLAVE_ROOT}/{name}">\n      <profiles>\n'
                    f'      <profile ns="/" node="{node}">{rules}\n      </profile>\n      </profiles>\n    </enclave>'
