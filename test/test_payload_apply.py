@@ -82,10 +82,16 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
     from test_integrity_core import forged, honest_wrench_rows
     from test_integrity_ros import Rig
 
+    import yaml
     robot = robot_model.load_robot("xarm7")
     honest = honest_wrench_rows(robot, 3.0)
+    # 3 s of rows in 0.5 s bounds updates leave the COM ~14 mm wide: the threshold is the profile's
+    raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
+    raw["apply"] = {**raw["apply"], "max_com_width_m": 0.03}
+    profile = tmp_path / "xarm7_apply.yaml"
+    profile.write_text(yaml.safe_dump(raw))
     est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": "none"}
-    procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("estimator",), estimator=est_params)
+    procs = start_node_set(str(profile), ros_env, str(tmp_path), nodes=("estimator",), estimator=est_params)
     rig = Rig(robot)
     received, inertias = [], []
 

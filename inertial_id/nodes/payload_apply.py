@@ -64,8 +64,11 @@ class PayloadOutputs:
         else:
             ok, what = False, f"refused: {why}"
         response.success, response.message = ok, what
-        log = self.node.get_logger()
-        (log.info if ok else log.warning)(f"~/apply: {what}")
+        # rclpy ties a severity to each call site: one line per severity
+        if ok:
+            self.node.get_logger().info(f"~/apply: {what}")
+        else:
+            self.node.get_logger().warning(f"~/apply: {what}")
         return response
 
     def _topic(self, payload: PayloadInertia, header):
