@@ -6,7 +6,7 @@
   friction) parameters out.
 
 Each runs exactly what the nodes and the ``estimate`` / ``identify`` commands run (the builder's
-row formation, the estimator's update schedule, seed 001's identification), so their results are
+row formation, the estimator's update schedule, the whole-robot identification), so their results are
 the same. Conventions (:mod:`inertial_id.core.params`): per-body parameters in pinocchio order
 ``[m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the body frame's origin, SI units.
 """

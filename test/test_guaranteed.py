@@ -120,7 +120,7 @@ def phase():
 
 def test_guaranteed_estimator_contains_the_truth_with_a_perturbed_robot(phase):
     robot, pi, (t, q, qd, tau) = phase
-    est = GuaranteedEstimator(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER)
+    est = GuaranteedEstimator(robot, study.PAYLOAD_PRIOR_LOWER, study.PAYLOAD_PRIOR_UPPER)
     for s in (slice(0, 3001), slice(3001, None)):      # two batches: recursive, never widens
         est.add_samples(t[s], q[s], qd[s], tau[s])
         before = est.bounds.width.copy()
@@ -129,14 +129,14 @@ def test_guaranteed_estimator_contains_the_truth_with_a_perturbed_robot(phase):
     r = est.result()
     assert r.bounds_guaranteed and r.data_consistent and r.method == "guaranteed"
     assert np.all((pi >= r.lower) & (pi <= r.upper))
-    assert r.upper[0] - r.lower[0] < 0.5 * (study.TABLE_I_UPPER[0] - study.TABLE_I_LOWER[0])
+    assert r.upper[0] - r.lower[0] < 0.5 * (study.PAYLOAD_PRIOR_UPPER[0] - study.PAYLOAD_PRIOR_LOWER[0])
     assert r.physically_consistent and np.all((r.estimate >= r.lower - 1e-6) & (r.estimate <= r.upper + 1e-6))
     assert r.samples_used == 15 * 400
 
 
 def test_torque_bias_beyond_the_bounds_is_flagged_and_the_box_kept(phase):
     robot, pi, (t, q, qd, tau) = phase
-    est = GuaranteedEstimator(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER)
+    est = GuaranteedEstimator(robot, study.PAYLOAD_PRIOR_LOWER, study.PAYLOAD_PRIOR_UPPER)
     est.add_samples(t[:3001], q[:3001], qd[:3001], tau[:3001])
     est.update_bounds()
     box = (est.bounds.lower.copy(), est.bounds.upper.copy())
@@ -159,7 +159,7 @@ def test_interval_arithmetic_variant_is_guaranteed_but_looser(phase):
     robot, pi, (t, q, qd, tau) = phase
     widths = {}
     for variant in ("lp", "interval"):
-        est = GuaranteedEstimator(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER, robot_uncertainty=variant)
+        est = GuaranteedEstimator(robot, study.PAYLOAD_PRIOR_LOWER, study.PAYLOAD_PRIOR_UPPER, robot_uncertainty=variant)
         est.add_samples(t, q, qd, tau)
         est.update_bounds()
         r = est.result()

@@ -2,8 +2,8 @@
 and with ``--minutes M`` the online cost after M minutes of 4 kHz data (update time, memory).
 
 The long run feeds a :class:`GuaranteedEstimator` the rows of one simulated 12 s stretch (four
-exciting trajectories at 4 kHz, windows of h = 400), 1.5 s of rows per update (seed 003's planning
-cycle), cycling through the stretch until M minutes of data went in: forming rows costs 250 us
+exciting trajectories at 4 kHz, windows of h = 400), 1.5 s of rows per update (the planner's
+replanning period), cycling through the stretch until M minutes of data went in: forming rows costs 250 us
 per sample, so ten unique minutes would take most of an hour to simulate, while the update cost
 depends on how many rows the LP holds and keeps, not on whether a row was seen before. Reported:
 update and estimate times after the first minute (p50/p95/max), resident memory after the first
@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
 
 
 def _time_update(cls, robot, rows) -> float:
-    est = cls(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER, window=study.WINDOW)
+    est = cls(robot, study.PAYLOAD_PRIOR_LOWER, study.PAYLOAD_PRIOR_UPPER, window=study.WINDOW)
     est.add_rows(rows)
     t0 = time.perf_counter()
     est.update_bounds()
@@ -57,7 +57,7 @@ def long_run(robot, minutes: float, max_rows: int = MAX_LP_ROWS, seed: int = 0) 
     for k in range(0, t.size - chunk + 1, chunk):
         windows.add_samples(t[k:k + chunk], q[k:k + chunk], qd[k:k + chunk], tau[k:k + chunk])
         chunks.append(windows.take_rows())
-    est = GuaranteedEstimator(robot, study.TABLE_I_LOWER, study.TABLE_I_UPPER, window=study.WINDOW,
+    est = GuaranteedEstimator(robot, study.PAYLOAD_PRIOR_LOWER, study.PAYLOAD_PRIOR_UPPER, window=study.WINDOW,
                               max_rows=max_rows)
     updates = int(round(minutes * 60.0 / PLANNING_CYCLE_S))
     warm = int(round(60.0 / PLANNING_CYCLE_S))

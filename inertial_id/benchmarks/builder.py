@@ -1,5 +1,5 @@
 """``inertial-id bench builder``: the regressor_builder node (a process, as launched) fed a
-driver-rate JointState stream over DDS — seed 003's 4 kHz by default, best effort (the node
+driver-rate JointState stream over DDS — 4 kHz by default (a torque-sensing arm's driver rate), best effort (the node
 subscribes best effort to any driver) — for ``--seconds``. Reports the samples accepted, how every
 other sample is accounted for on the node's /diagnostics (missed: stamp gaps at the driver rate;
 dropped, by reason), the momentum windows published, and the node's CPU use (one core = 1.0). The

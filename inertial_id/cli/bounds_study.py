@@ -1,4 +1,8 @@
-"""``inertial-id bounds-study``: Monte Carlo of guaranteed payload bounds against seed 003's MVF bounds."""
+"""``inertial-id bounds-study``: Monte Carlo of guaranteed payload bounds against the log-Cholesky
+estimator's Mean Value Form bounds.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
+"""
 from __future__ import annotations
 
 from . import UserError
@@ -7,7 +11,7 @@ from .common import str_list, write_json
 
 def register(sub) -> None:
     p = sub.add_parser("bounds-study",
-                       help="payload bounds in simulation: guaranteed LP bounds vs seed 003's Mean Value Form")
+                       help="payload bounds in simulation: guaranteed LP bounds vs the log-Cholesky Mean Value Form")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path (joint torque sensing)")
     p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],
                    help="dumbbells, comma separated (4lb..8lb); trials cycle through them")

@@ -21,7 +21,7 @@ def register(sub) -> None:
                    help="add an axisymmetric rotor at every 1-DoF joint, on its axis, on the parent")
     p.add_argument("--gear-ratio", type=float, default=50.0, help="rotor gear ratio (default 50)")
     p.add_argument("--method", choices=("rpna", "svd"), default="rpna",
-                   help="rpna: exact recursion (seed 000); svd: rank of sampled regressors")
+                   help="rpna: exact recursion (Recursive Parameter Nullspace Algorithm); svd: rank of sampled regressors")
     p.add_argument("--samples", type=int, default=None, help="svd: number of random states")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
     p.set_defaults(func=run)
@@ -83,7 +83,7 @@ def analyse(args) -> dict:
         "wall_time_s": wall, **cross_check,
     }
     if report["floating_base"]:
-        # seed 000 Table 5 counts the bodies carried by the free base (its 10 are always identifiable)
+        # the RPNA paper's Table 5 counts the bodies carried by the free base (its 10 are always identifiable)
         report["num_base_parameters_excluding_floating_base"] = count - 10
     return report
 

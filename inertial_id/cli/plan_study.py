@@ -15,7 +15,7 @@ def register(sub) -> None:
                         "(added to the profile's)")
     p.add_argument("--plans", type=int, default=None,
                    help="most exciting plans per trial (default: the profile's planner.max_plans, as the node "
-                        "runs; fewer when the bounds stop shrinking; seed 003's experiments: 4)")
+                        "runs; fewer when the bounds stop shrinking; the published safe-excitation experiments: 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
     p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")

@@ -1,4 +1,8 @@
-"""``inertial-id pmd-study``: the seed 004 simulation study (Table III) on the eight test objects."""
+"""``inertial-id pmd-study``: the point-mass-discretization simulation study (Table III of the
+reference) on the eight test objects.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
+"""
 from __future__ import annotations
 
 from . import UserError

@@ -5,14 +5,18 @@ Each is a pinocchio ``Model`` built in code (no URDF). Kinematics follow Craig's
 unless stated. Inertias are plausible values for simulation checks only; identifiability depends
 on kinematics alone. Gravity is 9.81 m/s^2 along -z of the world (the base frame).
 
-- ``planar_2r``: two parallel vertical axes, l1 = 0.3 m (seed 000 Fig. 4a).
-- ``planar_2r_perp``: second axis perpendicular to the first (seed 000 Fig. 4b).
+- ``planar_2r``: two parallel vertical axes, l1 = 0.3 m (RPNA paper, Fig. 4a).
+- ``planar_2r_perp``: second axis perpendicular to the first (RPNA paper, Fig. 4b).
 - ``puma560``: standard PUMA 560 (Craig, Table 3.4): a2 = 0.4318, d3 = 0.15005, a3 = 0.0203,
   d4 = 0.4318; masses from Armstrong, Khatib and Burdick (1986).
 - ``scara``: RRPR, vertical axes, links 0.35 m and 0.30 m.
 - ``cheetah_leg``: MIT Cheetah 3 front-left leg: ab/ad axis x at (0.268, 0.122, 0) of the torso, hip
   axis y 0.045 m outboard, knee axis y 0.342 m below the hip, shank 0.345 m (Cheetah-Software).
-- ``stanford``: Stanford arm of seed 002 Fig. 2 (the spec's table).
+- ``stanford``: Stanford arm of Lin's Fig. 2 (the spec's table).
+
+References:
+- Wensing, Niemeyer, Slotine, "A Geometric Characterization of Observability in Inertial Parameter Identification" (seed 000)
+- Lin, "An Identification Method for Estimating the Inertia Parameters of a Manipulator" (seed 002)
 """
 from __future__ import annotations
 
@@ -112,7 +116,7 @@ def cheetah_leg() -> pin.Model:
     return model
 
 
-# Stanford arm, seed 002 Fig. 2: (kind, theta offset, beta, b, d, mass, c, diag(I about COM)).
+# Stanford arm, Lin's Fig. 2: (kind, theta offset, beta, b, d, mass, c, diag(I about COM)).
 STANFORD_LINKS = (
     Link("R", 0, 0, 0, 0, 9.29, (0, 0.1105, 0.0175), (0.276, 0.255, 0.71)),
     Link("R", D90, 0, 0.1529, D90, 5.01, (0, 0, -0.1054), (0.108, 0.018, 0.1)),

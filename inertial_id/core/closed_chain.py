@@ -1,4 +1,4 @@
-"""Closed kinematic chains: loop-closure constraints and the fully-actuated representation (seed 001).
+"""Closed kinematic chains: loop-closure constraints and the fully-actuated representation.
 
 A closed chain is modelled as an open kinematic tree (the URDF) plus loop closures. Each closure says
 that a point fixed on frame A and a point fixed on frame B coincide; ``components`` selects which world
@@ -6,7 +6,7 @@ coordinates are constrained (all three for a ball joint, two for a planar loop).
 closures gives ``c(q) = 0`` (``nc`` rows), its Jacobian ``J(q) = dc/dq`` and the drift ``Jdot(q, v) v``.
 
 Joints are split into actuated (index set ``a``, motors) and passive (``u``). With ``nu == nc`` and
-``J_u`` invertible (seed 001 Assumption 1), the passive coordinates follow from the actuated ones,
+``J_u`` invertible (the reference's Assumption 1), the passive coordinates follow from the actuated ones,
 ``q_u = Gamma(q_a)`` (Newton on ``c``), and
 
     v = G(q) v_a,   a = G(q) a_a + Gdot v_a,   G_a = I,   G_u = -J_u^-1 J_a,
@@ -18,6 +18,8 @@ actuated torques are ``u = G^T (Y pi + Yf phi)``.
 Style as in pinocchio: a :class:`ClosedChain` is constant (model + closures + index sets); every
 function takes scratch ``data`` from ``chain.model.createData()``. All vectors are in velocity
 coordinates (the models here have ``nq == nv``: revolute/prismatic joints only).
+
+References: Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001).
 """
 from __future__ import annotations
 
@@ -270,7 +272,7 @@ def _within_limits(chain: ClosedChain, q: np.ndarray, q_a) -> np.ndarray:
 
 def solve_passive_unique(chain: ClosedChain, data: pin.Data, q_a, q_u0=None, n_starts: int = 8,
                          rng=None, tol: float = 1e-8) -> np.ndarray:
-    """:func:`solve_passive` with a uniqueness check (seed 001 Assumption 1).
+    """:func:`solve_passive` with a uniqueness check (Assumption 1 of the module's reference).
 
     Besides the solution from ``q_u0``, Newton runs from ``n_starts`` starts drawn uniformly within the
     passive joint limits (clipped to +-pi); every start that converges inside the limits must reach

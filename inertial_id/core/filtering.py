@@ -3,8 +3,8 @@
 Live (causal) use: :class:`StreamingDifferentiator` turns a stream of (t, q, qd, tau) samples into
 (t, q, qd, qdd, tau) with a fixed latency of ``delay`` samples: qdd by a central difference on the
 window, optionally after the same causal low-pass on every signal (so they stay time-aligned).
-Offline use: zero-phase Butterworth (``filtfilt``), 4th-order central differences (seed 001's
-pipeline) and downsampling. Time is in seconds; arrays are ``(samples, channels)``.
+Offline use: zero-phase Butterworth (``filtfilt``), 4th-order central differences (the whole-robot
+identification pipeline) and downsampling. Time is in seconds; arrays are ``(samples, channels)``.
 """
 from __future__ import annotations
 

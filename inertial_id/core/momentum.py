@@ -1,4 +1,4 @@
-"""Momentum form of the dynamics (seed 003): rows without accelerations.
+"""Momentum form of the dynamics: rows without accelerations.
 
 Full parameter vector ``theta = [pi_1, ..., pi_n, phi_1, ..., phi_n]``: each body's 10 parameters
 (pinocchio order, joint frame, as in :func:`~.regressor.joint_torque_regressor`) followed by the
@@ -15,7 +15,7 @@ so that, with ``Mdot = C + C^T``, ``d/dt (W_m theta) = tau + W_c theta``.
 body-frame Jacobians ``J_i``, ``d(kinetic energy)/dq_k = sum_i (iX_0 dJ_world[:, k])^T (I_i V_i)``,
 where ``I_i V_i``, the body's momentum, is linear in ``pi_i`` (see :class:`MomentumRegressor`).
 
-Windows of ``h`` samples (forward Euler, seed 003 eq. 10 with the errata fixed), samples
+Windows of ``h`` samples (forward Euler, the reference's eq. 10 with the errata fixed), samples
 ``j = i .. i+h-1``, state ``i+h`` closing the window::
 
     (W_m(t_{i+h}) - W_m(t_i) - sum_j W_c(t_j) dt_j) theta = sum_j tau(t_j) dt_j
@@ -24,6 +24,8 @@ Split into payload columns ``Y`` and the rest ``Y_r``: ``Y theta_e = U - Y_r the
 ``U = sum_j tau_j dt_j``. Moving the known part to the right gives the seed's ``U`` (its printed
 ``+ sum W_c,r dt`` is the sign erratum). Torque is sampled and held over each step, as the
 simulator applies it; the forward-Euler error of the rest is O(h dt^2) (see ``test_momentum``).
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 

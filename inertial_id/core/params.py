@@ -11,8 +11,14 @@ convert only at the boundary with the named functions below (``to_diagonal_first
 Per-joint friction vector ``[Fc, Fv, Ia, beta]``: ``F = Fc*sign(qd) + Fv*qd + Ia*qdd + beta``.
 
 Physical consistency: the pseudo-inertia ``J = [[tr(I)/2*1 - I, h], [h^T, m]]`` is positive
-semidefinite (Wensing, Kim, Slotine 2017). The log-Cholesky map (seed 003 eq. 16) sends any
+semidefinite (Wensing, Kim, Slotine 2017). The log-Cholesky map (Zhang, Zhou & Vasudevan, eq. 16) sends any
 ``eta`` in R^10 to a parameter vector with positive definite ``J``.
+
+References:
+- Wensing, Niemeyer, Slotine, "A Geometric Characterization of Observability in Inertial Parameter Identification" (seed 000)
+- Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001)
+- Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003)
+- Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004)
 """
 from __future__ import annotations
 
@@ -34,12 +40,12 @@ def friction_names(joint: str) -> list[str]:
 
 
 # Other orders, named by their layout. Index maps: other = pi[PERM]; pi = other[argsort(PERM)].
-# Diagonal first, [m, mcx, mcy, mcz, XX, YY, ZZ, XY, YZ, XZ]: Zhang, Zhou & Vasudevan (seed 003).
+# Diagonal first, [m, mcx, mcy, mcz, XX, YY, ZZ, XY, YZ, XZ]: Zhang, Zhou & Vasudevan.
 _DIAGONAL_FIRST = np.array([0, 1, 2, 3, 4, 6, 9, 5, 8, 7])
-# Row-major upper triangle, [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]: Wensing et al. (seed 000),
-# Nadeau et al. (seed 004).
+# Row-major upper triangle, [m, hx, hy, hz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz]: Wensing et al.,
+# Nadeau et al.
 _ROW_MAJOR = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
-# Inertia first, mass last, [XX, XY, XZ, YY, YZ, ZZ, mpx, mpy, mpz, m]: Zhang, Haugk & Vasudevan (seed 001).
+# Inertia first, mass last, [XX, XY, XZ, YY, YZ, ZZ, mpx, mpy, mpz, m]: Zhang, Haugk & Vasudevan.
 _INERTIA_FIRST = np.array([4, 5, 7, 6, 8, 9, 1, 2, 3, 0])
 
 

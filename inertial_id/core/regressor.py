@@ -64,7 +64,7 @@ def wrench_regressor(a_bar, w, alpha) -> np.ndarray:
 
     ``a_bar = a - g`` is the classical linear acceleration of the frame origin minus gravity, ``w`` the
     angular velocity and ``alpha`` the angular acceleration, all in the sensor frame (the form used
-    with a Kalman-filtered F/T pose in seed 004). Equal to :func:`frame_wrench_regressor`.
+    with a Kalman-filtered F/T pose by point-mass discretization, :mod:`.pmd`). Equal to :func:`frame_wrench_regressor`.
     """
     w = np.asarray(w, dtype=float)
     # pinocchio's spatial acceleration is a_classical - w x v; with v = 0 at the frame origin the

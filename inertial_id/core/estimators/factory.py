@@ -3,13 +3,17 @@
 | method | rows it consumes | estimate | bounds reported as guaranteed |
 |---|---|---|---|
 | ``rls``, ``lmi`` | joint_torque or wrench | RLS / consistent WLS (SDP) | wrench rows: yes; joint-torque rows: no (they assume the nominal robot exact) |
-| ``pmd`` | wrench (+ sensor kinematics) | point-mass discretization (seed 004) | as ``lmi`` |
+| ``pmd`` | wrench (+ sensor kinematics) | point-mass discretization | as ``lmi`` |
 | ``guaranteed`` | momentum (torque sensing) or wrench | consistent WLS in the box | yes: LP over payload and robot-parameter box (momentum) or the wrench rows' polytope |
-| ``log_cholesky`` | momentum | log-Cholesky IPOPT (seed 003) | no: Mean-Value-Form box at the nominal point |
+| ``log_cholesky`` | momentum | log-Cholesky IPOPT | no: Mean-Value-Form box at the nominal point |
 
 Every row's stated error bound is first raised to the profile's floor for its kind
 (:class:`~.row_checks.NoiseFloors`): the box relies on the profile's sensor model, never on a
 sender's claim of a better one (``bounds_raised`` counts the rows it changed).
+
+References:
+- Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003)
+- Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004)
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Guaranteed payload bounds from momentum windows, and the sample intake shared with the
-log-Cholesky estimator (seed 003).
+log-Cholesky estimator.
 
 Every window row satisfies ``|Y theta_e + Y_r theta_r - U| <= e`` whenever the torque error and the
 model error stay within their stated bounds (:class:`~..momentum.MomentumWindows`), and the robot's
@@ -18,6 +18,8 @@ Interface (what the node calls): ``add_samples(t, q, qd, tau)`` with the raw sam
 momentum form needs positions, velocities and measured joint torques at a fixed high rate, not
 acceleration rows; windows of ``window`` samples close as data arrive — then ``update_bounds()``
 and ``result() -> PayloadEstimate``.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ Estimate: ``min_eta ||Y P(eta) - (U - Y_r theta_r0)||^2`` with ``P`` the log-Cho
 objective only needs the Gram matrices ``Y^T Y``, ``Y^T u``, ``u^T u``: one small NLP, whatever the
 number of rows.
 
-Bounds (seed 003, Mean Value Form with the implicit-function sensitivity): at the optimum,
+Bounds (the reference's Mean Value Form with the implicit-function sensitivity): at the optimum,
 ``d theta*/d U = P' Htil^{-1} P'^T Y^T =: S`` with ``Htil = P'^T Y^T Y P' + sum_k (Y^T (Y P - u))_k
 P''_k`` (half the Hessian of the objective), and the box is
 ``theta* ± (|S| e + |S Y_r| dtheta_r)``: the row error bounds ``e`` and the robot-parameter half
@@ -18,6 +18,8 @@ nonlinearly on the data (near the boundary of the consistent set, where ``P'`` i
 Where the optimum is interior and ``P'`` well conditioned, ``theta*`` is locally the linear least
 squares solution and the box is its exact linear error propagation. ``bounds_guaranteed`` is
 therefore always false for this method.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 

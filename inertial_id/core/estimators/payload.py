@@ -8,7 +8,7 @@ Methods:
 - ``guaranteed``: the same computation, named for what the caller relies on: the box. (With joint
   torque sensing the node runs :class:`~.guaranteed.GuaranteedEstimator` on momentum rows instead.)
 
-- ``pmd``: point-mass discretization of the payload's shape (seed 004) from wrench rows and the
+- ``pmd``: point-mass discretization of the payload's shape from wrench rows and the
   sensor kinematics they carry; consistent by construction. Needs ``pmd`` (a configured
   :class:`~inertial_id.core.pmd.estimator.PmdEstimator`).
 
@@ -17,6 +17,8 @@ estimate). The box is reported as guaranteed only if every row was added with ``
 rows whose right side uses the nominal robot model (joint-torque rows) hold only if that model is
 exact, so callers add them with ``guaranteed=False``. Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
 the rows buffered since the last call.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

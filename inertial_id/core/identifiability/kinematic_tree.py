@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-# Joints whose motion subspace is constant in the child frame (seed 000 covers "fixed free modes").
+# Joints whose motion subspace is constant in the child frame (RPNA covers "fixed free modes").
 SUPPORTED_JOINTS = {
     "JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
     "JointModelRUBX", "JointModelRUBY", "JointModelRUBZ", "JointModelRevoluteUnboundedUnaligned",

@@ -1,6 +1,6 @@
 """Numerical base parameters from stacked regressor samples (Gautier's QR with column pivoting).
 
-Notation of seed 001: with a regressor ``W`` (rows: samples, columns: standard parameters ``pi``),
+Notation of Zhang, Haugk & Vasudevan: with a regressor ``W`` (rows: samples, columns: standard parameters ``pi``),
 ``Pb`` and ``Pd`` are column selections (permutation blocks) of the independent and dependent
 columns, ``W Pd = W Pb Kd``, and the base parameters are ``theta_b = (Pb^T + Kd Pd^T) pi``:
 ``W pi = (W Pb) theta_b`` for every state. ``Kd`` has shape ``(n_base, n_dependent)``.
@@ -13,6 +13,8 @@ sampled regressors and far below the smallest genuine pivot seen on the built-in
 :func:`base_parameters_from_rows` chooses base columns in a given preference order from any rows
 spanning the identifiable directions (RPNA's ``N_sys`` or a sampled regressor); :func:`model_regressor`
 stacks sampled regressors of a pinocchio model, optionally with motor rotors and a floating base.
+
+References: Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001).
 """
 from __future__ import annotations
 

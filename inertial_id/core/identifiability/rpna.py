@@ -1,4 +1,4 @@
-"""Recursive Parameter Nullspace Algorithm (seed 000, Algorithms 1-3 and App. G, I).
+"""Recursive Parameter Nullspace Algorithm (the reference's Algorithms 1-3 and App. G, I).
 
 Input: a :class:`~.kinematic_tree.KinematicTree` (kinematics only). Output: per body ``N_i``, the
 spans ``V_i`` (attainable velocities, gravity as a fictitious base acceleration) and ``K_i``
@@ -8,6 +8,8 @@ spans ``V_i`` (attainable velocities, gravity as a fictitious base acceleration)
 Per-body parameter vectors are in pinocchio order; a body with a rotor carries 14 parameters,
 ``[pi_link (10); m, mcz, Ixx=Iyy, Izz of the rotor in its own frame]`` (App. I with the symmetric
 rotor of Sec. 8). Rank decisions use :data:`.spatial.RANK_TOL`.
+
+References: Wensing, Niemeyer, Slotine, "A Geometric Characterization of Observability in Inertial Parameter Identification" (seed 000).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from .. import params
 from . import numeric, spatial
 from .kinematic_tree import KinematicTree
 
-# Preference order for base parameters (seed 000 table rows): m, mcx, mcy, mcz, Ixx, Iyy, Izz, Iyz,
+# Preference order for base parameters (the RPNA paper's table rows): m, mcx, mcy, mcz, Ixx, Iyy, Izz, Iyz,
 # Ixz, Ixy, then the rotor's Izz (pinocchio indices; rotor entries follow at 10..13).
 PREFERENCE = (0, 1, 2, 3, 4, 6, 9, 8, 7, 5, 13, 12, 11, 10)
 _I6, _I10 = np.eye(6), np.eye(10)
@@ -124,7 +126,7 @@ def rpna(tree: KinematicTree, gravity: bool = True, static: bool = False) -> RPN
 
     Once a body's span ``V_i^-`` (or ``K_i^-``) is full it stays full for all its descendants
     (``X_i`` and ``B_i`` are invertible), so they skip that Ctrb; with both full,
-    ``N_i = [M(1, Phi)^T; A(phi_k)]`` (seed 000 Alg. 3). ``K_i`` is carried as a spanning set (the next body's
+    ``N_i = [M(1, Phi)^T; A(phi_k)]`` (RPNA, Alg. 3). ``K_i`` is carried as a spanning set (the next body's
     Ctrb orthonormalises it); all ranks of ``N_i`` and ``K_i`` are decided together at the end.
     """
     a_g = np.concatenate([-tree.gravity, np.zeros(3)])[:, None]

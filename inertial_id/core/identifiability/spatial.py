@@ -1,4 +1,4 @@
-"""Linear operators of RPNA (seed 000, Sec. 5 and App. I) in the project's conventions.
+"""Linear operators of RPNA (the reference's Sec. 5 and App. I) in the project's conventions.
 
 Spatial vectors are pinocchio's ``[v; w]`` (linear first); body parameters are in pinocchio order
 ``pi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the body origin, so the spatial
@@ -9,6 +9,8 @@ Rank tolerance (one for the whole analysis): a singular value counts when it exc
 ``RANK_TOL * max(1, s_max)``. Bases are orthonormal and the operators have entries of the size of
 the robot's lengths (metres), so genuine singular values are >= 1e-6 on every model we know of,
 while roundoff stays near 1e-15.
+
+References: Wensing, Niemeyer, Slotine, "A Geometric Characterization of Observability in Inertial Parameter Identification" (seed 000).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ INERTIA_BASIS = _inertia_basis()
 # vee: parameters from a matrix of the form I(pi); exact on that subspace (least squares off it)
 _VEE = np.linalg.pinv(INERTIA_BASIS.reshape(10, 36).T)
 
-# Axisymmetric rotor about its frame's z axis (seed 000 Sec. 8): 4 parameters [m, mcz, Ixx=Iyy, Izz].
+# Axisymmetric rotor about its frame's z axis (RPNA paper, Sec. 8): 4 parameters [m, mcz, Ixx=Iyy, Izz].
 ROTOR_PARAMETER_NAMES = ("m", "mcz", "Ixx=Iyy", "Izz")
 ROTOR_EMBEDDING = np.zeros((10, 4))
 ROTOR_EMBEDDING[[0, 3, 4, 6, 9], [0, 1, 2, 2, 3]] = 1.0

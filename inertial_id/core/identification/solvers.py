@@ -1,5 +1,5 @@
 """Solvers for ``A x = b``: least squares on base parameters, weighted and iteratively reweighted
-least squares, and the physically consistent problem (seed 001 eq. 32) as an SDP.
+least squares, and the physically consistent problem (the reference's eq. 32) as an SDP.
 
 Weights (``wls``): one per actuated joint, ``w_j = 1 / sigma_j`` with ``sigma_j^2 = |r_j|^2 /
 (N - n_base / na)`` the residual variance of joint ``j`` after ordinary LS (Gautier's normalisation:
@@ -12,7 +12,7 @@ bumps) lose influence. Stops when the base parameters change by less than ``1e-8
 (``|d theta_b| <= 1e-8 |theta_b|``) or after 50 iterations (reported as not converged).
 
 SDP (``lmi``): minimises the WLS objective over the full free parameter vector subject to, per
-body with free parameters, ``pseudo_inertia(pi_k) >= margin * I`` (seed 001's LMI, equal to its
+body with free parameters, ``pseudo_inertia(pi_k) >= margin * I`` (the reference's LMI, equal to its
 ``[[tr(L)/2 I - L, m p], [m p^T, m]]``) and ``Fc, Fv, Ia >= 0``. The data fix only the base
 parameters ``theta_b = x_b + Kd x_d``; the dependent coordinates ``x_d`` are pulled towards their
 nominal values by ``1e-9 * mean(diag(A^T A)) |x_d - x_d,nominal|^2``, which makes the answer unique
@@ -26,6 +26,8 @@ variance: where the data determine a direction they outweigh the prior as they g
 do not, the prior alone sets it (the pull of ``x_d`` above is then off). The divergence is a
 barrier, so ``J_k`` stays well inside the cone. The weight is chosen on held-out training data by
 ``selection.py``.
+
+References: Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001).
 """
 from __future__ import annotations
 

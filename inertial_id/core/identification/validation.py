@@ -1,5 +1,8 @@
 """Validation of identified models on held-out runs: per-joint RMS torque error, and open-loop
-forward simulation with the recorded torques (seed 001, eq. 33)."""
+forward simulation with the recorded torques (the reference's eq. 33).
+
+References: Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -68,7 +71,7 @@ def simulate_segments(chain: cc.ClosedChain, layout: ParameterLayout, theta, run
     with ``substeps`` per sample, initial state from the recording.
 
     Returns ``l2`` per actuated joint (rad), ``sqrt(sum_i (q_sim(t_i) - q_meas(t_i))^2)`` over all
-    samples of all segments (seed 001 eq. 33; errors wrapped to [-pi, pi], a diverged simulation
+    samples of all segments (eq. 33 of the module's reference; errors wrapped to [-pi, pi], a diverged simulation
     counts pi for the rest of its segment), and the number of segments.
     """
     run = actuated_columns(chain, run)

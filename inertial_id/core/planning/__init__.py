@@ -1,1 +1,4 @@
-"""Certified safe-excitation planning (seed 003): Bezier plans, their certifier, the optimizer."""
+"""Certified safe-excitation planning: Bezier plans, their certifier, the optimizer.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
+"""

@@ -5,13 +5,13 @@ Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error
 :class:`~.certifier.CertifierSettings`)::
 
     planner:
-      horizon_s: 3.0          # t_f, duration of every plan (seed 003)
+      horizon_s: 3.0          # t_f, duration of every plan
       replan_s: 1.5           # t_p, the next plan takes over this long after the executing one started
       bezier_degree: 7        # >= 5; degree - 4 free control points per joint (the last one: the rest point)
       deadline_s: 1.0         # wall time for optimise + certify; must leave room before the switch
       optimize_s: 0.15        # of which at most this much for the optimisation
       cost_samples: 32        # samples of the plan in the optimised information matrix
-      report_samples: 128     # N_s of seed 003 for the reported cond(W_e)
+      report_samples: 128     # N_s, samples of the plan for the reported cond(W_e)
       centre: [...]           # rad, excitation centre (one per joint)
       reach_rad: [...]        # free control points stay within centre +- reach
       acceleration_fraction: 0.5  # plans use at most this fraction of the acceleration limits (the
@@ -23,6 +23,8 @@ Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error
       stale_after_s: 0.2      # joint states older than this are a fault
       hold_wait_s: 10.0       # a start waits this long for a box that certifies holding still
       command_lead_s: 0.1     # commands start this long after they are issued (transport latency)
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 

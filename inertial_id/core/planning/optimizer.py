@@ -55,7 +55,7 @@ class PlanResult:
     plan: BezierPlan | None                 # certified, or None
     certificate: object | None              # of ``plan``, or of the last refused attempt
     cost: float = float("inf")              # scaled -log det of the accumulated information
-    condition_number: float = float("inf")  # seed 003's cond(W_e) at N_s samples
+    condition_number: float = float("inf")  # cond(W_e), the plan's excitation at N_s samples
     scale: float = 0.0                      # fraction of the optimised step kept (1: the optimum)
     attempts: int = 0                       # certifier calls
     optimize_s: float = 0.0

@@ -1,7 +1,9 @@
-"""The baselines of seed 004 on stacked wrench rows ``A pi = b`` (pinocchio order, sensor frame):
+"""The baselines of point-mass discretization's reference on stacked wrench rows ``A pi = b`` (pinocchio order, sensor frame):
 ordinary least squares, recursive total least squares (Kubus et al. 2008) and the entropic-distance
 regularized estimate (GEO, Lee, Wensing and Park 2019). Rows may be scaled by their noise first
 (:func:`.samples.stack_rows`).
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

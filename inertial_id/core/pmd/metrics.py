@@ -1,10 +1,12 @@
-"""Error metrics of seed 004 (eqs. 10-12), in percent, scale-free in the object's mass and size.
+"""Error metrics of point-mass discretization's reference (eqs. 10-12), in percent, scale-free in the object's mass and size.
 
 ``a`` are the side lengths of the object's bounding box. Mass: ``|dm / m|``; COM: ``|dc_i / a_i|``
 per axis, averaged; inertia: each of the six entries on and above the diagonal of the inertia about
 the COM, ``|dJ_ij| / B_ij`` with ``B = (m/12) diag(a_y^2 + a_z^2, a_x^2 + a_z^2, a_x^2 + a_y^2)`` the
 inertia of the uniform bounding box and ``B_ij = sqrt(B_ii B_jj)`` off the diagonal (the printed
 eq. 12 is unreadable there), averaged. Estimates with ``m <= 0`` have no COM: errors are infinite.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

@@ -1,9 +1,11 @@
-"""The eight test objects of seed 004 (Fig. 3) as composite boxes with exact inertia.
+"""The eight test objects of point-mass discretization's reference (Fig. 3) as composite boxes with exact inertia.
 
 A 3D-printed bar (16 x 12 x 4 cm, PLA, modelled as a uniform box) with a 4 x 3 grid of slots, each
 empty or holding a steel (101 g) or ABS (17 g) cube of 2.4 cm. Weights add to the bar's mass (the
 printed slot walls are part of the bar's mass), so each object is an exact sum of uniform boxes.
 The bar sits on the sensor flange: its frame O is at the bar's centre, 2 cm above the flange along z.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ class WristSamples:
                          for a, w, al, g in zip(self.a_S, self.w_S, self.alpha_S, self.g_S)])
 
     def static_regressors(self) -> np.ndarray:
-        """(K, 6, 10): the gravity-only model (object at rest in the same pose), seed 004 eq. 6-7."""
+        """(K, 6, 10): the gravity-only model (object at rest in the same pose), eq. 6-7 of :mod:`.pmd`'s reference."""
         zero = np.zeros(3)
         return np.array([wrench_regressor(-g, zero, zero) for g in self.g_S])
 

@@ -1,4 +1,4 @@
-"""Payload shapes and the points sampled inside them (seed 004, section III-B).
+"""Payload shapes and the points sampled inside them (the reference's section III-B).
 
 A shape is a closed solid described in its own frame O; a profile places it in the payload (flange)
 frame P with the pose ``X_PO``. Point masses sit on a cubic lattice of pitch ``(1/density)^(1/3)``,
@@ -15,6 +15,8 @@ Profile YAML schema (``payload: shape:``), lengths in metres::
     scale: 0.001                             # mesh: file units -> metres (default 1)
     pose: {xyz: [0, 0, 0.03], rpy: [0, 0, 0]}   # X_PO, shape frame in the payload frame
     density_per_cm3: 0.04                    # lattice points per cubic centimetre
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Point-mass discretization (seed 004, Problem 1) as a second-order cone program.
+"""Point-mass discretization (the reference's Problem 1) as a second-order cone program.
 
 ``min_{m >= 0} ||(1-w) o (At m - b)|| + ||w o (A m - b)|| + lambda ||m||`` with ``A = A(a, w, alpha) Phi``
 (full model), ``At = A(0, 0, 0) Phi`` (the same pose at rest: gravity only) and ``Phi`` the
@@ -9,6 +9,8 @@ Data enter only through the normal equations ``(M^T M, M^T c, c^T c)`` of each r
 ``||M m - c||^2 = ||R m - d||^2 + r0^2`` with ``R^T R = M^T M`` and ``R^T d = M^T c``, so the cone has
 n + 1 entries whatever the number of samples, samples can be accumulated one by one, and the cvxpy
 problem is built once per point set and re-solved with new parameter values.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 

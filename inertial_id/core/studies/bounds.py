@@ -1,17 +1,19 @@
-"""Monte Carlo study of payload bounds in simulation: guaranteed LP bounds against seed
-003's Mean Value Form, ROS-free.
+"""Monte Carlo study of payload bounds in simulation: guaranteed LP bounds against the log-Cholesky
+estimator's Mean Value Form bounds, ROS-free.
 
-Per trial: a dumbbell (seed 003's 4..8 lb) grasped at a random offset; a true robot whose body
+Per trial: a dumbbell (4..8 lb, as in the reference's experiments) grasped at a random offset; a true robot whose body
 parameters and rotor inertias are each perturbed within ±5 % of nominal (the estimators know only
 the nominal model and that box); torque noise uniform within its bound (profile: 2.5 % + 0.05 N m),
 or ``overnoise_factor`` times the bound in every ``overnoise_every``-th trial; four random exciting
-trajectories of 3 s each tracked at 4 kHz; windows of h = 400 samples; the prior box of seed 003
-Table I. The bounds are updated every ``update_period_s`` of data (seed 003's 1.5 s planning cycle),
-each update using all rows so far.
+trajectories of 3 s each tracked at 4 kHz; windows of h = 400 samples; the reference's prior box
+(Table I). The bounds are updated every ``update_period_s`` of data (the reference's 1.5 s planning
+cycle), each update using all rows so far.
 
 Containment is counted over the trials whose noise stays within its bound; for the over-noise
 trials the study counts those where a method's final box misses the truth without the data being
 flagged inconsistent (must be none for a guaranteed method).
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 
@@ -35,10 +37,11 @@ from ..trajectory import SampledTrajectory, check_limits, fourier_excitation, qu
 PAYLOADS = {"4lb": "dumbbell_4lb", "5lb": "dumbbell_5lb", "6lb": "dumbbell_6lb", "7lb": "dumbbell_7lb",
             "8lb": "dumbbell_8lb"}
 BOUND_METHODS = {"guaranteed": GuaranteedEstimator, "log_cholesky": LogCholeskyEstimator}
-# Seed 003 Table I in pinocchio order and the payload frame (flange z out of the arm, so the
-# paper's mpz range [-1.0, -0.1] becomes [0.1, 1.0]).
-TABLE_I_LOWER = np.array([1.2, -0.4, -0.4, 0.1, -0.2, -0.2, -0.2, -0.2, -0.2, -0.2])
-TABLE_I_UPPER = np.array([5.2, 0.4, 0.4, 1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
+# The prior box of the payload's parameters (kg, kg m, kg m^2) in pinocchio order and the payload
+# frame: the published dumbbell study's table, with flange z out of the arm, so its mpz range
+# [-1.0, -0.1] becomes [0.1, 1.0].
+PAYLOAD_PRIOR_LOWER = np.array([1.2, -0.4, -0.4, 0.1, -0.2, -0.2, -0.2, -0.2, -0.2, -0.2])
+PAYLOAD_PRIOR_UPPER = np.array([5.2, 0.4, 0.4, 1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2])
 GRASP_OFFSET_M = 0.02          # uniform ± per axis around the catalogue's centre of mass
 STEP_HZ = 4000.0
 WINDOW = 400
@@ -131,13 +134,13 @@ def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     pi = grasped_payload(PAYLOADS[payload], rng)
-    if not np.all((pi >= TABLE_I_LOWER) & (pi <= TABLE_I_UPPER)):
+    if not np.all((pi >= PAYLOAD_PRIOR_LOWER) & (pi <= PAYLOAD_PRIOR_UPPER)):
         raise ValueError(f"payload {payload} with this grasp lies outside the Table I box")
     true_model = perturbed_model(robot.model, rng)
     t, q, qd, tau = simulate(robot, pi, true_model, seed, noise_factor)
     noise = NoiseModel.from_profile(robot.profile)
     model_error = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
-    estimators = {m: BOUND_METHODS[m](robot, TABLE_I_LOWER, TABLE_I_UPPER, window=WINDOW) for m in methods}
+    estimators = {m: BOUND_METHODS[m](robot, PAYLOAD_PRIOR_LOWER, PAYLOAD_PRIOR_UPPER, window=WINDOW) for m in methods}
     windows = MomentumWindows(robot, WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
     per_update = int(round(update_period_s * STEP_HZ))
     times = {m: [] for m in methods}
@@ -186,7 +189,7 @@ def summarize(results: list, methods=tuple(BOUND_METHODS)) -> dict:
     over = [r for r in results if r["noise_factor"] != 1.0]
     report = {"trials": len(results), "trials_within_noise_bounds": len(nominal), "trials_overnoise": len(over),
               "parameter_names": params.parameter_names("payload"),
-              "initial_width": TABLE_I_UPPER - TABLE_I_LOWER,
+              "initial_width": PAYLOAD_PRIOR_UPPER - PAYLOAD_PRIOR_LOWER,
               "max_row_error_ratio": max((r["row_error_ratio"] for r in nominal), default=float("nan")),
               "row_time_per_sample_s": float(np.median([r["row_time_per_sample_s"] for r in results]))}
     for m in methods:

@@ -1,6 +1,6 @@
 """Closed-loop study of the certified excitation planner (issue 9), ROS-free.
 
-Per trial: a dumbbell (seed 003's 4..8 lb, catalogue in config/payloads.yaml) grasped at a random
+Per trial: a dumbbell (4..8 lb as in the reference's experiments, catalogue in config/payloads.yaml) grasped at a random
 offset; a true robot whose link parameters and rotor inertias are drawn inside their ±5 % box
 (:func:`~.bounds.perturbed_model`), and joint friction inside the estimator's friction box
 (:func:`~.bounds.perturbed_friction`), both inside the certifier's boxes; the simulator at 1 kHz (computed-torque control on the
@@ -19,6 +19,8 @@ Dense checks at every 1 kHz step against the TRUE robot and payload: joint posit
 inside the limits, the applied torque inside the torque limits (the simulator saturates at the limit,
 so touching it counts as a violation), and — when obstacles are declared — the exact distance of every
 capsule to every obstacle box (true kinematics) positive.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 
@@ -226,7 +228,7 @@ class _Loop:
             "min_clearance_m": min_clearance if np.isfinite(min_clearance) else None,
             "min_torque_margin_Nm": min_torque_margin, "max_tracking_error": rh.max_tracking_error.tolist(),
             "plan_times_s": self.plan_times, "plan_cond": self.conds,
-            # seed 003 Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
+            # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
             "motion_s": float(sim.t), "lower": final.lower, "upper": final.upper,
             "width": final.upper - final.lower, "contained": bool(np.all((self.pi >= final.lower) & (self.pi <= final.upper))),

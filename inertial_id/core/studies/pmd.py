@@ -1,4 +1,4 @@
-"""Simulation study of seed 004 (Table III): the eight test objects on the xArm7 wrist F/T sensor,
+"""Simulation study of point-mass discretization (the reference's Table III): the eight test objects on the xArm7 wrist F/T sensor,
 moved by sinusoids of the three wrist joints at a given average angular speed, identified from
 ~1.5 s of data at 100 Hz by OLS, RTLS, GEO and PMD.
 
@@ -16,6 +16,8 @@ the motion, and once wrench noise leaves the full-model residual non-zero the su
 trades the two models off, pulling the mass and, through the coupling of the mass and first-moment
 columns of the full force rows, ``m c``. It is the method's (Problem 1 as published), not the data's:
 with w = 1 the offset vanishes, and with exact kinematics and a noise-free wrench Problem 1 is exact.
+
+References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
 
