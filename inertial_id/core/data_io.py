@@ -4,6 +4,8 @@ A **run folder** holds ``t.csv`` (seconds, one column), ``q.csv`` (rad), ``qd.cs
 ``tau.csv`` (N m) and optionally ``qdd.csv`` (rad/s^2): whitespace- or comma-separated, one row per
 sample, one column per joint in the model's joint order (for closed chains: the actuated joints, or
 all joints, of which the actuated columns are used). Errors name the file and the problem.
+
+References: Zhang, Haugk, Vasudevan, "System Identification For Constrained Robots" (seed 001).
 """
 from __future__ import annotations
 
@@ -181,7 +183,7 @@ def concatenate(name: str, parts) -> Run:
 
 @dataclass(frozen=True)
 class Pipeline:
-    """Seed 001's preprocessing, in its order. ``cutoff_hz=None`` skips the low-pass.
+    """The whole-robot identification's preprocessing (Zhang, Haugk & Vasudevan), in its order. ``cutoff_hz=None`` skips the low-pass.
 
     1. ``qdd`` by the 4th-order central difference of ``qd`` when the run has none (or
        ``differentiate`` forces it);

@@ -131,7 +131,7 @@ def is_physically_consistent(pi, tol: float = 1e-9) -> bool:
 
 
 def log_cholesky_to_params(eta) -> np.ndarray:
-    """Seed 003 eq. 16: ``eta = [alpha, d1, d2, d3, s12, s13, s23, s14, s24, s34]`` -> ``pi``.
+    """The log-Cholesky map (Zhang, Zhou & Vasudevan, eq. 16): ``eta = [alpha, d1, d2, d3, s12, s13, s23, s14, s24, s34]`` -> ``pi``.
 
     ``J = L L^T`` with ``L = e^alpha [[e^d1,0,0,0],[s12,e^d2,0,0],[s13,s23,e^d3,0],[s14,s24,s34,1]]``,
     so every ``eta`` gives a positive definite pseudo-inertia.

@@ -1,4 +1,4 @@
-"""Seed 003's estimator: log-Cholesky least squares (CasADi + IPOPT, exact derivatives) and its
+"""The safe online identification estimator: log-Cholesky least squares (CasADi + IPOPT, exact derivatives) and its
 Mean Value Form bounds.
 
 Estimate: ``min_eta ||Y P(eta) - (U - Y_r theta_r0)||^2`` with ``P`` the log-Cholesky map
@@ -86,7 +86,7 @@ def _nlp() -> _LogCholeskyLeastSquares:
 
 
 class LogCholeskyEstimator(MomentumEstimatorBase):
-    """Seed 003's SysID: consistent estimate from all rows so far, MVF box around it (clipped to the
+    """The reference's SysID step: consistent estimate from all rows so far, MVF box around it (clipped to the
     prior box, which the truth is assumed to lie in). Not guaranteed (see the module docstring)."""
 
     method = "log_cholesky"

@@ -65,7 +65,7 @@ class RobotEstimate:
 
 
 def _complete(problem: Problem, theta_b: np.ndarray) -> np.ndarray:
-    """Seed 001 eq. 17 with ``theta_d`` at the nominal values: ``x = Pb (theta_b - Kd theta_d) + Pd theta_d``."""
+    """The reference's eq. 17 with ``theta_d`` at the nominal values: ``x = Pb (theta_b - Kd theta_d) + Pd theta_d``."""
     base = problem.base
     x_nom = problem.layout.nominal[problem.free]
     x = x_nom.copy()

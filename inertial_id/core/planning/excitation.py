@@ -24,6 +24,8 @@ poses (LP duals of the plan study), and when the estimator's LP was re-solved of
 candidate poses added to the home pose, the mass width did not follow the log det (Spearman -0.05
 and +0.16) but did follow the mass variance (+0.31 and +0.44, 4 lb and 8 lb). The seed's own measure, ``cond(W_e)`` of the
 stacked rows at N_s samples (unscaled, no weights), is reported beside it.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 
@@ -141,7 +143,7 @@ class PayloadExcitation:
         return self.weighted_information(A, w, dt)
 
     def condition_number(self, plan, samples: int) -> float:
-        """Seed 003's cost: cond of the stacked ``W_e`` at ``samples`` uniform samples of [0, T]."""
+        """The safe-identification paper's excitation cost: cond of the stacked ``W_e`` at ``samples`` uniform samples of [0, T]."""
         t = np.linspace(0.0, plan.duration_s, samples)
         return float(np.linalg.cond(self.rows(*plan.evaluate(t))))
 

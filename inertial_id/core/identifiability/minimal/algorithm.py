@@ -1,5 +1,8 @@
 """Lin's Algorithm 2: the minimal inertia constants identified by a backward recursion over the
-composite bodies, one joint moving at a time; measurement equations (51)/(56), (52)/(57)/(61), (58)."""
+composite bodies, one joint moving at a time; measurement equations (51)/(56), (52)/(57)/(61), (58).
+
+References: Lin, "An Identification Method for Estimating the Inertia Parameters of a Manipulator" (seed 002).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,7 +77,7 @@ def _own_joint_u33(meas: OneJointMotions, links, q, body: int, est: Constants, t
 def algorithm2(links, model: pin.Model, q_base, variants, noise: Noise = Noise(), seed: int = 0,
                sigma: float = 10.0, times=(0.2, 0.3, 0.4), own_joint_time: float = 0.2,
                known_outboard: Constants | None = None) -> Identification:
-    """Seed 002 Algorithm 2 (steps 2 and 3; m^ of a translational joint is found with its k in
+    """Lin's Algorithm 2 (steps 2 and 3; m^ of a translational joint is found with its k in
     step 2.2, as in the paper's example). Joint ``r`` follows the step response (64)-(66) from each
     configuration; torques come from RNEA (optionally with ``noise``).
 

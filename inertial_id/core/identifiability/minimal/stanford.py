@@ -1,4 +1,7 @@
-"""The Stanford arm experiment of Lin 1991: exciting configurations and Table I."""
+"""The Stanford arm experiment of Lin 1991: exciting configurations and Table I.
+
+References: Lin, "An Identification Method for Estimating the Inertia Parameters of a Manipulator" (seed 002).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +10,7 @@ import pinocchio as pin
 from .constants import axis_in, frames
 from .minimal_set import MinimalSet
 
-# Seed 002 Table I as printed, rows = configurations, u_1^(j) for j = 2..6 (None: not used); the
+# Lin's Table I as printed, rows = configurations, u_1^(j) for j = 2..6 (None: not used); the
 # printed -0.8264 in row 3, u_1^(6) is a misprint for -0.8624 (corrected here).
 STANFORD_TABLE1 = (
     {2: (0.7648, -0.6442, 0.0), 3: (0.7648, 0.0, 0.6442), 4: (0.5850, -0.4927, 0.6442),
@@ -20,7 +23,7 @@ STANFORD_TABLE1 = (
 
 
 def stanford_configurations(q_base=(0.7, 0.7, 0.0, 0.7, 0.7, 0.7)):
-    """Seed 002's exciting configurations: the base (62) and, per composite body, the variants of
+    """Lin's exciting configurations: the base (62) and, per composite body, the variants of
     Table I rows 2 and 3 (the body's own joint at -0.7 and -0.6; body 3: q2 = -0.7)."""
     q_base = np.asarray(q_base, dtype=float)
     variants = {}
