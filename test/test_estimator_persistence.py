@@ -7,32 +7,13 @@ from std_srvs.srv import Trigger
 
 from inertial_id.core import model as robot_model
 from inertial_id.core import params
-from inertial_id.core.row_builder import RowBuilder
-from inertial_id.core.sim import Simulator
-from inertial_id.core.trajectory import excitation_from_profile
 from inertial_id.nodes.common import RELIABLE_QOS, s_to_stamp
 from inertial_id.nodes.estimator import ESTIMATE_QOS
 from inertial_id.nodes.launch import start_node_set
 from ros_helpers import spin_for, spin_until
+from test_integrity_core import wrench_row_batches as wrench_rows
 
 pytestmark = pytest.mark.ros
-
-
-def wrench_rows(robot, seconds: float, seed: int = 0):
-    """Wrench rows of a simulated xArm7 moving, 20 samples per message."""
-    sim = Simulator.from_profile(robot, robot_model.payload_params("dumbbell_5lb"), seed=seed)
-    sim.command(excitation_from_profile(robot, seconds)[0])
-    builder = RowBuilder(robot, False, True, 500.0)
-    batch, out = [], []
-    for k in range(int(seconds * 1000)):
-        sim.step()
-        if k % 2 == 0:
-            m = sim.measure()
-            batch += builder.push(m.t, m.q, m.qd, m.tau, m.wrench)
-            if len(batch) == 20:
-                out.append(batch)
-                batch = []
-    return out
 
 
 def test_restart_continues_from_the_saved_box_and_reset_is_explicit(ros_env, tmp_path):

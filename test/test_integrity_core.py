@@ -151,8 +151,9 @@ def test_the_box_leaves_the_prior_only_once_enough_rows_have_arrived(rng):
     assert box.width[0] < 1e-5 and np.all(box.width[1:] > 1e-3)
 
 
-def honest_wrench_rows(robot, seconds: float, seed: int = 0):
-    """(A, b, e, sigma) of 20-sample messages of a simulated xArm7 moving the dumbbell."""
+def wrench_row_batches(robot, seconds: float, seed: int = 0):
+    """Wrench rows of a simulated xArm7 moving the dumbbell, in messages of 20 samples (lists of
+    the builder's rows; a sample every 2 ms)."""
     sim = Simulator.from_profile(robot, robot_model.payload_params(TRUTH_PAYLOAD), seed=seed)
     sim.command(excitation_from_profile(robot, seconds)[0])
     builder = RowBuilder(robot, False, True, 500.0)
@@ -163,10 +164,16 @@ def honest_wrench_rows(robot, seconds: float, seed: int = 0):
             m = sim.measure()
             batch += builder.push(m.t, m.q, m.qd, m.tau, m.wrench)
             if len(batch) == 20:
-                out.append(tuple(np.concatenate([getattr(r, f) for r in batch]) if f != "A" else
-                                 np.vstack([r.A for r in batch]) for f in ("A", "b", "noise_bound", "noise_sigma")))
+                out.append(batch)
                 batch = []
     return out
+
+
+def honest_wrench_rows(robot, seconds: float, seed: int = 0):
+    """(A, b, e, sigma) of 20-sample messages of a simulated xArm7 moving the dumbbell."""
+    return [tuple(np.concatenate([getattr(r, f) for r in batch]) if f != "A" else np.vstack([r.A for r in batch])
+                  for f in ("A", "b", "noise_bound", "noise_sigma"))
+            for batch in wrench_row_batches(robot, seconds, seed)]
 
 
 @pytest.fixture(scope="module")

@@ -27,48 +27,60 @@ from .row_checks import NoiseFloors
 METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 
 
-class RowsEstimator:
+class _Adapter:
+    """What both adapters hand straight to the wrapped estimator; ``bounds_raised`` counts rows whose
+    bounds were raised to the profile's floor."""
+
+    def __init__(self, estimator, floors: NoiseFloors | None):
+        self.estimator = estimator
+        self.floors = floors
+        self.bounds_raised = 0
+
+    def restore(self, state: dict) -> None:
+        """Continue from a state saved by :meth:`state`."""
+        self.estimator.restore(state)
+
+    def update_bounds(self) -> None:
+        """Recompute the payload bounds from the rows so far."""
+        self.estimator.update_bounds()
+
+    def result(self):
+        """The wrapped estimator's current estimate and bounds."""
+        return self.estimator.result()
+
+
+class RowsEstimator(_Adapter):
     """Per-sample rows (joint_torque, wrench) into a :class:`PayloadEstimator`."""
 
     def __init__(self, estimator: PayloadEstimator, kinds: tuple[str, ...], needs_kinematics: bool = False,
                  floors: NoiseFloors | None = None):
-        self.estimator = estimator
-        self.floors = floors
-        self.bounds_raised = 0
+        super().__init__(estimator, floors)
         self.kinds = kinds
         self.column_names = estimator.names
         self.needs_kinematics = needs_kinematics    # rows must carry the sensor kinematics (pmd)
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+        """Rows ``A theta = b`` of ``kind`` with bounds ``e`` (raised to the floor) and noise ``sigma``."""
         e = _raised(self, kind, e, samples)
         self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
 
     def state(self) -> dict:
+        """The estimator's state to save."""
         return self.estimator.state()
 
-    def restore(self, state: dict) -> None:
-        self.estimator.restore(state)
 
-    def update_bounds(self) -> None:
-        self.estimator.update_bounds()
-
-    def result(self):
-        return self.estimator.result()
-
-
-class MomentumEstimator:
-    """Momentum windows (payload columns, then the robot's) into a seed-003 or guaranteed estimator."""
+class MomentumEstimator(_Adapter):
+    """Momentum windows (payload columns, then the robot's) into a log-Cholesky or guaranteed estimator."""
 
     kinds = ("momentum",)
     needs_kinematics = False
 
     def __init__(self, estimator, floors: NoiseFloors | None = None):
-        self.estimator = estimator
-        self.floors = floors
-        self.bounds_raised = 0
+        super().__init__(estimator, floors)
         self.column_names = estimator.names + robot_parameter_names(estimator.robot.model)
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+        """Rows of whole momentum windows (one per joint; a partial window is refused and counted)."""
         if A.shape[0] % self.estimator.robot.nv:      # rows come in whole windows, one per joint
             refused = self.estimator.refused
             refused["partial_window"] = refused.get("partial_window", 0) + 1
@@ -79,15 +91,6 @@ class MomentumEstimator:
     def state(self) -> dict | None:
         """None for a method whose state is not saved (log_cholesky keeps every row)."""
         return self.estimator.state() if hasattr(self.estimator, "state") else None
-
-    def restore(self, state: dict) -> None:
-        self.estimator.restore(state)
-
-    def update_bounds(self) -> None:
-        self.estimator.update_bounds()
-
-    def result(self):
-        return self.estimator.result()
 
 
 def _raised(adapter, kind: str, e, samples: int):
