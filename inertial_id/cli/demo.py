@@ -143,7 +143,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                 print(progress_line(now - t_start, st, monitor.estimate), file=sys.stderr, flush=True)
         if recorder is not None:
             end_sensor_streams(monitor)
-            finish_recording(nodes, monitor)
+            finish_recording(monitor)
         est, truth = monitor.estimate, monitor.truth
         deadline = time.monotonic() + timeout_margin_s
         while truth is None and time.monotonic() < deadline:

@@ -4,9 +4,7 @@ on this node's clock, as ``ros2 bag record`` does. Runs on its own executor thre
 from __future__ import annotations
 
 import importlib
-import signal
 import struct
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -177,24 +175,20 @@ class BackgroundRecorder:
         return RecordingSummary(self.path, dict(writer.counts), lost, error)
 
 
-def finish_recording(nodes, monitor, quiet_s: float = 5.0, max_wait_s: float = 60.0,
-                     source: str = "sim_robot") -> None:
-    """Stop the sensor source (the simulated arm), then spin ``monitor`` until the estimator has
-    gone ``quiet_s`` without a new estimate (it publishes once more after folding in the last rows,
-    within its bounds and publish periods plus the LP time): the monitor's last estimate then
-    covers exactly the recorded data, which is what replay and ``estimate --bag`` see."""
+def finish_recording(monitor, quiet_sim_s: float = 5.0, max_wait_s: float = 60.0) -> None:
+    """Once the simulated arm has ended its sensor streams (``~/end_streams``; its /clock goes on),
+    spin ``monitor`` until the estimate has not changed for ``quiet_sim_s`` of simulated time: the
+    estimator folds in the rows left over after a bounds period without rows (on the simulated
+    clock, which is why the arm keeps running), so the monitor's last estimate covers exactly the
+    recorded data, which is what replay and ``estimate --bag`` see."""
     import rclpy
-    proc = nodes.procs.get(source)
-    if proc is not None and proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(5.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    start = last_change = time.monotonic()
-    seen = monitor.estimates_received
-    while time.monotonic() - last_change < quiet_s and time.monotonic() - start < max_wait_s:
+
+    def state():
+        est = monitor.estimate
+        return None if est is None else (est.samples_used, tuple(est.lower), tuple(est.upper))
+    deadline = time.monotonic() + max_wait_s
+    last, since = state(), monitor.sim_elapsed_s()
+    while monitor.sim_elapsed_s() - since < quiet_sim_s and time.monotonic() < deadline:
         rclpy.spin_once(monitor, timeout_sec=0.1)
-        if monitor.estimates_received != seen:
-            seen, last_change = monitor.estimates_received, time.monotonic()
+        if state() != last:
+            last, since = state(), monitor.sim_elapsed_s()

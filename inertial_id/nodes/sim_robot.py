@@ -162,7 +162,8 @@ class SimRobotNode(Node):
         self.t0_stamp = Clock(clock_type=ClockType.SYSTEM_TIME).now().nanoseconds * 1e-9
 
     def on_end_streams(self, request, response):
-        """Publish no more (the end of a recorded run); answer once every reliable subscriber has
+        """Publish no more sensor samples (the end of a recorded run; /clock goes on, so that nodes on
+        simulated time fold in what they hold); answer once every reliable subscriber has
         acknowledged the last sample, so that ending this process then loses none of them."""
         self.ended = True
         pubs = [self.pub_js] + ([self.pub_wrench] if self.pub_wrench is not None else [])
@@ -172,8 +173,6 @@ class SimRobotNode(Node):
         return response
 
     def advance(self) -> None:
-        if self.ended:
-            return
         if not self.started:
             if any(pub.get_subscription_count() < n for pub, n in self.awaited):
                 return
@@ -193,7 +192,8 @@ class SimRobotNode(Node):
             self.sim.step()
             if int(round(self.sim.t / self.sim.dt)) % self.steps_per_publish == 0:
                 self.publish_clock()
-                self.publish(self.sim.measure())
+                if not self.ended:     # after ~/end_streams time goes on (nodes on /clock finish), the sensors are silent
+                    self.publish(self.sim.measure())
 
     def publish_clock(self) -> None:
         """/clock up to the sample about to be published, so that no sample is ahead of the clock."""
