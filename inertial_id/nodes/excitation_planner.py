@@ -97,7 +97,12 @@ class ExcitationPlannerNode(Node):
         # while the main group certifies a braking plan or a hold
         self.create_subscription(JointState, topic, self.on_joint_state, SENSOR_QOS,
                                  callback_group=MutuallyExclusiveCallbackGroup())
-        self.create_subscription(InertialEstimate, "inertial_estimate", self.on_estimate, RELIABLE_QOS)
+        self.estimator_node = declare(self, "estimator_node", "estimator",
+                                      "name of the node whose InertialEstimate messages the planner uses; estimates "
+                                      "from any other publisher are dropped (estimate_from_other_node)")
+        self.trusted_gids: set[bytes] = set()
+        self.estimate_topic = self.create_subscription(InertialEstimate, "inertial_estimate", self.on_estimate,
+                                                       RELIABLE_QOS).topic_name
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
         self.last_js = None          # (receipt, ROS time s; sample)
@@ -129,7 +134,30 @@ class ExcitationPlannerNode(Node):
         self.unchecked.append((s.t, s.q, s.qd))
         self.drops.ok()
 
-    def on_estimate(self, msg) -> None:
+    def estimate_sender(self, publisher_gid) -> str:
+        """Why an estimate from ``publisher_gid`` is not the configured estimator's ('' if it is).
+        Attribution by the graph: the publisher must be the one node named ``estimator_node``
+        (two nodes of that name are an anomaly: nothing is trusted). Without DDS-Security anyone can
+        take that name; SROS2 permissions are what make it binding (README)."""
+        gid = bytes(publisher_gid["data"]) if publisher_gid else None
+        if gid is None:
+            return "no publisher identity"
+        if gid not in self.trusted_gids:            # the graph may have changed: look again
+            publishers = self.get_publishers_info_by_topic(self.estimate_topic)
+            named = [bytes(p.endpoint_gid) for p in publishers if p.node_name == self.estimator_node]
+            if len(named) > 1:
+                return f"{len(named)} nodes named '{self.estimator_node}' publish estimates"
+            self.trusted_gids = set(named)
+            if gid not in self.trusted_gids:
+                others = sorted({p.node_name for p in publishers if bytes(p.endpoint_gid) == gid})
+                return f"published by {', '.join(others) or 'an unknown participant'}, not '{self.estimator_node}'"
+        return ""
+
+    def on_estimate(self, msg, info) -> None:
+        why = self.estimate_sender(info.get("publisher_gid"))
+        if why:
+            self.drops.drop("estimate_from_other_node", why)
+            return
         if msg.header.frame_id != self.robot.payload_frame or len(msg.lower) != 10 or len(msg.upper) != 10:
             self.drops.drop("estimate_frame_or_size", f"frame '{msg.header.frame_id}', {len(msg.lower)} bounds")
             return
