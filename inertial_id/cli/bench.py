@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from .common import write_json
+from .common import add_json_option, write_json
 
 _CHILD = "_INERTIAL_ID_BENCH_ONE_CORE"
 
@@ -24,7 +24,7 @@ def register(sub) -> None:
         module = importlib.import_module(f"inertial_id.benchmarks.{name}")
         p = names.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
         module.add_arguments(p)
-        p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+        add_json_option(p)
         p.add_argument("--all-cores", action="store_true", help="do not pin to one core / one BLAS thread")
         p.set_defaults(func=lambda args, module=module: _run(module, args))
 

@@ -6,7 +6,7 @@ References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification
 from __future__ import annotations
 
 from . import UserError
-from .common import str_list, write_json
+from .common import add_json_option, str_list, write_json
 
 
 def register(sub) -> None:
@@ -25,7 +25,7 @@ def register(sub) -> None:
                    help="run the trials on a Dask cluster (dask.distributed scheduler address); "
                         "default: local processes (--workers)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import UserError
-from .common import write_json
+from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
                    help=f"row bound = largest remaining error seen x this (default {SAFETY_FACTOR:g})")
     p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
                    help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
-    p.add_argument("--json", metavar="FILE", help="write the calibration and its report as JSON ('-' for stdout)")
+    add_json_option(p, "the calibration and its report")
     p.set_defaults(func=run)
 
 

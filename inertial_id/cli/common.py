@@ -17,6 +17,11 @@ def _to_builtin(x):
     raise TypeError(f"not JSON serializable: {type(x)}")
 
 
+def add_json_option(parser, what: str = "the report") -> None:
+    """``--json FILE``: where :func:`write_json` writes ``what`` (``-`` for stdout)."""
+    parser.add_argument("--json", metavar="FILE", help=f"write {what} as JSON ('-' for stdout)")
+
+
 def write_json(path: str | None, payload: dict) -> None:
     """Write ``payload`` to ``path`` (``-`` for stdout); numpy values become plain JSON."""
     if not path:

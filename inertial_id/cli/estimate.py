@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import UserError
-from .common import non_negative_float, write_json
+from .common import add_json_option, non_negative_float, write_json
 
 
 def register(sub) -> None:
@@ -33,7 +33,7 @@ def register(sub) -> None:
                    help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
     p.add_argument("--statistical", action="store_true",
                    help="also a 95%% moving-block bootstrap interval (statistical, NOT guaranteed; guaranteed momentum method)")
-    p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
+    add_json_option(p, "the result")
     p.set_defaults(func=run)
 
 

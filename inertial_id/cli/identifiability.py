@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from . import UserError
-from .common import write_json
+from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("rpna", "svd"), default="rpna",
                    help="rpna: exact recursion (Recursive Parameter Nullspace Algorithm); svd: rank of sampled regressors")
     p.add_argument("--samples", type=int, default=None, help="svd: number of random states")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import UserError
-from .common import write_json
+from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
@@ -53,7 +53,7 @@ def register(sub) -> None:
                    help="recompute qdd from qd by central differences even if qdd.csv exists")
     p.add_argument("--simulate", action="store_true",
                    help="also report the forward-simulation L2 metric (0.5 s segments) on held-out runs")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import UserError
-from .common import float_list, write_json
+from .common import add_json_option, float_list, write_json
 
 
 def register(sub) -> None:
@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("--own-joint-time", type=float, default=0.2,
                    help="time of the single sample of (58) (default 0.2 s)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

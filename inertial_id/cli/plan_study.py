@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import UserError
-from .common import write_json
+from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
@@ -18,7 +18,7 @@ def register(sub) -> None:
                         "runs; fewer when the bounds stop shrinking; the published safe-excitation experiments: 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,7 @@ import time
 
 from . import RunFailed
 from ..core.topics import STATUS
-from .common import positive_float, write_json
+from .common import add_json_option, positive_float, write_json
 
 PLANNER = "/excitation_planner"
 
@@ -24,7 +24,7 @@ def register(sub) -> None:
                        help="seconds to wait for the planner (discovery included)")
         if name == "status":
             p.add_argument("--topic", default=STATUS, help="the planner's status topic")
-            p.add_argument("--json", metavar="FILE", help="write the status as JSON ('-' for stdout)")
+            add_json_option(p, "the status")
         p.set_defaults(func=call_service if name != "status" else show_status, service=name)
 
 

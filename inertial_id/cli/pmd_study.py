@@ -6,7 +6,7 @@ References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identificatio
 from __future__ import annotations
 
 from . import UserError
-from .common import float_list, write_json
+from .common import add_json_option, float_list, write_json
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
                         "default: local processes (--workers)")
     p.add_argument("--seed", type=int, default=0, help="non-negative; each noise draw's generator derives "
                                                         "from it and the draw's object, speed and trial")
-    p.add_argument("--json", metavar="FILE", help="write the report as JSON ('-' for stdout)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import UserError
-from .common import float_list, write_json
+from .common import add_json_option, float_list, write_json
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
                    help="held-out runs by position (1-based, comma separated; default all)")
     p.add_argument("--safety-factor", type=float, default=SAFETY_FACTOR)
     p.add_argument("--replicates", type=int, default=BOOTSTRAP_REPLICATES, help="bootstrap replicates")
-    p.add_argument("--json", metavar="FILE", help="write cases and summary as JSON ('-' for stdout)")
+    add_json_option(p, "cases and summary")
     p.set_defaults(func=run)
 
 
