@@ -150,3 +150,54 @@ def test_pinocchio_inertia_is_about_the_com():
     I = pin.Inertia(2.0, np.array([0.0, 0.0, 0.1]), np.diag([0.01, 0.02, 0.03]))
     p = PayloadInertia.from_params(I.toDynamicParameters())
     assert np.allclose(p.inertia_com_kg_m2, np.diag([0.01, 0.02, 0.03]))
+
+
+@pytest.mark.ros
+def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
+    """interface inertia_topic (the Gen3 profile's): ~/apply publishes the estimate latched on the
+    profile's topic, read by a subscriber that joins afterwards; a refused apply publishes nothing."""
+    import rclpy
+    from geometry_msgs.msg import InertiaStamped
+    from std_msgs.msg import Header
+    from types import SimpleNamespace
+
+    from std_srvs.srv import Trigger
+
+    from inertial_id.nodes.common import LATCHED_QOS
+    from inertial_id.nodes.payload_apply import PayloadOutputs
+
+    profile = robot_model.load_profile("kinova_gen3")
+    assert profile["apply"]["interface"] == "inertia_topic"
+    node = rclpy.create_node("apply_topic_test")
+    drops = SimpleNamespace(drop=lambda *a: None)
+    outputs = PayloadOutputs(node, profile, drops)
+    pi = robot_model.payload_params("dumbbell_5lb")
+    header = Header(frame_id="end_effector_link")
+
+    def result(guaranteed):
+        return SimpleNamespace(estimate=pi, lower=pi - 1e-3, upper=pi + 1e-3, bounds_guaranteed=guaranteed,
+                               data_consistent=True)
+    try:
+        outputs.publish(result(False), header)
+        refused = outputs.on_apply(Trigger.Request(), Trigger.Response())
+        assert not refused.success and "not guaranteed" in refused.message
+        outputs.publish(result(True), header)
+        assert outputs.on_apply(Trigger.Request(), Trigger.Response()).success
+        got = []
+        late = rclpy.create_node("late_reader")
+        late.create_subscription(InertiaStamped, profile["apply"]["topic"], got.append, LATCHED_QOS)
+        executor = rclpy.executors.SingleThreadedExecutor()
+        executor.add_node(late)
+        executor.add_node(node)
+        deadline = 10.0
+        while not got and deadline > 0:
+            executor.spin_once(timeout_sec=0.1)
+            deadline -= 0.1
+        assert len(got) == 1, "the applied payload was not latched"
+        i = got[0].inertia
+        back = params.params_from_com(i.m, [i.com.x, i.com.y, i.com.z],
+                                      [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+        assert np.allclose(back, pi, atol=1e-12) and got[0].header.frame_id == "end_effector_link"
+        late.destroy_node()
+    finally:
+        node.destroy_node()

@@ -319,6 +319,7 @@ class EstimatorNode(Node):
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
         if not (np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.lower)) and np.all(np.isfinite(r.upper))):
             self.drops.drop("non_finite_estimate", "estimate not finite yet; not published")
+            self.payload_outputs.latest = None      # ~/apply takes only the newest estimate
             return
         msg = self.InertialEstimate()
         msg.header.stamp = self.get_clock().now().to_msg()
