@@ -92,3 +92,23 @@ def test_user_errors_are_one_line(identified, tmp_path, capsys):
         assert main(["export", *argv]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("inertial-id export: error:"), (argv, err)
+
+
+def test_export_of_a_bag_uses_its_offline_estimate(tmp_path):
+    """A bag is read as ``report`` reads it (the profile's estimator offline): the fragment's
+    inertial and the YAML carry the same final estimate, in the profile's payload frame."""
+    from inertial_id.cli.record_sim import record
+    robot = robot_model.load_robot("xarm7")
+    bag = tmp_path / "bag"
+    record(robot, "dumbbell_5lb", 2.0, bag, "mcap", seed=3)
+    urdf, out = tmp_path / "p.urdf", tmp_path / "p.yaml"
+    assert main(["export", str(bag), "--robot", "xarm7", "--urdf", str(urdf), "--yaml", str(out)]) == 0
+    doc = yaml.safe_load(out.read_text())
+    assert doc["frame"] == "link_eef" and doc["method"] == "guaranteed"
+    mass = float(re.search(r'<mass value="([^"]+)"', urdf.read_text()).group(1))
+    assert mass == doc["mass_kg"]["estimate"]
+    assert doc["mass_kg"]["lower"] <= mass <= doc["mass_kg"]["upper"]
+    truth = robot_model.payload_params("dumbbell_5lb")
+    assert doc["flags"]["bounds_guaranteed"] and doc["mass_kg"]["lower"] <= truth[0] <= doc["mass_kg"]["upper"]
+    for k, axis in enumerate("xyz"):
+        assert doc["com_m"][axis]["lower"] <= truth[1 + k] / truth[0] <= doc["com_m"][axis]["upper"]
