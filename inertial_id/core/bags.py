@@ -153,14 +153,17 @@ def stamp(store, t_s: float):
 
 
 def stamp_s(msg_stamp) -> float:
+    """A ``builtin_interfaces/Time`` stamp in seconds."""
     return msg_stamp.sec + 1e-9 * msg_stamp.nanosec
 
 
 def header(store, t_s: float, frame_id: str = ""):
+    """A ``std_msgs/Header`` of ``store`` stamped ``t_s`` (s)."""
     return store.types["std_msgs/msg/Header"](stamp=stamp(store, t_s), frame_id=frame_id)
 
 
 def joint_state(store, t_s: float, names, q, qd, tau=None):
+    """A ``sensor_msgs/JointState`` of ``store``: stamp (s), names, ``q`` (rad), ``qd`` (rad/s), ``tau`` (N m, empty when None)."""
     f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731  (the serializer needs contiguous)
     return store.types[JOINT_STATE_TYPE](
         header=header(store, t_s), name=list(names), position=f64(q), velocity=f64(qd),
@@ -168,6 +171,7 @@ def joint_state(store, t_s: float, names, q, qd, tau=None):
 
 
 def wrench_stamped(store, t_s: float, frame_id: str, w):
+    """A ``geometry_msgs/WrenchStamped`` of ``store`` in ``frame_id``: ``w = [f (N), tau (N m)]``."""
     T = store.types
     w = [float(x) for x in w]
     return T[WRENCH_TYPE](header=header(store, t_s, frame_id), wrench=T["geometry_msgs/msg/Wrench"](
@@ -175,6 +179,7 @@ def wrench_stamped(store, t_s: float, frame_id: str, w):
 
 
 def float_array(store, values, label: str = ""):
+    """A ``std_msgs/Float64MultiArray`` of ``store`` holding ``values`` (one dimension named ``label``)."""
     T = store.types
     values = np.ascontiguousarray(values, dtype=np.float64)
     dim = T["std_msgs/msg/MultiArrayDimension"](label=label, size=values.size, stride=values.size)
@@ -218,6 +223,7 @@ class BagWriter:
             self.add_topic(topic, msgtype, offered)
 
     def add_topic(self, topic: str, msgtype: str, offered: Qos = DEFAULT_QOS) -> None:
+        """Declare ``topic`` with its message type and the QoS its publisher offers."""
         with self._lock:
             self._connections[topic] = self._writer.add_connection(
                 topic, msgtype, typestore=self.store, offered_qos_profiles=[offered])
@@ -235,6 +241,7 @@ class BagWriter:
             self.counts[topic] += 1
 
     def close(self) -> None:
+        """Finish the bag (storage and metadata.yaml)."""
         with self._lock:
             self._writer.close()
 
@@ -256,6 +263,7 @@ def bag_dir(path) -> Path:
 
 
 def is_bag(path) -> bool:
+    """Whether ``path`` is a rosbag2 folder (or a file in one)."""
     try:
         bag_dir(path)
     except BagError:
@@ -484,6 +492,7 @@ def estimates_of(msgs) -> EstimateStream | None:
 
 @dataclass
 class StatusStream:
+    """The planner's status messages of a bag as arrays: stamps (s), states, messages, margins (rad, rad/s, N m, m) and excitation cost."""
     t: np.ndarray
     state: list
     message: list
@@ -495,6 +504,7 @@ class StatusStream:
 
 
 def read_status(path, topic: str = STATUS) -> StatusStream | None:
+    """The status stream on ``topic`` (None: no messages)."""
     msgs = [m for _, _, m in messages(path, [topic])]
     if not msgs:
         return None

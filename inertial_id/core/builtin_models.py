@@ -49,11 +49,13 @@ class Link:
 
 
 def mdh_placement(alpha: float, a: float, d: float, theta: float) -> pin.SE3:
+    """Joint placement from modified Denavit-Hartenberg parameters (rad, m)."""
     R = pin.utils.rotate("x", alpha) @ pin.utils.rotate("z", theta)
     return pin.SE3(R, np.array([a, -d * np.sin(alpha), d * np.cos(alpha)]))
 
 
 def mdh_model(links, gravity=GRAVITY) -> pin.Model:
+    """A serial chain of revolute/prismatic z joints from modified DH links, with their inertias."""
     model = pin.Model()
     model.gravity = pin.Motion(np.asarray(gravity, dtype=float), np.zeros(3))
     parent = 0
@@ -70,11 +72,13 @@ D90 = np.pi / 2
 
 
 def planar_2r() -> pin.Model:
+    """Two parallel vertical axes, l1 = 0.3 m."""
     return mdh_model([Link("R", 0, 0, 0, 0, 1.0, (0.15, 0, 0), (0.01, 0.01, 0.01)),
                       Link("R", 0, 0.3, 0, 0, 0.8, (0.12, 0, 0), (0.01, 0.01, 0.01))])
 
 
 def planar_2r_perp() -> pin.Model:
+    """Two revolute joints, the second axis perpendicular to the first."""
     return mdh_model([Link("R", 0, 0, 0, 0, 1.0, (0.15, 0, 0), (0.01, 0.01, 0.01)),
                       Link("R", -D90, 0.3, 0, 0, 0.8, (0.12, 0, 0), (0.01, 0.01, 0.01))])
 
@@ -90,10 +94,12 @@ PUMA560_LINKS = (
 
 
 def puma560() -> pin.Model:
+    """The standard PUMA 560 (Craig, Table 3.4)."""
     return mdh_model(PUMA560_LINKS)
 
 
 def scara() -> pin.Model:
+    """A SCARA arm: two revolute, one prismatic, one revolute joint about vertical axes."""
     return mdh_model([
         Link("R", 0, 0, 0.4, 0, 5.0, (0.175, 0, 0), (0.02, 0.2, 0.2)),
         Link("R", 0, 0.35, 0, 0, 3.0, (0.15, 0, 0), (0.01, 0.1, 0.1)),
@@ -103,6 +109,7 @@ def scara() -> pin.Model:
 
 
 def cheetah_leg() -> pin.Model:
+    """A Cheetah leg (Cheetah-Software): abduction about x, hip and knee about y."""
     model = pin.Model()
     model.gravity = pin.Motion(GRAVITY, np.zeros(3))
     joints = [("abad", pin.JointModelRX(), (0.268, 0.122, 0.0), 0.54, (0, 0.036, 0)),
@@ -128,6 +135,7 @@ STANFORD_LINKS = (
 
 
 def stanford() -> pin.Model:
+    """The Stanford arm of Lin's Fig. 2."""
     return mdh_model(STANFORD_LINKS)
 
 

@@ -125,10 +125,12 @@ class ClosedChain:
 
     @property
     def na(self) -> int:
+        """Number of actuated joints."""
         return self.idx_a.size
 
     @property
     def is_open(self) -> bool:
+        """Whether the chain has no loop-closure constraints."""
         return self.nc == 0
 
 
@@ -330,5 +332,6 @@ def complete_trajectory(chain: ClosedChain, data: pin.Data, q_a, v_a, a_a) -> tu
 
 
 def chain_from_profile(model: pin.Model, profile: dict) -> ClosedChain:
+    """The closed chain of ``model`` with the loop closures and actuated joints the profile declares."""
     closures, actuated = closures_from_profile(profile)
     return ClosedChain(model, closures, actuated)

@@ -42,6 +42,7 @@ class Run:
 
     @property
     def n_samples(self) -> int:
+        """Number of samples N."""
         return self.t.size
 
     def select(self, columns) -> "Run":

@@ -74,6 +74,7 @@ class DriverModel:
 
     @classmethod
     def from_robot(cls, robot) -> "DriverModel":
+        """The driver of ``robot``'s profile (its ``driver`` section, or one joint-state stream from ``sensing``)."""
         prof, sensing = robot.profile, robot.sensing
         drv = prof.get("driver") or {}
         streams = tuple(JointStateStream(s["topic"], float(s["hz"]), float(s["phase_s"]), bool(s["effort"]),
@@ -118,6 +119,7 @@ class DriverModel:
                                    f"driver's {w.hz:g} Hz")
 
     def stream(self, topic: str) -> JointStateStream | None:
+        """The joint-state stream published on ``topic`` (None: the driver has none there)."""
         return next((s for s in self.joint_states if s.topic == topic), None)
 
 
@@ -136,6 +138,7 @@ class JointStateOut:
 
 @dataclass
 class WrenchOut:
+    """One wrench message the emulated driver publishes: topic, stamp (s), frame and ``[f (N), tau (N m)]``."""
     topic: str
     t: float
     frame_id: str
@@ -211,10 +214,12 @@ class WrenchPairs:
 
     @property
     def ok(self) -> np.ndarray:
+        """(N,) bool: the joint stamps that were paired with a wrench."""
         return np.array([r is None for r in self.reason], dtype=bool)
 
     @property
     def interpolated(self) -> int:
+        """How many paired stamps got their wrench by interpolation (a nonzero added bound)."""
         return int(np.count_nonzero(self.ok & np.any(self.extra_bound > 0, axis=1)))
 
 
@@ -283,9 +288,11 @@ class WrenchBuffer:
         self._arrays = None
 
     def reset(self) -> None:
+        """Forget every sample (e.g. after a gap or a clock jump)."""
         self.t, self.w, self._arrays = [], [], None
 
     def add(self, t: float, w) -> None:
+        """A wrench sample ``w`` (6,) stamped ``t`` (s); keeps the newest ``keep`` samples."""
         self.t.append(t)
         self.w.append(np.asarray(w, dtype=float))
         if len(self.t) > 2 * self.keep:
@@ -294,6 +301,7 @@ class WrenchBuffer:
 
     @property
     def newest(self) -> float:
+        """Stamp (s) of the newest sample (-inf: none yet)."""
         return self.t[-1] if self.t else -np.inf
 
     def ready(self, t: float) -> bool:

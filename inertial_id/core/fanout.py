@@ -12,6 +12,7 @@ from multiprocessing import get_context
 
 
 def map_tasks(func, args, workers: int = 1, scheduler: str | None = None) -> list:
+    """``[func(a) for a in args]``, on a Dask scheduler when given, else on ``workers`` spawned processes; results in the order of ``args``."""
     args = list(args)
     if scheduler:
         from distributed import Client

@@ -15,6 +15,7 @@ import scipy.signal
 
 
 def butterworth_sos(cutoff_hz: float, fs_hz: float, order: int = 4) -> np.ndarray:
+    """Second-order sections of a low-pass Butterworth filter (cutoff and sampling rate in Hz)."""
     if not 0 < cutoff_hz < fs_hz / 2:
         raise ValueError(f"cutoff {cutoff_hz} Hz must lie in (0, {fs_hz / 2}) Hz (Nyquist)")
     return scipy.signal.butter(order, cutoff_hz, fs=fs_hz, output="sos")
@@ -73,6 +74,7 @@ class StreamingDifferentiator:
         self._zi = None
 
     def reset(self) -> None:
+        """Forget the window and the filter state (e.g. after a gap)."""
         self._window.clear()
         self._zi = None
 
@@ -86,6 +88,7 @@ class StreamingDifferentiator:
         return y[0]
 
     def push(self, t: float, q, qd, tau):
+        """Add a sample; None until the window is full, then ``(t, q, qd, qdd, tau)`` of the previous sample."""
         x = self._lowpass(np.concatenate([q, qd, tau]).astype(float))
         n = self.n
         self._window.append((t, x[:n], x[n:2 * n], x[2 * n:]))

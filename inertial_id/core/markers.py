@@ -30,6 +30,7 @@ TEXT_HEIGHT_M = 0.03
 
 @dataclass
 class MarkerSpec:
+    """One RViz marker of an estimate, ROS-free: namespace, id, type, pose (m, estimate's frame), scale (m), colour."""
     ns: str
     id: int
     type: int
@@ -63,6 +64,7 @@ def com_interval(lower, upper):
 
 
 def quaternion_xyzw(R) -> np.ndarray:
+    """Rotation matrix ``R`` as a quaternion ``[x, y, z, w]``."""
     q = pin.Quaternion(np.asarray(R, dtype=float))
     return np.array([q.x, q.y, q.z, q.w])
 

@@ -52,6 +52,7 @@ def _find_config(relative: str) -> Path:
 
 
 def available_profiles() -> list[str]:
+    """Names of the robot profiles in the config directories."""
     names = set()
     for d in config_dirs():
         names |= {p.stem for p in (d / "robots").glob("*.yaml")}
@@ -194,10 +195,12 @@ class Robot:
 
     @property
     def nv(self) -> int:
+        """Number of velocity coordinates of the model."""
         return self.model.nv
 
     @property
     def payload_parent_joint(self) -> int:
+        """Index of the joint that carries the payload frame."""
         return self.model.frames[self.payload_frame_id].parentJoint
 
     @property
@@ -214,6 +217,7 @@ class Robot:
 
     @property
     def momentum_window_samples(self) -> int:
+        """Samples per momentum window ``h`` of the profile."""
         return momentum_window_samples(self.profile)
 
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
@@ -301,6 +305,7 @@ def model_with_payload(robot: Robot, pi_payload) -> pin.Model:
 # --- payloads -------------------------------------------------------------------------------------
 
 def load_payloads() -> dict:
+    """The payload catalogue (config/payloads.yaml) as a dict."""
     with open(_find_config("payloads.yaml")) as f:
         return strict_yaml.load(f)
 

@@ -39,6 +39,7 @@ from .model import Robot
 
 
 def robot_parameter_names(model: pin.Model) -> list[str]:
+    """Names of the robot's nuisance columns: every joint's 10 link parameters, then its friction terms."""
     names = [f"{model.names[j]}.{n}" for j in range(1, model.njoints) for n in params.PARAMETER_NAMES]
     return names + [f"{model.names[j]}.{n}" for j in range(1, model.njoints) for n in params.FRICTION_NAMES]
 
@@ -147,10 +148,12 @@ class BodyStates:
     gravity: np.ndarray     # (N, nv, 10 nb) gravity torque regressor g(q)
 
     def take(self, index) -> "BodyStates":
+        """The states at ``index`` (an index or a slice into the samples)."""
         return BodyStates(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod
     def concat(a: "BodyStates", b: "BodyStates") -> "BodyStates":
+        """The samples of ``a`` followed by those of ``b``."""
         return BodyStates(*(np.concatenate([getattr(a, f.name), getattr(b, f.name)]) for f in fields(a)))
 
 
@@ -169,9 +172,11 @@ class WindowRows:
 
     @classmethod
     def empty(cls, n_r: int) -> "WindowRows":
+        """No rows, with ``n_r`` robot columns."""
         return cls(np.zeros((0, 10)), np.zeros((0, n_r)), np.zeros(0), np.zeros(0))
 
     def extend(self, other: "WindowRows") -> None:
+        """Append the rows of ``other`` (in place)."""
         self.Y = np.vstack([self.Y, other.Y])
         self.Y_r = np.vstack([self.Y_r, other.Y_r])
         self.U = np.concatenate([self.U, other.U])
@@ -180,6 +185,7 @@ class WindowRows:
 
     @property
     def rows(self) -> int:
+        """Number of rows."""
         return self.U.size
 
 
@@ -237,6 +243,7 @@ class MomentumWindows:
         self._count = 0
 
     def add_sample(self, t: float, q, qd, tau) -> None:
+        """One sample: time (s), ``q`` (rad), ``qd`` (rad/s), ``tau`` (N m)."""
         self.add_samples([t], [q], [qd], [tau])
 
     def add_samples(self, t, q, qd, tau) -> None:

@@ -63,6 +63,7 @@ class RowIntake:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
     def add(self, m) -> None:
+        """A row message, checked as the estimator node checks it (dropped with a counted reason, or added)."""
         est = self.estimator
         if m.kind not in est.kinds:
             return
@@ -85,6 +86,7 @@ class RowIntake:
             self.update(m.t)
 
     def update(self, t: float) -> None:
+        """Update the bounds and record the result at data time ``t`` (s) in the history."""
         self.estimator.update_bounds()
         r = self.estimator.result()
         h = self.history

@@ -36,6 +36,7 @@ def parameter_names(body: str) -> list[str]:
 
 
 def friction_names(joint: str) -> list[str]:
+    """``joint.Fc``, ``joint.Fv``, ``joint.Ia``, ``joint.beta``."""
     return [f"{joint}.{n}" for n in FRICTION_NAMES]
 
 
@@ -55,26 +56,32 @@ def _permute(x, perm) -> np.ndarray:
 
 
 def to_diagonal_first(pi):
+    """Pinocchio order -> diagonal-first order."""
     return _permute(pi, _DIAGONAL_FIRST)
 
 
 def from_diagonal_first(theta):
+    """Diagonal-first order -> pinocchio order."""
     return _permute(theta, np.argsort(_DIAGONAL_FIRST))
 
 
 def to_row_major(pi):
+    """Pinocchio order -> row-major upper-triangle order."""
     return _permute(pi, _ROW_MAJOR)
 
 
 def from_row_major(theta):
+    """Row-major upper-triangle order -> pinocchio order."""
     return _permute(theta, np.argsort(_ROW_MAJOR))
 
 
 def to_inertia_first(pi):
+    """Pinocchio order -> inertia-first, mass-last order."""
     return _permute(pi, _INERTIA_FIRST)
 
 
 def from_inertia_first(theta):
+    """Inertia-first, mass-last order -> pinocchio order."""
     return _permute(theta, np.argsort(_INERTIA_FIRST))
 
 
@@ -119,6 +126,7 @@ def pseudo_inertia(pi) -> np.ndarray:
 
 
 def params_from_pseudo_inertia(J) -> np.ndarray:
+    """Parameters (pinocchio order) of the (4, 4) pseudo-inertia ``J``."""
     J = np.asarray(J, dtype=float)
     Sigma = J[:3, :3]
     return params_from_inertia(J[3, 3], J[:3, 3], np.trace(Sigma) * np.eye(3) - Sigma)

@@ -63,6 +63,7 @@ class ApplyLimits:
 
     @classmethod
     def from_profile(cls, profile: dict) -> "ApplyLimits":
+        """The limits of the profile's ``apply:`` section."""
         a = profile["apply"]
         return cls(a["interface"], a["service"], a["topic"], a["max_mass_width_kg"], a["max_com_width_m"],
                    a["timeout_s"])

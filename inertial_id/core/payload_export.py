@@ -38,6 +38,7 @@ class Identified:
         return cls(estimate, lower, upper, frame, run.method, run.robot, source, dict(run.flags))
 
     def payload(self) -> PayloadInertia:
+        """The estimate as a payload inertia about ``frame``'s origin."""
         return PayloadInertia.from_params(self.estimate, self.frame)
 
 

@@ -42,6 +42,7 @@ def friction_regressor(v, a) -> np.ndarray:
 
 
 def friction_torque(phi_friction, v, a) -> np.ndarray:
+    """Friction torque (N m) of parameters ``[Fc, Fv, Ia, beta]`` per joint at velocity ``v`` and acceleration ``a``."""
     return friction_regressor(v, a) @ np.asarray(phi_friction, dtype=float)
 
 

@@ -33,6 +33,7 @@ _UNITS = {"m": "kg", "mcx": "kg m", "mcy": "kg m", "mcz": "kg m"}
 
 @dataclass
 class RunData:
+    """What a run report shows: the estimates over time (s), the final interval, the truth when known, the run's metadata."""
     title: str
     parameter_names: list
     robot: str = ""
@@ -538,6 +539,7 @@ def interval_table_html(run: RunData) -> str:
 
 
 def index_html(run: RunData, figure_names) -> str:
+    """The report's index.html: the outcome, the final interval table and the figures."""
     cls, sentence = outcome(run)
     final = ""
     if run.lower is not None:

@@ -45,6 +45,7 @@ ABSURD_ACCELERATION_FACTOR = 10.0
 
 @dataclass
 class MeasurementRows:
+    """Rows ``A theta = b`` of one sample (payload columns, pinocchio order, payload frame) with their guaranteed bound and noise sigma."""
     kind: str                 # "joint_torque" | "wrench"
     t: float
     A: np.ndarray             # (rows, 10) payload columns, pinocchio order, payload frame
@@ -55,6 +56,7 @@ class MeasurementRows:
 
 
 class RowBuilder:
+    """Joint samples (and wrenches) into payload rows: joint-torque rows, wrench rows, or both."""
     def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, fs_hz: float | None = None,
                  cutoff_hz: float | None = None):
         if use_wrench and robot.ft_frame_id is None:
@@ -74,6 +76,7 @@ class RowBuilder:
         self._wrenches: dict[float, tuple] = {}
 
     def reset(self) -> None:
+        """Forget the differentiator's window and the buffered wrenches (e.g. after a gap)."""
         self.diff.reset()
         self._wrenches.clear()
 

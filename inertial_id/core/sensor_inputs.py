@@ -24,6 +24,7 @@ TWO_PI = 2.0 * np.pi
 
 @dataclass
 class JointSample:
+    """One joint-state sample in the model's joint order: stamp (s), ``q`` (rad), ``qd`` (rad/s), ``tau`` (N m, None without effort)."""
     t: float
     q: np.ndarray
     qd: np.ndarray
@@ -31,6 +32,7 @@ class JointSample:
 
 
 class Rejected(Exception):
+    """An input that cannot be used: ``reason`` (the counter's key) and a human-readable ``detail``."""
     def __init__(self, reason: str, detail: str = ""):
         super().__init__(detail)
         self.reason = reason
@@ -93,6 +95,7 @@ class Unwrapper:
         self.last: np.ndarray | None = None
 
     def reset(self) -> None:
+        """Forget the previous reading (the next one is kept as published)."""
         self.last = None
 
     def __call__(self, q: np.ndarray) -> np.ndarray:
@@ -162,6 +165,7 @@ class JointStateParser:
         return order
 
     def parse(self, msg) -> JointSample:
+        """A JointState message as a :class:`JointSample` in the model's joint order; :class:`Rejected` with the reason when it cannot be used."""
         n = len(msg.name)
         if len(msg.position) != n or len(msg.velocity) != n:
             raise Rejected("wrong_length", f"{n} names, {len(msg.position)} positions, {len(msg.velocity)} velocities")

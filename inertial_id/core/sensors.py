@@ -32,6 +32,7 @@ class NoiseModel:
 
     @classmethod
     def from_profile(cls, profile: dict) -> "NoiseModel":
+        """The error bounds of the profile's ``noise`` section (zero where absent)."""
         n = profile.get("noise", {})
         jt = n.get("joint_torque", {})
         wr = n.get("wrench", {})
@@ -40,9 +41,11 @@ class NoiseModel:
                    wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0))
 
     def torque_bound(self, tau) -> np.ndarray:
+        """Guaranteed bound (N m) of the joint torque error at measured torque ``tau``."""
         return self.torque_relative * np.abs(tau) + self.torque_absolute_Nm
 
     def wrench_sigma(self) -> np.ndarray:
+        """(6,) standard deviation of the wrench noise, ``[f (N) x3, tau (N m) x3]``."""
         return np.array([self.force_sigma_N] * 3 + [self.torque_sigma_Nm] * 3)
 
 
@@ -78,6 +81,7 @@ class SensorNoise:
 
     @classmethod
     def from_profile(cls, profile: dict, **overrides) -> "SensorNoise":
+        """Simulated sensor errors within the profile's bounds (``overrides``: any field)."""
         err = profile.get("noise", {})
         return cls.from_bounds(NoiseModel.from_profile(profile), model_error_N=float(err.get("model_error_N", 0.0)),
                                model_error_Nm=float(err.get("model_error_Nm", 0.0)), **overrides)
@@ -93,15 +97,19 @@ class SensorNoise:
         raise ValueError(f"tails must be 'gaussian' or 'student', not '{self.tails}'")
 
     def torque(self, rng, tau_true) -> np.ndarray:
+        """Measured joint torques (N m): ``tau_true`` plus noise."""
         sigma = self.torque_sigma_relative * np.abs(tau_true) + self.torque_sigma_Nm
         return tau_true + sigma * self._unit(rng, np.shape(tau_true))
 
     def velocity(self, rng, v_true) -> np.ndarray:
+        """Measured joint velocities (rad/s): ``v_true`` plus Gaussian noise."""
         return v_true + self.velocity_sigma * rng.normal(size=np.shape(v_true)) if self.velocity_sigma else v_true
 
     def position(self, q_true) -> np.ndarray:
+        """Measured joint positions (rad): ``q_true`` quantized to the encoder resolution."""
         r = self.encoder_resolution_rad
         return np.round(q_true / r) * r if r > 0 else q_true
 
     def wrench(self, rng, w_true) -> np.ndarray:
+        """Measured wrench ``[f (N), tau (N m)]``: ``w_true`` plus offset and noise."""
         return w_true + np.asarray(self.wrench_offset) + np.asarray(self.wrench_sigma) * self._unit(rng, 6)

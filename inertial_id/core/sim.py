@@ -24,6 +24,7 @@ from .trajectory import SampledTrajectory, interpolate
 
 @dataclass
 class Measurement:
+    """One sample of the simulated sensors."""
     t: float                      # s, simulation time
     q: np.ndarray                 # rad, quantized by the encoders
     qd: np.ndarray                # rad/s
@@ -32,6 +33,7 @@ class Measurement:
 
 
 class Simulator:
+    """The robot with the payload under a PID+feedforward joint controller, stepped at ``step_hz``, with noisy sensors."""
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
                  kd: float = 40.0, ki: float = 2000.0, noise: SensorNoise | NoiseModel | None = None, seed: int = 0, q0=None,
                  true_model: pin.Model | None = None, friction=None):
@@ -92,10 +94,12 @@ class Simulator:
         return float(np.max(np.abs(q_new - q_old))), float(np.max(np.abs(qd_new - qd_old)))
 
     def hold(self, q=None) -> None:
+        """Hold ``q`` (rad; default: the current position) from now on."""
         self._traj = None
         self._hold = np.asarray(self.q if q is None else q, float).copy()
 
     def desired(self, t: float):
+        """Desired ``(q, qd, qdd)`` at simulation time ``t`` (s): the commanded trajectory, or the held position."""
         if self._traj is None:
             z = np.zeros(self.robot.nv)
             return self._hold, z, z
@@ -106,6 +110,7 @@ class Simulator:
         return q[0], qd[0], qdd[0]
 
     def step(self) -> None:
+        """Advance the simulation one step of ``1 / step_hz`` s."""
         q_d, qd_d, qdd_d = self.desired(self.t)
         e = q_d - self.q
         self.e_int = self.e_int + self.dt * e

@@ -13,6 +13,7 @@ class UniqueKeyLoader(_Base):
     """Safe loader refusing duplicate keys (merge keys ``<<`` excepted)."""
 
     def construct_mapping(self, node, deep=False):
+        """The mapping of ``node``; a ConstructorError on a duplicate key."""
         if isinstance(node, yaml.MappingNode):
             first: dict = {}
             for key_node, _ in node.value:

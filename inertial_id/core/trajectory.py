@@ -13,6 +13,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class SampledTrajectory:
+    """A joint trajectory sampled at times ``t``."""
     t: np.ndarray      # (N,) seconds from the trajectory start
     q: np.ndarray      # (N, n) rad
     qd: np.ndarray     # (N, n) rad/s
@@ -20,9 +21,11 @@ class SampledTrajectory:
 
     @property
     def duration(self) -> float:
+        """Duration (s)."""
         return float(self.t[-1])
 
     def resample(self, hz: float) -> "SampledTrajectory":
+        """The trajectory resampled at ``hz`` (the last sample at the end)."""
         t = np.arange(0.0, self.duration + 0.5 / hz, 1.0 / hz)
         t[-1] = min(t[-1], self.duration)
         q, qd, qdd = interpolate(self, t)
@@ -31,6 +34,7 @@ class SampledTrajectory:
 
 @dataclass(frozen=True)
 class LimitReport:
+    """Whether a trajectory keeps the joint limits, its smallest margins, and a message."""
     ok: bool
     min_position_margin: float     # rad, over the samples (negative = violated)
     min_velocity_margin: float     # rad/s

@@ -81,6 +81,7 @@ class Calibration:
         return nominal, nominal - half, nominal + half
 
     def to_dict(self) -> dict:
+        """The calibration as the plain dict of its YAML file."""
         j = self.joints
         return {
             "version": CALIBRATION_VERSION, "kind": "inertial_id robot calibration", "robot": self.robot,
@@ -98,10 +99,12 @@ class Calibration:
         }
 
     def write(self, path) -> None:
+        """Write the calibration as YAML to ``path``."""
         Path(path).write_text(yaml.safe_dump(_plain(self.to_dict()), sort_keys=False, width=120, default_flow_style=None), encoding="utf-8")
 
     @classmethod
     def from_dict(cls, d: dict, path: str | None = None) -> "Calibration":
+        """The calibration of a file's dict; CalibrationError naming ``path`` and the problem."""
         where = path or "calibration"
         if not isinstance(d, dict) or d.get("kind") != "inertial_id robot calibration":
             raise CalibrationError(f"{where}: not an inertial_id calibration file")

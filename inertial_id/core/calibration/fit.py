@@ -41,6 +41,7 @@ class JointWindows:
 
     @property
     def windows(self) -> int:
+        """Number of windows."""
         return self.duration.size
 
 

@@ -54,12 +54,14 @@ class PlateauDetector:
         return out, float(latest[-1]) if latest.size else last_flag_t
 
     def to_dict(self) -> dict:
+        """The detector as a plain dict (saved in the calibration file; inf plateaus as None)."""
         return {"plateau_rad_s": [None if not np.isfinite(v) else float(v) for v in self.plateau_rad_s],
                 "support_rad_s": self.support_rad_s.tolist(), "approach_rad_s": self.approach_rad_s,
                 "guard_s": self.guard_s}
 
     @classmethod
     def from_dict(cls, d: dict) -> "PlateauDetector":
+        """The detector of :meth:`to_dict`'s dict."""
         return cls(np.array([np.inf if v is None else v for v in d["plateau_rad_s"]], dtype=float),
                    np.asarray(d["support_rad_s"], dtype=float), float(d["approach_rad_s"]), float(d["guard_s"]))
 

@@ -13,6 +13,7 @@ class WeightedLeastSquares:
         self.rows_used = 0
 
     def update(self, A, b, weights=None) -> None:
+        """Add rows ``A x = b`` with per-row weights (default 1) to the normal equations."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         b = np.asarray(b, dtype=float).ravel()
         w = np.ones(b.size) if weights is None else np.asarray(weights, dtype=float).ravel()

@@ -31,6 +31,7 @@ class WindowBootstrap:
 
     @property
     def windows(self) -> int:
+        """Number of windows taken so far."""
         return sum(x.shape[0] for x in self._info)
 
     def add(self, A, u, e, rows_per_window: int) -> None:

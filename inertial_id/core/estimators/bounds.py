@@ -72,6 +72,7 @@ HOLD_ROWS = 3000      # as many as one bounds LP of per-sample rows takes (facto
 
 @dataclass
 class BoundsUpdate:
+    """Outcome of one update: whether the rows were consistent with the box, and which rows violated it by how much."""
     consistent: bool
     violating_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     max_violation: float = 0.0
@@ -214,6 +215,7 @@ class _RangeLP:
 
 
 class IntervalBounds:
+    """Guaranteed per-parameter box of ``x``, intersected with the feasible set of each batch of bounded-error rows (module docstring)."""
     def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
                  cuts=None, keep_rows: bool = False, max_rows: int | None = None,
                  hold_until_determined: bool = False):
@@ -262,9 +264,11 @@ class IntervalBounds:
 
     @property
     def width(self) -> np.ndarray:
+        """Per-parameter width of the box, ``upper - lower``."""
         return self.upper - self.lower
 
     def contains(self, x) -> np.ndarray:
+        """Per-parameter bool: ``x`` inside the box."""
         x = np.asarray(x, dtype=float)
         return (x >= self.lower) & (x <= self.upper)
 

@@ -115,6 +115,7 @@ class MomentumEstimatorBase:
         return batch
 
     def condition_number(self) -> float:
+        """Condition number of the weighted information of the payload columns so far."""
         return self.statistics.condition_number()
 
 
@@ -139,6 +140,7 @@ class RowStatistics:
         self.rows = 0
 
     def add(self, Y, u, e) -> None:
+        """Add rows ``Y theta = u`` with error bounds ``e`` (weights ``1 / e^2``) to the sums."""
         w = 1.0 / np.maximum(e, 1e-12) ** 2
         self.information += Y.T @ (w[:, None] * Y)
         self.rhs += Y.T @ (w * u)
@@ -156,9 +158,11 @@ class RowStatistics:
         return float(np.sqrt(eig[-1] / eig[0])) if eig[0] > 0 and np.isfinite(eig[-1]) else float("inf")
 
     def state(self) -> dict:
+        """The sums as a dict (saved with the estimator's state)."""
         return {"information": self.information, "rhs": self.rhs, "gram": self.gram, "rows": self.rows}
 
     def restore(self, state: dict) -> None:
+        """Continue from :meth:`state`'s dict; ValueError when a saved array does not fit or is not finite."""
         for k in ("information", "rhs", "gram"):
             value = np.asarray(state[k], dtype=float)
             if value.shape != getattr(self, k).shape or not np.all(np.isfinite(value)):
@@ -223,6 +227,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                 "samples_used": self.samples_used, "message": self.message}
 
     def restore(self, state: dict) -> None:
+        """Continue from a saved state (box, kept rows, rows awaiting the next update); ValueError when it does not fit."""
         self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]),
                             kept=(state["kept_M"], state["kept_b"], state["kept_e"]),
                             determined=bool(state["determined"]) if "determined" in state else None)
@@ -254,6 +259,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         return out
 
     def result(self) -> PayloadEstimate:
+        """The guaranteed box, a least-squares estimate inside it, and the data's consistency."""
         n = len(self.names)
         lo, hi = self.bounds.lower.copy(), self.bounds.upper.copy()
         message = self.message

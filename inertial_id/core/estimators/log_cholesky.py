@@ -105,15 +105,18 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         self._all_rows: list[WindowRows] = []
 
     def add_rows(self, batch: WindowRows) -> None:
+        """Take a batch of window rows (kept: every update refits all rows so far)."""
         super().add_rows(batch)
         if batch.rows:
             self._all_rows = [concatenate_rows(self._all_rows + [batch], self.robot_nominal.size)]
 
     @property
     def rows(self) -> WindowRows:
+        """All window rows so far, stacked."""
         return concatenate_rows(self._all_rows, self.robot_nominal.size)
 
     def update_bounds(self) -> None:
+        """Refit the consistent estimate on all rows and recompute its Mean Value Form box (needs 10 rows)."""
         self._take_new_rows()
         rows = self.rows
         if rows.rows < 10:
@@ -144,6 +147,7 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         self.message = "" if ok else "IPOPT did not converge; the estimate is its last iterate"
 
     def result(self) -> PayloadEstimate:
+        """The last estimate with its Mean Value Form box (not guaranteed)."""
         return PayloadEstimate(
             parameter_names=self.names, method=self.method, estimate=self.estimate.copy(),
             lower=self.lower.copy(), upper=np.maximum(self.upper, self.lower), covariance=np.zeros((0, 0)),

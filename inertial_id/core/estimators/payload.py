@@ -38,6 +38,7 @@ ROW_METHODS = ("rls", "lmi", "pmd", "guaranteed")
 
 @dataclass
 class PayloadEstimate:
+    """An estimate of the payload's parameters (pinocchio order, payload frame) with its box, covariance and how it was obtained."""
     parameter_names: list
     method: str
     estimate: np.ndarray
@@ -53,6 +54,7 @@ class PayloadEstimate:
 
 
 class PayloadEstimator:
+    """Rows of one kind (joint torque or wrench) into one of the row methods (``rls``, ``lmi``, ``pmd``), with a guaranteed box from the wrench rows."""
     def __init__(self, method: str, parameter_names, prior_lower, prior_upper,
                  max_bound_rows: int = 3000, seed: int = 0, pmd=None):
         if method not in ROW_METHODS:
@@ -140,6 +142,7 @@ class PayloadEstimator:
                 "rows_guaranteed": self.rows_guaranteed, "message": self.message}
 
     def restore(self, state: dict) -> None:
+        """Continue from a saved state; ValueError when it does not fit this estimator."""
         n = len(self.names)
         arrays = {k: np.asarray(state[k], dtype=float) for k in ("information", "rhs", "rls_x", "rls_P")}
         if arrays["information"].shape != (n, n) or arrays["rls_P"].shape != (n, n) or \
@@ -162,6 +165,7 @@ class PayloadEstimator:
         self.message = str(state["message"])
 
     def result(self) -> PayloadEstimate:
+        """The method's estimate with the box, covariance and consistency flags."""
         n = len(self.names)
         cov = np.full((n, n), np.nan)
         estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)

@@ -172,4 +172,5 @@ def load_state(path, header: dict, max_age_s: float) -> tuple[dict | None, str, 
 
 
 def remove_state(path) -> None:
+    """Delete a saved estimator state (nothing when there is none)."""
     Path(path).unlink(missing_ok=True)

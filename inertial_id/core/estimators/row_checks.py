@@ -110,6 +110,7 @@ class RowLimits:
         return cls(robot.torque_limit, NoiseFloors(robot.profile))
 
     def max_measurement(self, kind: str, samples: int) -> float:
+        """Largest plausible measurement magnitude of a row of ``kind`` (N, N m, or N m s for a momentum window of ``samples``)."""
         if kind == "wrench":
             return MAX_WRENCH
         if kind == "momentum":

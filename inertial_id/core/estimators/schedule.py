@@ -17,6 +17,7 @@ import numpy as np
 
 
 class UpdateSchedule:
+    """When bounds updates are due: every ``period_s`` of data time, restarting after a backward clock jump."""
     def __init__(self, period_s: float):
         self.period = float(period_s)
         self.next_t = None

@@ -39,6 +39,7 @@ class Rotor:
 
 @dataclass(frozen=True)
 class KinematicTree:
+    """The model as RPNA sees it: bodies numbered from 1, parents, joint placements, free modes, rotors, gravity."""
     names: tuple[str, ...]                 # body (joint) names, index b-1 for body b
     parents: tuple[int, ...]               # parent body of body b (0 = world)
     X_parent_joint: tuple[pin.SE3, ...]    # joint frame in the parent frame at q = 0
@@ -48,9 +49,11 @@ class KinematicTree:
 
     @property
     def n_bodies(self) -> int:
+        """Number of moving bodies."""
         return len(self.names)
 
     def children(self, b: int) -> list[int]:
+        """Bodies whose parent is body ``b`` (0: the world)."""
         return [c for c in range(1, self.n_bodies + 1) if self.parents[c - 1] == b]
 
 
@@ -69,6 +72,7 @@ def motion_subspaces(model: pin.Model) -> list[np.ndarray]:
 
 
 def check_supported(model: pin.Model) -> None:
+    """UnsupportedModelError unless every joint has free modes constant in its child frame."""
     for jid in range(1, model.njoints):
         kind = model.joints[jid].shortname()
         if kind not in SUPPORTED_JOINTS:
@@ -135,6 +139,7 @@ def with_floating_base(model: pin.Model, name: str = "floating_base") -> pin.Mod
 
 
 def without_gravity(model: pin.Model) -> pin.Model:
+    """A copy of ``model`` with zero gravity."""
     out = pin.Model(model)
     out.gravity = pin.Motion.Zero()
     return out

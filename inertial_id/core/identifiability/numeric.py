@@ -35,6 +35,7 @@ WELL_CONDITIONED = 1e-3
 
 @dataclass(frozen=True)
 class BaseParameters:
+    """Base parameters of a sampled regressor: independent and dependent columns and the map ``Kd`` between them."""
     independent: np.ndarray   # column indices of the base columns (into pi), in pivot order
     dependent: np.ndarray     # remaining column indices
     Kd: np.ndarray            # (n_base, n_dependent): W[:, dependent] = W[:, independent] @ Kd
@@ -43,14 +44,17 @@ class BaseParameters:
 
     @property
     def rank(self) -> int:
+        """Number of base parameters."""
         return self.independent.size
 
     @property
     def Pb(self) -> np.ndarray:
+        """(n_params, rank) selection of the independent columns."""
         return np.eye(self.n_params)[:, self.independent]
 
     @property
     def Pd(self) -> np.ndarray:
+        """(n_params, n_dependent) selection of the dependent columns."""
         return np.eye(self.n_params)[:, self.dependent]
 
     @property

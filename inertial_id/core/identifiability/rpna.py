@@ -32,6 +32,7 @@ SHORT_ROTOR_NAMES = ("m_rotor", "mcz_rotor", "Ixx_rotor", "Im")
 
 @dataclass(frozen=True)
 class BodyResult:
+    """RPNA's result for one body: nullspace descriptor, velocity and observable-parameter spans, transfer to the parent."""
     name: str
     N: np.ndarray        # (rows, n_params) nullspace descriptor: T_i = Null(N) (+ transfer to parent)
     V: np.ndarray        # (6, dim V_i) orthonormal basis, link velocity, child frame
@@ -43,15 +44,18 @@ class BodyResult:
 
     @property
     def dim_V(self) -> int:
+        """Dimension of the body's velocity span."""
         return self.V.shape[1]
 
     @property
     def dim_T(self) -> int:
+        """Dimension of the body's unidentifiable parameter subspace."""
         return self.n_params - self.rank_N
 
 
 @dataclass(frozen=True)
 class RPNAResult:
+    """RPNA's result for a whole tree: per-body results and the assumptions (gravity, static)."""
     tree: KinematicTree
     bodies: tuple[BodyResult, ...]
     gravity: bool
@@ -59,13 +63,16 @@ class RPNAResult:
 
     @property
     def n_params(self) -> int:
+        """Number of standard parameters of the tree (10 per body, 14 with a rotor)."""
         return sum(b.n_params for b in self.bodies)
 
     @property
     def num_base_parameters(self) -> int:
+        """Number of identifiable parameter combinations."""
         return self.n_params - sum(b.dim_T for b in self.bodies)
 
     def parameter_names(self) -> list[str]:
+        """Names of the standard parameters, body by body."""
         return parameter_names(self.tree)
 
 

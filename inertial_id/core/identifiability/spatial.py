@@ -45,6 +45,7 @@ ROTOR_EMBEDDING[[0, 3, 4, 6, 9], [0, 1, 2, 2, 3]] = 1.0
 
 
 def spatial_inertia(pi) -> np.ndarray:
+    """(6, 6) spatial inertia of the parameter vector ``pi`` (linear in it)."""
     return np.tensordot(np.asarray(pi, dtype=float), INERTIA_BASIS, axes=1)
 
 
@@ -89,6 +90,7 @@ def orth(A, tol: float = RANK_TOL) -> np.ndarray:
 
 
 def rank(A, tol: float = RANK_TOL) -> int:
+    """Numerical rank of ``A``: singular values above ``tol`` times the largest (at least 1)."""
     A = np.asarray(A, dtype=float)
     if A.size == 0:
         return 0

@@ -47,10 +47,12 @@ class Ellipsoid:
 
     @property
     def semi_axes(self) -> np.ndarray:
+        """Semi-axis lengths (m), longest first."""
         return 1.0 / np.sqrt(np.linalg.eigvalsh(self.S))
 
     @property
     def Q(self) -> np.ndarray:
+        """(4, 4) matrix with ``tr(J Q) >= 0`` for a pseudo-inertia ``J`` whose mass lies in the ellipsoid."""
         Sc = self.S @ self.center
         return np.block([[-self.S, Sc[:, None]], [Sc[None, :], np.array([[1.0 - self.center @ Sc]])]])
 

@@ -54,15 +54,18 @@ class ParameterLayout:
 
     @property
     def names(self) -> list[str]:
+        """Names of every entry of ``theta``: the bodies' inertial parameters, then the joints' friction."""
         out = [n for b in self.bodies for n in parameter_names(b)]
         return out + [n for j in self.friction_joints for n in friction_names(j)]
 
     @property
     def n_inertial(self) -> int:
+        """Number of inertial parameters (10 per body)."""
         return 10 * len(self.bodies)
 
     @property
     def size(self) -> int:
+        """Length of ``theta`` (inertial, then 4 friction terms per joint)."""
         return self.n_inertial + 4 * len(self.friction_joints)
 
     def groups(self) -> dict[str, np.ndarray]:
@@ -81,6 +84,7 @@ class ParameterLayout:
         return groups
 
     def indices(self, fixed_groups) -> np.ndarray:
+        """Sorted indices into ``theta`` of the named groups; IdentificationError for an unknown group."""
         groups = self.groups()
         unknown = [g for g in fixed_groups if g not in groups]
         if unknown:
@@ -90,6 +94,7 @@ class ParameterLayout:
         return np.unique(np.concatenate(idx)) if idx else np.zeros(0, dtype=int)
 
     def body_slices(self):
+        """``(body, slice of its 10 parameters in theta)`` for every body."""
         return [(b, slice(10 * k, 10 * k + 10)) for k, b in enumerate(self.bodies)]
 
     def friction_block(self, theta) -> np.ndarray:
@@ -217,10 +222,12 @@ class Problem:
 
     @property
     def na(self) -> int:
+        """Number of actuated joints."""
         return len(self.joint_names)
 
     @property
     def free_names(self) -> list[str]:
+        """Names of the free parameters ``x``."""
         names = self.layout.names
         return [names[i] for i in self.free]
 
@@ -232,6 +239,7 @@ class Problem:
         return theta
 
     def base_names(self) -> list[str]:
+        """Names of the base parameters (combinations of the free ones)."""
         return self.base.combinations(self.free_names)
 
     def subset(self, samples) -> "Problem":

@@ -57,6 +57,7 @@ class Plausibility:
 
 @dataclass
 class RobotEstimate:
+    """A whole-robot estimate: method, all parameters, the base values of the free part, joint weights, solver details."""
     method: str
     theta: np.ndarray             # all parameters (fixed ones at their held values)
     base_values: np.ndarray       # structural base parameters of the free part
@@ -192,6 +193,7 @@ class ConsistentSDP:
         self.problem = cp.Problem(cp.Minimize(objective), constraints)
 
     def solve(self, weight: float) -> tuple[np.ndarray, str]:
+        """``(x, solver status)`` at prior weight ``weight``, retried with rescaled data and tight tolerances when the first solve fails."""
         lam = 0.0 if weight > 0 else self.lam_data
         failure = None
         for k, tight in ((1.0, False), (self.rescale, True)):

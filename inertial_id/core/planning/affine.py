@@ -37,6 +37,7 @@ def _close(c, a, r0, scale):
 
 @dataclass(frozen=True)
 class Affine:
+    """The set ``{c + sum_i a_i e_i + r e_0 : e in [-1, 1]}``: centre, coefficients of the shared symbols, rigorous remainder (module docstring)."""
     c: np.ndarray
     a: np.ndarray
     r: np.ndarray
@@ -52,11 +53,13 @@ class Affine:
 
     @staticmethod
     def constant(x, m: int) -> "Affine":
+        """``x`` exactly, as a form over ``m`` symbols."""
         x = np.asarray(x, dtype=float)
         return Affine(x, np.zeros((m,) + x.shape), np.zeros(x.shape))
 
     @property
     def m(self) -> int:
+        """Number of noise symbols the form uses."""
         return self.a.shape[0]
 
     def radius(self) -> np.ndarray:
@@ -64,6 +67,7 @@ class Affine:
         return up(self.sabs * (1.0 + (self.m + 1) * U) + self.r)
 
     def to_interval(self) -> Interval:
+        """An interval (outward rounded) enclosing the set."""
         rad = self.radius()
         return Interval(down(self.c - rad), up(self.c + rad))
 
@@ -88,6 +92,7 @@ class Affine:
         return Affine(self.c.reshape(shape), self.a.reshape((self.m,) + shape), self.r.reshape(shape), cache)
 
     def reshape(self, *shape) -> "Affine":
+        """The same form with its value shape ``S`` reshaped."""
         c = self.c.reshape(*shape)
         return Affine(c, self.a.reshape((self.m,) + c.shape), self.r.reshape(c.shape))
 
@@ -210,6 +215,7 @@ def cross(x: Affine, y: Affine) -> Affine:
 
 
 def cross_matrix(k) -> np.ndarray:
+    """(3, 3) matrix ``[k]x`` with ``[k]x v = k x v``."""
     k = np.asarray(k, dtype=float)
     return np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
 

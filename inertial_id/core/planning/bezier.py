@@ -105,10 +105,12 @@ class BezierPlan:
 
     @property
     def degree(self) -> int:
+        """Degree of the Bezier curve."""
         return len(self.control_points) - 1
 
     @property
     def n_joints(self) -> int:
+        """Number of joints."""
         return self.control_points.shape[1]
 
     def derivative_points(self, k: int) -> np.ndarray:

@@ -53,6 +53,7 @@ class CertifierSettings:
     cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def context(self, robot: Robot) -> enclosure.TorqueContext:
+        """The torque-enclosure constants of ``robot`` for these settings, built once and cached."""
         entry = self.cache.get(robot.name)
         if entry is None or entry[0] is not robot:
             entry = self.cache[robot.name] = (robot, enclosure.TorqueContext.build(robot, self))
@@ -79,6 +80,7 @@ class CertifierSettings:
 
 @dataclass(frozen=True)
 class Certificate:
+    """The certifier's verdict on a plan: certified or not, the smallest margin of each constraint (rad, rad/s, rad/s^2, N m, m), and why not."""
     certified: bool
     min_joint_margin_rad: float         # >= 0 when certified; finite always
     min_velocity_margin_rad_s: float

@@ -36,6 +36,7 @@ def modest_plans(robot: Robot, n_plans: int, seed: int = 0, fraction: float = 0.
 
 def shrunk_box(truth: np.ndarray, mass_kg: float = 0.3, first_moment_kg_m: float = 0.03,
                inertia_kg_m2: float = 0.02) -> tuple[np.ndarray, np.ndarray]:
+    """A payload box (pinocchio order) around ``truth`` with the given half-widths for mass (kg), first moments (kg m) and inertias (kg m^2)."""
     radius = np.array([mass_kg] + [first_moment_kg_m] * 3 + [inertia_kg_m2] * 6)
     return truth - radius, truth + radius
 

@@ -23,6 +23,7 @@ AXIS_SLICES = 8      # slices of each capsule axis; more is tighter and slower
 
 @dataclass(frozen=True)
 class Capsule:
+    """A segment ``p0``-``p1`` (m, in the link frame ``frame``) swept by a sphere of ``radius`` (m)."""
     frame: str
     frame_id: int
     p0: np.ndarray       # in the frame, m
@@ -32,16 +33,19 @@ class Capsule:
 
 @dataclass(frozen=True)
 class Box:
+    """An axis-aligned obstacle box in the base frame (centre and full edge lengths, m)."""
     name: str
     center: np.ndarray   # base frame, m
     size: np.ndarray     # full edge lengths, m
 
     @property
     def lower(self) -> np.ndarray:
+        """Lowest corner (m, base frame)."""
         return self.center - 0.5 * self.size
 
     @property
     def upper(self) -> np.ndarray:
+        """Highest corner (m, base frame)."""
         return self.center + 0.5 * self.size
 
 

@@ -60,6 +60,7 @@ class PlannerSettings:
 
     @property
     def free_points(self) -> int:
+        """Free control points per joint, ``degree - 4`` (the last of them: the rest point)."""
         return self.degree - 4
 
     @classmethod

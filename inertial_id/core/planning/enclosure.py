@@ -74,6 +74,7 @@ class TorqueContext:
 
     @staticmethod
     def build(robot: Robot, settings) -> "TorqueContext":
+        """The constants of ``robot`` (one single-dof joint per velocity, else ProfileError) for ``settings``."""
         model = robot.model
         n = model.nv
         if model.njoints != n + 1:

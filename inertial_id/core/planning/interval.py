@@ -13,15 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 
 def down(x):
+    """The next float below ``x`` (outward rounding of a lower bound)."""
     return np.nextafter(x, -np.inf)
 
 
 def up(x):
+    """The next float above ``x`` (outward rounding of an upper bound)."""
     return np.nextafter(x, np.inf)
 
 
 @dataclass(frozen=True)
 class Interval:
+    """Elementwise closed intervals ``[lo, hi]`` over numpy arrays."""
     lo: np.ndarray
     hi: np.ndarray
 
@@ -32,24 +35,29 @@ class Interval:
 
     @staticmethod
     def point(x) -> "Interval":
+        """The degenerate interval ``[x, x]``."""
         x = np.asarray(x, dtype=float)
         return Interval(x, x)
 
     @staticmethod
     def centered(mid, rad) -> "Interval":
+        """``[mid - rad, mid + rad]``, rounded outwards."""
         mid, rad = np.asarray(mid, dtype=float), np.asarray(rad, dtype=float)
         return Interval(down(mid - rad), up(mid + rad))
 
     @property
     def shape(self):
+        """Array shape of the bounds."""
         return self.lo.shape
 
     @property
     def mid(self) -> np.ndarray:
+        """Midpoints."""
         return 0.5 * (self.lo + self.hi)
 
     @property
     def width(self) -> np.ndarray:
+        """Widths ``hi - lo``."""
         return self.hi - self.lo
 
     def mag(self) -> np.ndarray:
@@ -57,6 +65,7 @@ class Interval:
         return np.maximum(np.abs(self.lo), np.abs(self.hi))
 
     def contains(self, x, tol: float = 0.0) -> np.ndarray:
+        """Elementwise: ``x`` inside the interval widened by ``tol``."""
         x = np.asarray(x, dtype=float)
         return (self.lo - tol <= x) & (x <= self.hi + tol)
 

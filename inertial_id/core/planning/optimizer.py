@@ -52,6 +52,7 @@ class PlanRequest:
 
 @dataclass
 class PlanResult:
+    """One planning cycle's outcome: the certified plan (or None), its certificate, cost, excitation and timings."""
     plan: BezierPlan | None                 # certified, or None
     certificate: object | None              # of ``plan``, or of the last refused attempt
     cost: float = float("inf")              # scaled -log det of the accumulated information
@@ -65,10 +66,12 @@ class PlanResult:
 
     @property
     def certified(self) -> bool:
+        """Whether a certified plan was found."""
         return self.plan is not None
 
     @property
     def total_s(self) -> float:
+        """Optimising plus certifying time (s)."""
         return self.optimize_s + self.certify_s
 
 
@@ -137,6 +140,7 @@ class PlanOptimizer:
     # --- plans and linear constraints --------------------------------------------------------------
 
     def plan_from(self, req: PlanRequest, X: np.ndarray) -> BezierPlan:
+        """The plan from ``req``'s start state with the free control points ``X`` (flattened)."""
         return BezierPlan.from_state(req.q, req.qd, req.qdd, X.reshape(self.m, self.n), self.settings.horizon_s)
 
     def brake_point(self, req: PlanRequest, G=None, lo=None, hi=None) -> np.ndarray:
@@ -223,6 +227,7 @@ class PlanOptimizer:
         return evaluate
 
     def cost(self, req: PlanRequest, x) -> float:
+        """The objective at free control points ``x`` for ``req``."""
         return self._objective(req)(np.asarray(x, dtype=float))[0]
 
     def _screen_margin(self, q, W, tau, lower, upper) -> float:

@@ -53,6 +53,7 @@ class PlanWorkerProcess:
         self.ready = False
 
     def submit(self, request_id, request) -> None:
+        """Send a planning request to the worker process."""
         self._conn.send((request_id, request))
 
     def take(self):
@@ -67,9 +68,11 @@ class PlanWorkerProcess:
         return done
 
     def alive(self) -> bool:
+        """Whether the worker process is running."""
         return self._process.is_alive()
 
     def close(self) -> None:
+        """Close the pipe and stop the worker (terminated if it does not exit within 2 s)."""
         self._conn.close()
         self._process.join(timeout=2.0)
         if self._process.is_alive():

@@ -18,6 +18,7 @@ GEO_GAMMA = 1e-2
 
 
 def ols(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Ordinary least squares solution of ``A pi = b``."""
     return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
@@ -34,10 +35,12 @@ class RecursiveTls:
         self.gram = np.zeros((n + 1, n + 1))
 
     def update(self, A: np.ndarray, b: np.ndarray) -> None:
+        """Add rows ``A pi = b`` to the augmented information."""
         C = np.column_stack([A, b])
         self.gram += C.T @ C
 
     def estimate(self) -> np.ndarray:
+        """The total-least-squares solution of the rows so far (columns equilibrated first)."""
         scale = 1.0 / np.sqrt(np.maximum(np.diag(self.gram), 1e-300))
         _, V = np.linalg.eigh(scale[:, None] * self.gram * scale[None, :])
         v = V[:, 0] * scale
@@ -45,6 +48,7 @@ class RecursiveTls:
 
 
 def rtls(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Recursive total least squares over ``A pi = b``, fed one wrench sample (six rows) at a time."""
     estimator = RecursiveTls(A.shape[1])
     for k in range(0, len(A), 6):
         estimator.update(A[k:k + 6], b[k:k + 6])

@@ -33,10 +33,12 @@ class WhiteJerkFilter:
         self.P = np.diag([self.r, 1.0, 100.0])
 
     def predict(self) -> None:
+        """Advance the state one time step."""
         self.x = self.F @ self.x
         self.P = self.F @ self.P @ self.F.T + self.Q
 
     def correct(self, z: np.ndarray) -> None:
+        """Correct the state with a measurement ``z`` (3,) of ``x``."""
         gain = self.P[:, 0] / (self.P[0, 0] + self.r)
         self.x = self.x + np.outer(gain, z - self.x[0])
         self.P = self.P - np.outer(gain, self.P[0, :])
@@ -61,6 +63,7 @@ class PoseKalmanFilter:
         self.prediction = None
 
     def update(self, X_WS: pin.SE3) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Filter the pose sample ``X_WS``; returns ``(a_S, w_S, alpha_S, g_S)`` in the sensor frame (m/s^2, rad/s, rad/s^2, m/s^2)."""
         if self.R_WS is None:
             self.R_WS = X_WS.rotation.copy()
             self.linear.x[0] = X_WS.translation

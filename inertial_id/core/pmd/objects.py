@@ -40,6 +40,7 @@ CONFIGURATIONS = {
 
 @dataclass(frozen=True)
 class BenchObject:
+    """A test object: name, outline, pose in the sensor frame, exact parameters (pinocchio order, sensor frame)."""
     name: str
     shape: Box                  # the bar's outline, frame O
     X_SO: pin.SE3               # shape pose in the sensor frame
@@ -56,10 +57,12 @@ def _params_O(layout: tuple[str, str, str]) -> np.ndarray:
 
 
 def bench_object(name: str) -> BenchObject:
+    """The test object ``name``; KeyError naming the available ones."""
     if name not in CONFIGURATIONS:
         raise KeyError(f"unknown test object '{name}' (available: {', '.join(CONFIGURATIONS)})")
     return BenchObject(name, Box(BAR_SIZE_M), X_SO, params.transform_params(_params_O(CONFIGURATIONS[name]), X_SO))
 
 
 def bench_objects() -> list[BenchObject]:
+    """All eight test objects."""
     return [bench_object(name) for name in CONFIGURATIONS]

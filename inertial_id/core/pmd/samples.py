@@ -15,6 +15,7 @@ from ..regressor import wrench_regressor
 
 @dataclass(frozen=True)
 class WristSamples:
+    """K samples of the wrist F/T sensor's kinematics and wrench, all in the sensor frame S."""
     a_S: np.ndarray        # (K, 3) m/s^2, gravity excluded
     w_S: np.ndarray        # (K, 3) rad/s
     alpha_S: np.ndarray    # (K, 3) rad/s^2

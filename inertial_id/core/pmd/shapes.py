@@ -39,64 +39,79 @@ class ShapeError(ValueError):
 
 @dataclass(frozen=True)
 class Box:
+    """Axis-aligned box (m, object frame O): full edge lengths and centre."""
     size: tuple[float, float, float]
     center: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corners (m, frame O)."""
         c, h = np.asarray(self.center), 0.5 * np.asarray(self.size)
         return np.array([c - h, c + h])
 
     def contains(self, p_O: np.ndarray) -> np.ndarray:
+        """(N,) bool: which points ``p_O`` (N, 3) lie inside."""
         lo, hi = self.bounds()
         return np.all((p_O >= lo) & (p_O <= hi), axis=1)
 
 
 @dataclass(frozen=True)
 class Cylinder:
+    """Solid cylinder about the z axis of frame O, centred at its origin (m)."""
     radius: float
     length: float
 
     def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corners of the bounding box (m, frame O)."""
         h = np.array([self.radius, self.radius, 0.5 * self.length])
         return np.array([-h, h])
 
     def contains(self, p_O: np.ndarray) -> np.ndarray:
+        """(N,) bool: which points ``p_O`` (N, 3) lie inside."""
         return (np.hypot(p_O[:, 0], p_O[:, 1]) <= self.radius) & (np.abs(p_O[:, 2]) <= 0.5 * self.length)
 
 
 @dataclass(frozen=True)
 class Sphere:
+    """Solid sphere centred at the origin of frame O (m)."""
     radius: float
 
     def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corners of the bounding box (m, frame O)."""
         return np.array([-np.full(3, self.radius), np.full(3, self.radius)])
 
     def contains(self, p_O: np.ndarray) -> np.ndarray:
+        """(N,) bool: which points ``p_O`` (N, 3) lie inside."""
         return np.linalg.norm(p_O, axis=1) <= self.radius
 
 
 @dataclass(frozen=True)
 class Composite:
+    """Union of boxes (m, frame O)."""
     boxes: tuple[Box, ...]
 
     def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corners of the bounding box (m, frame O)."""
         b = np.array([box.bounds() for box in self.boxes])
         return np.array([b[:, 0].min(axis=0), b[:, 1].max(axis=0)])
 
     def contains(self, p_O: np.ndarray) -> np.ndarray:
+        """(N,) bool: which points ``p_O`` (N, 3) lie in any of the boxes."""
         return np.any([box.contains(p_O) for box in self.boxes], axis=0)
 
 
 @dataclass(frozen=True)
 class Mesh:
+    """A watertight triangle mesh (m, frame O)."""
     mesh: trimesh.Trimesh
 
     def bounds(self) -> np.ndarray:
+        """(2, 3) lowest and highest corners of the bounding box (m, frame O)."""
         return np.asarray(self.mesh.bounds)
 
     def contains(self, p_O: np.ndarray) -> np.ndarray:
         # Generalized winding number (sum of signed solid angles, Van Oosterom-Strackee): exact for
         # watertight meshes and needs no spatial index (trimesh's ray test needs rtree).
+        """(N,) bool: which points ``p_O`` (N, 3) lie inside (winding number)."""
         tri = self.mesh.triangles
         inside = np.empty(len(p_O), dtype=bool)
         for start in range(0, len(p_O), 256):

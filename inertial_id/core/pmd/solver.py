@@ -63,6 +63,7 @@ class NormalEquations:
         self.moment = np.zeros(self.n)
 
     def add(self, M: np.ndarray, c: np.ndarray) -> None:
+        """Add residual rows ``M m - c``."""
         self.gram += M.T @ M
         self.moment += M.T @ c
         self.energy += float(c @ c)
@@ -105,6 +106,7 @@ class PmdProblem:
 
     def accumulate(self, samples: WristSamples, static: NormalEquations, full: NormalEquations,
                    sigma_wrench=None) -> None:
+        """Add ``samples`` to the static and full normal equations, weighted by their dynamism (and by ``1 / sigma_wrench`` per wrench axis)."""
         scale = np.ones(6) if sigma_wrench is None else 1.0 / np.asarray(sigma_wrench, dtype=float)
         w = dynamism_weight(dynamism(samples), self.c1)
         for eq, A, weight in ((static, samples.static_regressors(), 1.0 - w), (full, samples.full_regressors(), w)):

@@ -75,6 +75,7 @@ def perturbed_friction(nv: int, rng, floor=FRICTION_FLOOR) -> np.ndarray:
 
 
 def grasped_payload(name: str, rng, offset_m: float = GRASP_OFFSET_M) -> np.ndarray:
+    """Parameters (pinocchio order, payload frame) of catalogue payload ``name`` with its centre of mass moved by a random grasp offset (m, uniform per axis)."""
     spec = dict(load_payloads()[name])
     spec["com_offset_m"] = list(np.asarray(spec["com_offset_m"], float) + rng.uniform(-offset_m, offset_m, 3))
     return payload_params(spec)
@@ -131,11 +132,12 @@ def simulate(robot, pi_payload, true_model, seed: int, noise_factor: float = 1.0
 
 def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.0,
               update_period_s: float = 1.5, methods=tuple(BOUND_METHODS)) -> dict:
+    """One Monte Carlo trial (module docstring): the final boxes of each method, containment and timings."""
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     pi = grasped_payload(PAYLOADS[payload], rng)
     if not np.all((pi >= PAYLOAD_PRIOR_LOWER) & (pi <= PAYLOAD_PRIOR_UPPER)):
-        raise ValueError(f"payload {payload} with this grasp lies outside the Table I box")
+        raise ValueError(f"payload {payload} with this grasp lies outside the payload prior box")
     true_model = perturbed_model(robot.model, rng)
     t, q, qd, tau = simulate(robot, pi, true_model, seed, noise_factor)
     noise = NoiseModel.from_profile(robot.profile)
@@ -185,6 +187,7 @@ def _run_trial_args(a):
 
 
 def summarize(results: list, methods=tuple(BOUND_METHODS)) -> dict:
+    """Containment, widths and timings of each method over the trials."""
     nominal = [r for r in results if r["noise_factor"] == 1.0]
     over = [r for r in results if r["noise_factor"] != 1.0]
     report = {"trials": len(results), "trials_within_noise_bounds": len(nominal), "trials_overnoise": len(over),
@@ -221,6 +224,7 @@ def summarize(results: list, methods=tuple(BOUND_METHODS)) -> dict:
 def run_study(robot: str = "kinova_gen3", payloads=tuple(PAYLOADS), trials: int = 10, seed: int = 0,
               overnoise_every: int = 0, overnoise_factor: float = 3.0, update_period_s: float = 1.5,
               workers: int = 1, keep_trials: bool = False, scheduler: str | None = None) -> dict:
+    """``trials`` trials per payload (in parallel over ``workers`` or a Dask scheduler), summarized."""
     payloads = list(payloads)
     unknown = [p for p in payloads if p not in PAYLOADS]
     if unknown:

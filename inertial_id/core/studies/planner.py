@@ -76,6 +76,7 @@ def load_scenario(path: str | None) -> list:
 
 
 def robot_with_obstacles(robot_name: str, obstacles: list):
+    """The robot profile ``robot_name`` with extra obstacle boxes."""
     robot = load_robot(robot_name)
     if obstacles:
         robot = replace(robot, profile=dict(robot.profile, obstacles=list(robot.profile.get("obstacles", [])) + obstacles))
@@ -119,6 +120,7 @@ class CollisionChecker:
         self.frame_ids = [c.frame_id for c in self.capsules]
 
     def clearance(self, q) -> float:
+        """Smallest distance (m) between a capsule and an obstacle at configuration ``q`` (inf without obstacles)."""
         if not self.boxes:
             return np.inf
         pin.framesForwardKinematics(self.model, self.data, q)
@@ -290,6 +292,7 @@ def _run(args):
 
 
 def summarize(results: list, methods=METHODS) -> dict:
+    """Violations, planning times and excitation of each method over the trials."""
     report = {"trials": len(results)}
     for m in methods:
         runs = [r["methods"][m] for r in results]

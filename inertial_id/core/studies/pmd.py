@@ -95,6 +95,7 @@ def wrist_motion(robot: Robot, speed_rad_s: float, n_samples: int) -> WristMotio
 
 
 def true_wrench(samples: WristSamples, pi_S: np.ndarray) -> np.ndarray:
+    """(K, 6) noise-free wrench of the object ``pi_S`` (sensor frame) at the samples."""
     return samples.full_regressors() @ pi_S
 
 

@@ -29,6 +29,7 @@ def translational_row(w, dw, a_minus_g) -> np.ndarray:
 
 @dataclass
 class Identification:
+    """Outcome of Algorithm 2: the minimal set, the estimated constants and, per body, the rank of its regressor and the unknowns solved for."""
     S: MinimalSet
     constants: Constants            # estimates (entries outside S are zero)
     values: np.ndarray              # in S order

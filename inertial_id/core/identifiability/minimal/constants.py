@@ -40,10 +40,12 @@ class Constants:
     U: np.ndarray         # (n, 3, 3)
 
     def copy(self) -> "Constants":
+        """An independent copy."""
         return Constants(self.m_hat.copy(), self.k.copy(), self.U.copy())
 
     @staticmethod
     def zeros(n: int) -> "Constants":
+        """All constants zero for ``n`` bodies."""
         return Constants(np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3)))
 
 
@@ -131,6 +133,7 @@ def varying_parts(links, q, const: Constants) -> tuple[np.ndarray, np.ndarray]:
 # --- kinematics from the pinocchio model (joint j <-> pinocchio joint j + 1) -------------------------
 
 def frames(model: pin.Model, q) -> list[pin.SE3]:
+    """World placement of every joint frame at configuration ``q``."""
     data = model.createData()
     pin.forwardKinematics(model, data, np.asarray(q, dtype=float))
     return [data.oMi[j + 1] for j in range(model.njoints - 1)]
@@ -147,6 +150,7 @@ def offset_in(poses, i: int, j: int) -> np.ndarray:
 
 
 def parallel(u, v) -> bool:
+    """Whether the axes ``u`` and ``v`` are parallel (within PAR_TOL)."""
     return np.linalg.norm(np.cross(u, v)) < PAR_TOL
 
 

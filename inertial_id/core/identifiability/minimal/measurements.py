@@ -26,6 +26,7 @@ class Noise:
     rate: float = 0.0          # applied to qd and qdd
 
     def any(self) -> bool:
+        """Whether any noise is applied."""
         return self.torque > 0 or self.rate > 0
 
 

@@ -11,6 +11,7 @@ from .constants import PAR_TOL, ConfigurationError, Constants, parallel, axis_in
 
 @dataclass(frozen=True)
 class MinimalSet:
+    """The minimal inertia constants of Theorem 2 for a chain, with the joints ``r`` and ``s`` that determine them."""
     r: int                     # first rotational joint (0-based)
     s: int                     # nearest rotational joint not parallel to r (0-based)
     names: tuple[str, ...]     # Theorem 2 order, 1-based body numbers as in the paper
