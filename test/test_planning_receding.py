@@ -78,6 +78,15 @@ def run_to_executing(rh, settings, t0=0.0):
     return cmd
 
 
+def executing_and_next_request(rh, settings):
+    """Run to executing: the executing segment, the request id and request for the next plan, and
+    the time the next plan would take over."""
+    run_to_executing(rh, settings)
+    executing = rh.segments[-1]
+    rid, req = rh.request(executing.start)
+    return executing, rid, req, executing.start + settings.replan_s
+
+
 def test_nothing_moves_before_start_and_start_plans_from_rest(setup):
     rh, settings, cert = setup
     assert rh.state == "idle" and rh.request(0.0) is None
@@ -132,10 +141,7 @@ def robot_of(rh):
 
 def test_switch_is_c2_continuous(setup):
     rh, settings, _ = setup
-    run_to_executing(rh, settings)
-    first = rh.segments[-1]
-    rid, req = rh.request(first.start)
-    switch = first.start + settings.replan_s
+    first, rid, req, switch = executing_and_next_request(rh, settings)
     q, qd, qdd = (x[0] for x in first.plan.evaluate([settings.replan_s]))
     np.testing.assert_allclose(req.q, q)
     np.testing.assert_allclose(req.qd, qd)
@@ -159,10 +165,7 @@ def assert_no_step(rh_before_ref, rh, t_from, t_to):
 
 def test_planner_timeout_brakes_on_the_executing_plan_and_resumes_only_on_start(setup):
     rh, settings, _ = setup
-    run_to_executing(rh, settings)
-    executing = rh.segments[-1]
-    rid, req = rh.request(executing.start)
-    switch = executing.start + settings.replan_s
+    executing, rid, req, switch = executing_and_next_request(rh, settings)
     # the planner is still busy when the switch comes: the tick notices, nothing is published
     assert rh.tick(switch - settings.command_lead_s + 0.01, 0.0) is None
     assert rh.state == "braking" and "deadline" in rh.message
@@ -184,9 +187,7 @@ def test_planner_timeout_brakes_on_the_executing_plan_and_resumes_only_on_start(
 
 def test_late_or_uncertified_result_is_a_fallback(setup):
     rh, settings, _ = setup
-    run_to_executing(rh, settings)
-    executing = rh.segments[-1]
-    rid, req = rh.request(executing.start)
+    executing, rid, req, _ = executing_and_next_request(rh, settings)
     refused = PlanResult(None, FakeCertificate(False, "torque"), reason="no certificate: torque")
     assert rh.offer(executing.start + 0.5, rid, refused) is None
     assert rh.state == "braking" and "torque" in rh.message
