@@ -33,8 +33,10 @@ def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_oper
     controller = robot.profile["controller"]["topic"]
     assert {n for n, r in rules.items() if controller in r["publish"]} == {"excitation_planner"}
     assert {n for n, r in rules.items() if "/regressor_samples" in r["publish"]} == {"regressor_builder"}
-    assert {n for n, r in rules.items() if r["request"]} == {"operator"}
-    assert rules["operator"]["request"] == {"/estimator/reset", "/excitation_planner/start",
+    # besides the operator, only the estimator calls a service: the driver's set-load (~/apply)
+    assert {n for n, r in rules.items() if r["request"]} == {"operator", "estimator"}
+    assert rules["estimator"]["request"] == {robot.profile["apply"]["service"]}
+    assert rules["operator"]["request"] == {"/estimator/reset", "/estimator/apply", "/excitation_planner/start",
                                             "/excitation_planner/stop", "/sim_robot/end_streams"}
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from .topics import CLOCK, DIAGNOSTICS, ESTIMATE, MARKERS, ROBOT_DESCRIPTION, ROWS, STATUS, TF, TRUTH
+from .topics import CLOCK, DIAGNOSTICS, ESTIMATE, INERTIA, MARKERS, ROBOT_DESCRIPTION, ROWS, STATUS, TF, TRUTH
 
 # what every rclpy node uses: logging, parameter events and the parameter/type-description services
 COMMON_PUBLISH = ("/rosout", "/parameter_events")
@@ -28,18 +28,22 @@ OPERATOR = "operator"
 
 
 def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, ...]]]:
-    """node -> {"publish", "subscribe", "services"} (absolute topic names; the node's own services
-    by their short name) of the suite's nodes on ``robot``'s profile, ``sim_robot`` included when
-    ``sim`` (it stands for the driver: it publishes every stream the profile's driver section names)."""
+    """node -> {"publish", "subscribe", "services", "calls"} (absolute topic names; the node's own
+    services by their short name; services of others it calls, absolute) of the suite's nodes on
+    ``robot``'s profile, ``sim_robot`` included when ``sim`` (it stands for the driver: it publishes
+    every stream the profile's driver section names)."""
     sensing = robot.sensing
     controller = robot.profile["controller"]["topic"]
     joint_states = sensing["joint_states_topic"]
     builder_in = [joint_states] + ([sensing["wrench_topic"]] if sensing.get("wrench_topic") else [])
+    apply = robot.profile["apply"]      # ~/apply hands the payload to the driver or a latched topic
+    applied_topic = (apply["topic"],) if apply["interface"] == "inertia_topic" else ()
+    driver_service = (apply["service"],) if apply["interface"] == "xarm_set_tcp_load" else ()
     nodes = {
         "regressor_builder": {"publish": (ROWS, DIAGNOSTICS),
                               "subscribe": tuple(builder_in) + (CLOCK,), "services": ()},
-        "estimator": {"publish": (ESTIMATE, MARKERS, DIAGNOSTICS),
-                      "subscribe": (ROWS, CLOCK), "services": ("reset",)},
+        "estimator": {"publish": (ESTIMATE, MARKERS, INERTIA, DIAGNOSTICS) + applied_topic,
+                      "subscribe": (ROWS, CLOCK), "services": ("reset", "apply"), "calls": driver_service},
         "excitation_planner": {"publish": (controller, STATUS, DIAGNOSTICS),
                                "subscribe": (joint_states, ESTIMATE, CLOCK),
                                "services": ("start", "stop")},
@@ -76,7 +80,8 @@ def policy_xml(robot, sim: bool = True, callers=(OPERATOR,)) -> str:
     for node, d in node_interfaces(robot, sim).items():
         own = tuple(f"~{s}" for s in d["services"] + COMMON_SERVICES)
         enclaves.append((node, node, _topics("publish", COMMON_PUBLISH + d["publish"])
-                         + _topics("subscribe", COMMON_SUBSCRIBE + d["subscribe"]) + _services("reply", own)))
+                         + _topics("subscribe", COMMON_SUBSCRIBE + d["subscribe"]) + _services("reply", own)
+                         + _services("request", d.get("calls", ()))))
     for caller in callers:
         enclaves.append((caller, caller, _topics("publish", COMMON_PUBLISH)
                          + _topics("subscribe", COMMON_SUBSCRIBE + (ESTIMATE, STATUS, DIAGNOSTICS))

@@ -7,6 +7,7 @@ WRENCH = "/wrench"
 ROWS = "/regressor_samples"
 ESTIMATE = "/inertial_estimate"
 MARKERS = "/inertial_estimate/markers"
+INERTIA = "/inertia"                           # the estimate as geometry_msgs/InertiaStamped
 STATUS = "/excitation_status"
 TRUTH = "/sim/payload_truth"
 DIAGNOSTICS = "/diagnostics"

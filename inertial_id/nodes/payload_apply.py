@@ -11,6 +11,7 @@ from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from ..core.payload_apply import ApplyLimits, PayloadInertia, refusal, xarm_tcp_load
+from ..core.topics import INERTIA, relative
 from .common import KEPT_QOS, LATCHED_QOS
 
 
@@ -33,7 +34,7 @@ class PayloadOutputs:
         self.node, self.drops = node, drops
         self.limits = ApplyLimits.from_profile(profile)
         self.latest = None              # the newest published estimate (EstimatorResult) and its header
-        self.pub = node.create_publisher(InertiaStamped, "inertia", KEPT_QOS)
+        self.pub = node.create_publisher(InertiaStamped, relative(INERTIA), KEPT_QOS)
         self.pub_applied = node.create_publisher(InertiaStamped, self.limits.topic, LATCHED_QOS) \
             if self.limits.interface == "inertia_topic" else None
         self._client_node = self._client = None
