@@ -169,7 +169,7 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
     profile = robot_model.load_profile("kinova_gen3")
     assert profile["apply"]["interface"] == "inertia_topic"
     node = rclpy.create_node("apply_topic_test")
-    drops = SimpleNamespace(drop=lambda *a: None)
+    drops = SimpleNamespace(event=lambda *a: None)
     outputs = PayloadOutputs(node, profile, drops)
     pi = robot_model.payload_params("dumbbell_5lb")
     header = Header(frame_id="end_effector_link")

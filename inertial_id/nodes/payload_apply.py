@@ -42,12 +42,13 @@ class PayloadOutputs:
 
     def publish(self, result, header) -> None:
         """``inertia`` of this estimate; an estimate without a positive mass has no centre of mass
-        and is not published there (counted)."""
+        and is not published there (an event on /diagnostics, not a dropped input)."""
         self.latest = (result, header)
         try:
             payload = PayloadInertia.from_params(result.estimate)
         except ValueError as exc:
-            self.drops.drop("inertia_without_mass", str(exc))
+            self.drops.event("inertia_not_published")
+            self.node.get_logger().warning(f"inertia not published: {exc}", throttle_duration_sec=5.0)
             return
         self.pub.publish(inertia_message(payload, header))
 
