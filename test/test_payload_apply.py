@@ -126,6 +126,7 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
         final = rig.estimates[-1]
         applied = rig.call("/estimator/apply")
         assert applied.success, applied.message
+        spin_for(rig.node, 1.0)              # one request, one call: nothing follows by itself
         assert len(received) == 1
         p = PayloadInertia.from_params(final.estimate)
         weight, cog = received[0]
