@@ -202,3 +202,27 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
         late.destroy_node()
     finally:
         node.destroy_node()
+
+
+@pytest.mark.ros
+def test_apply_without_the_driver_says_so(ros_env):
+    """No set_tcp_load service on the graph: ~/apply answers in about a second, unsuccessful, naming it."""
+    pytest.importorskip("xarm_msgs.srv", reason="xarm_msgs not built (make test-deps)")
+    import rclpy
+    from std_msgs.msg import Header
+    from std_srvs.srv import Trigger
+    from types import SimpleNamespace
+
+    from inertial_id.nodes.payload_apply import PayloadOutputs
+    profile = robot_model.load_profile("xarm7")
+    node = rclpy.create_node("apply_no_driver_test")
+    outputs = PayloadOutputs(node, profile, SimpleNamespace(event=lambda *a: None))
+    pi = robot_model.payload_params("dumbbell_5lb")
+    try:
+        outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
+                                        data_consistent=True), Header(frame_id="link_eef"))
+        reply = outputs.on_apply(Trigger.Request(), Trigger.Response())
+        assert not reply.success and "/xarm/set_tcp_load" in reply.message and "not available" in reply.message
+    finally:
+        outputs.destroy()
+        node.destroy_node()
