@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import replace
 
 import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -44,6 +45,10 @@ from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robo
 from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration
 from .inputs import JointStateParser, Rejected
 
+# the pace of the ROS clock is measured over this much wall time; a plan's deadline grows by at most
+# 1 / MIN_CLOCK_PACE on a slowed-down simulation
+CLOCK_PACE_WINDOW_S = 2.0
+MIN_CLOCK_PACE = 0.1
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
@@ -109,6 +114,8 @@ class ExcitationPlannerNode(Node):
         self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         self.last_said = None
         self.clock_seen = (self.now(), time.monotonic())    # (ROS time, wall time it was last seen to advance)
+        self.clock_samples: deque = deque()                 # (wall, ROS) times, the last ~2 s
+        self.clock_pace = 1.0                               # ROS seconds per wall second (at most 1)
         self.create_timer(0.02, self.tick)
         # status and the clock watchdog on the steady clock: they go on when the ROS clock stops
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -188,7 +195,11 @@ class ExcitationPlannerNode(Node):
         req = rh.request(self.now())
         if req is not None and self.submitted != req[0]:
             self.submitted = req[0]
-            self.worker.submit(*req)
+            request_id, request = req
+            # the deadline is in ROS seconds: on a simulation slowed down by a loaded machine, as
+            # many wall seconds more as it runs slower (never fewer than real time gives)
+            deadline_s = self.settings.deadline_s if request.deadline_s is None else request.deadline_s
+            self.worker.submit(request_id, replace(request, deadline_s=deadline_s / self.clock_pace))
         done = self.worker.take()
         if not self.worker.alive() and rh.state in ("planning", "executing") and not rh.faulted:
             self.send(rh.fault(self.now(), "the plan worker process exited"))
@@ -213,8 +224,16 @@ class ExcitationPlannerNode(Node):
                 self.get_logger().info(f"{rh.state}: {rh.message}")
 
     def watch_clock(self) -> None:
-        """Fault when the ROS clock has stood still for ``clock_stall_s`` of wall time while moving."""
+        """Fault when the ROS clock has stood still for ``clock_stall_s`` of wall time while moving;
+        keep the pace of the ROS clock (ROS seconds per wall second, over the last ~2 s)."""
         now, wall = self.now(), time.monotonic()
+        self.clock_samples.append((wall, now))
+        while len(self.clock_samples) > 2 and wall - self.clock_samples[1][0] >= CLOCK_PACE_WINDOW_S:
+            self.clock_samples.popleft()
+        (wall_0, ros_0) = self.clock_samples[0]
+        span = wall - wall_0
+        if span >= 0.5 * CLOCK_PACE_WINDOW_S and now > ros_0:
+            self.clock_pace = float(np.clip((now - ros_0) / span, MIN_CLOCK_PACE, 1.0))
         if now != self.clock_seen[0]:
             self.clock_seen = (now, wall)
             return
