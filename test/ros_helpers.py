@@ -21,6 +21,44 @@ def spin_for(node, seconds: float) -> None:
     spin_until(node, lambda: False, seconds)
 
 
+def builder_counters(node) -> dict:
+    """The regressor_builder's /diagnostics counters (key -> value), updated as ``node`` spins."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    counters = {}
+    node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: counters.update(
+        {v.key: v.value for s in m.status if s.name.endswith("regressor_builder") for v in s.values}), 10)
+    return counters
+
+
+def diagnostic_counts(node) -> dict:
+    """hardware_id -> {counter: int} of every node's /diagnostics (numeric values only), updated as
+    ``node`` spins."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    counts = {}
+
+    def on_diag(msg):
+        for st in msg.status:
+            counts[st.hardware_id] = {kv.key: int(kv.value) for kv in st.values if kv.value.isdigit()}
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
+    return counts
+
+
+def final_estimate_seen(monitor, samples_used: int):
+    """``(seen, predicate)``: the predicate spins ``monitor`` once and holds once the estimate that
+    covers ``samples_used`` samples has arrived twice (``seen``: the receive counts it arrived at).
+    The estimator runs on the replayed clock: keep it running until the estimate published after
+    the last bounds update has arrived."""
+    import rclpy
+    seen = []
+
+    def predicate() -> bool:
+        rclpy.spin_once(monitor, timeout_sec=0.0)
+        if monitor.estimate is not None and monitor.estimate.samples_used == samples_used:
+            seen.append(monitor.estimates_received)
+        return len(set(seen)) >= 2
+    return seen, predicate
+
+
 def require_launch_ros() -> None:
     """launch_ros is not on PyPI: `make test` installs it from ../shared/vendor/ros2_launch. Skip (and
     say so) only when that folder is absent; fail when it is present but was not installed."""

@@ -285,11 +285,10 @@ def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, sec
     """A driver-faithful bag played with /clock into ``<robot>.launch.py use_sim_time:=true`` (the
     recorded driver topics as the real driver publishes them, best effort): the live estimate
     equals ``estimate --bag``'s, and no input was lost or refused."""
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
     from inertial_id.nodes.monitor import MonitorNode
     from inertial_id.nodes.replay import replay
-    from ros_helpers import spin_until
+    from ros_helpers import builder_counters, spin_until
+    from ros_helpers import final_estimate_seen as final_estimate_seen_by
     from test_launch import start_launch, stop
 
     profile = {"xarm7": lambda: "xarm7",
@@ -305,22 +304,13 @@ def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, sec
 
     proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
     monitor = MonitorNode()
-    builder = {}
-    monitor.create_subscription(DiagnosticArray, "/diagnostics", lambda m: builder.update(
-        {v.key: v.value for s in m.status if s.name.endswith("regressor_builder") for v in s.values}), 10)
+    builder = builder_counters(monitor)
     try:
         js_topic = robot.sensing["joint_states_topic"]
         assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
                           and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
         spin_until(monitor, lambda: False, 3.0)
-        seen = []
-
-        def final_estimate_seen() -> bool:
-            rclpy.spin_once(monitor, timeout_sec=0.0)
-            if monitor.estimate is not None and monitor.estimate.samples_used == offline_result.samples_used:
-                seen.append(monitor.estimates_received)
-            return len(set(seen)) >= 2
-
+        seen, final_estimate_seen = final_estimate_seen_by(monitor, offline_result.samples_used)
         counts = replay(bag, rate=rate, tail_s=30.0, stop_when=final_estimate_seen)
         assert counts[js_topic] == int(round(seconds * robot.sensing["joint_states_hz"]))
         spin_until(monitor, lambda: False, 1.0)

@@ -3,13 +3,13 @@ estimator processes (use_sim_time) gives the same final bounds as the offline pi
 same bag (``estimate --bag`` from the recorded joint states)."""
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 
 from inertial_id.cli.record_sim import record
 from inertial_id.core import bags, offline
 from inertial_id.core.model import load_robot
 
-from ros_helpers import spin_until, start_replay_pipeline
+from ros_helpers import builder_counters, spin_until, start_replay_pipeline
+from ros_helpers import final_estimate_seen as final_estimate_seen_by
 
 pytestmark = pytest.mark.ros
 
@@ -22,7 +22,6 @@ def bounds_difference(lo_a, hi_a, lo_b, hi_b) -> float:
 
 
 def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_path):
-    import rclpy
     from inertial_id.nodes.replay import replay
 
     robot = load_robot("kinova_gen3")
@@ -36,19 +35,8 @@ def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_pa
     nodes, monitor = start_replay_pipeline(ros_env, tmp_path, lossless_inputs=True)
     try:
         spin_until(monitor, lambda: False, 3.0)      # builder and estimator discover each other too
-        builder = {}
-        monitor.create_subscription(DiagnosticArray, "/diagnostics", lambda m: builder.update(
-            {v.key: v.value for s in m.status if s.name.endswith("regressor_builder") for v in s.values}), 10)
-        seen = []
-
-        def final_estimate_seen() -> bool:
-            # the estimator runs on the replayed clock: keep it running until the estimate published
-            # after the last bounds update (it covers every sample of the bag) has arrived, twice
-            rclpy.spin_once(monitor, timeout_sec=0.0)
-            if monitor.estimate is not None and monitor.estimate.samples_used == offline_result.samples_used:
-                seen.append(monitor.estimates_received)
-            return len(set(seen)) >= 2
-
+        builder = builder_counters(monitor)
+        seen, final_estimate_seen = final_estimate_seen_by(monitor, offline_result.samples_used)
         counts = replay(bag, rate=0.125, tail_s=30.0, stop_when=final_estimate_seen, lossless=True)
         assert counts[bags.JOINT_STATES] == 2500
         lost = {k: v for k, v in builder.items() if k.startswith("dropped.") and int(v) > 0}
