@@ -1,4 +1,4 @@
-"""PMD solve time (point-mass discretization, Problem 1 of the reference) for K samples and n points, one core.
+"""PMD solve time (the point-mass-discretization cone program) for K samples and n points, one core.
 
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
