@@ -4,7 +4,6 @@ import time
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
@@ -12,7 +11,7 @@ from inertial_id.core import model as robot_model
 from inertial_id.core.sim import Simulator
 from inertial_id.nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp
 from inertial_id.nodes.launch import start_node_set
-from ros_helpers import spin_for, spin_until
+from ros_helpers import diagnostic_counts, spin_for, spin_until
 
 pytestmark = pytest.mark.ros
 
@@ -31,13 +30,7 @@ def test_bad_sensor_input_is_dropped_counted_and_survived(ros_env, tmp_path):
         pub_js = node.create_publisher(JointState, sensing["joint_states_topic"], SENSOR_QOS)
         pub_w = node.create_publisher(WrenchStamped, sensing["wrench_topic"], SENSOR_QOS)
         pub_rows = node.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
-        diag, rows_out, estimates = {}, [], []
-
-        def on_diag(msg):
-            for st in msg.status:
-                diag[st.hardware_id] = {kv.key: int(kv.value) for kv in st.values if kv.value.isdigit()}
-
-        node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
+        diag, rows_out, estimates = diagnostic_counts(node), [], []
         node.create_subscription(RegressorSample, "regressor_samples", rows_out.append, RELIABLE_QOS)
         node.create_subscription(InertialEstimate, "inertial_estimate", estimates.append, RELIABLE_QOS)
         assert spin_until(node, lambda: pub_js.get_subscription_count() >= 1 and pub_w.get_subscription_count() >= 1

@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
@@ -21,7 +20,7 @@ from inertial_id.core import params
 from inertial_id.core.sim import Simulator
 from inertial_id.nodes.common import RELIABLE_QOS, s_to_stamp
 from inertial_id.nodes.launch import start_node_set
-from ros_helpers import spin_for, spin_until
+from ros_helpers import diagnostic_counts, spin_for, spin_until
 
 pytestmark = pytest.mark.ros
 
@@ -181,13 +180,7 @@ def test_fuzzed_inputs_are_counted_and_survived(ros_env, tmp_path):
         pub_js = node.create_publisher(JointState, sensing["joint_states_topic"], lossless)
         pub_w = node.create_publisher(WrenchStamped, sensing["wrench_topic"], lossless)
         pub_rows = node.create_publisher(RegressorSample, "regressor_samples", lossless)
-        diag, built, estimates = {}, [], []
-
-        def on_diag(msg):
-            for st in msg.status:
-                diag[st.hardware_id] = {kv.key: int(kv.value) for kv in st.values if kv.value.isdigit()}
-
-        node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
+        diag, built, estimates = diagnostic_counts(node), [], []
         node.create_subscription(RegressorSample, "regressor_samples",
                                  lambda m: built.append(m) if m.header.frame_id != "fuzz" else None, lossless)
         node.create_subscription(InertialEstimate, "inertial_estimate", estimates.append, RELIABLE_QOS)
