@@ -53,13 +53,20 @@ def test_bad_sensor_input_is_dropped_counted_and_survived(ros_env, tmp_path):
             f.x, f.y, f.z, n.x, n.y, n.z = (float(x) for x in w)
             return msg
 
-        def play(seconds):
+        # the real Kinova driver adds the gripper's joint: ignored by name, the rest is used
+        names_with_gripper = names + ["finger_joint"]
+
+        def play(seconds, with_gripper: bool = False):
             for k in range(int(seconds * 1000)):
                 sim.step()
                 if k % 2 == 0:
                     m = sim.measure()
                     pub_w.publish(wrench(m.t, m.wrench))
-                    pub_js.publish(joint_state(m.t, m.q, m.qd, m.tau))
+                    if with_gripper:
+                        pub_js.publish(joint_state(m.t, np.r_[m.q, 0.1], np.r_[m.qd, 0.0], np.r_[m.tau, 0.0],
+                                                   names=names_with_gripper))
+                    else:
+                        pub_js.publish(joint_state(m.t, m.q, m.qd, m.tau))
                     if k % 20 == 0:
                         spin_for(node, 0.002)
             return m
@@ -94,23 +101,10 @@ def test_bad_sensor_input_is_dropped_counted_and_survived(ros_env, tmp_path):
             pub_rows.publish(bad_rows)
             pub_rows.publish(short_rows)
             spin_for(node, 0.05)
-        # the real Kinova driver adds the gripper's joint: ignored by name, the rest is used
-        names_with_gripper = names + ["finger_joint"]
-
-        def play_with_gripper(seconds):
-            for k in range(int(seconds * 1000)):
-                sim.step()
-                if k % 2 == 0:
-                    m = sim.measure()
-                    pub_w.publish(wrench(m.t, m.wrench))
-                    pub_js.publish(joint_state(m.t, np.r_[m.q, 0.1], np.r_[m.qd, 0.0], np.r_[m.tau, 0.0],
-                                               names=names_with_gripper))
-                    if k % 20 == 0:
-                        spin_for(node, 0.002)
 
         accepted_before = {}
         spin_until(node, lambda: accepted_before.update(diag.get("regressor_builder", {})) or False, 1.5)
-        play_with_gripper(1.0)
+        play(1.0, with_gripper=True)
 
         def all_counted():
             b, e = diag.get("regressor_builder", {}), diag.get("estimator", {})
