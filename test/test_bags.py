@@ -139,10 +139,10 @@ def test_bag_without_message_definitions_is_read_with_the_kilted_types(tmp_path)
 def test_suite_qos_matches_the_nodes_publishers():
     from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 
-    from inertial_id.nodes import common, estimator, excitation_planner
+    from inertial_id.nodes import common, controller_client, estimator
     for ours, theirs in ((bags.SENSOR_QOS, common.SENSOR_QOS), (bags.RELIABLE_QOS, common.RELIABLE_QOS),
                          (bags.LATCHED_QOS, common.LATCHED_QOS), (bags.ESTIMATE_QOS, estimator.ESTIMATE_QOS),
-                         (bags.DEFAULT_QOS, excitation_planner.COMMAND_QOS)):
+                         (bags.DEFAULT_QOS, controller_client.COMMAND_QOS)):
         assert ours.depth == theirs.depth
         assert (ours.reliability.name == "RELIABLE") == (theirs.reliability == ReliabilityPolicy.RELIABLE)
         assert (ours.durability.name == "TRANSIENT_LOCAL") == (theirs.durability == DurabilityPolicy.TRANSIENT_LOCAL)

@@ -21,10 +21,13 @@ from . import UserError
 
 def arguments_help() -> str:
     """The launch arguments of this package's launch files, for ``--help``."""
-    from ..nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
+    from ..nodes.launch import SIM_ARGUMENTS, launch_arguments
     lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
-    for name, default, description in LAUNCH_ARGUMENTS + SIM_ARGUMENTS:
+    for (name, default, description), (_, robot_default, _) in zip(launch_arguments(True), launch_arguments(False)
+                                                                   + SIM_ARGUMENTS):
         shown = "the file's robot" if default is None else repr(default)
+        if default != robot_default:
+            shown += f" with sim.launch.py, {robot_default!r} otherwise"
         lines.append(f"  {name:20s} {description} (default {shown})"
                      + ("; sim.launch.py only" if (name, default, description) in SIM_ARGUMENTS else ""))
     lines += ["", "The robot moves only after `inertial-id start` (the planner's ~/start service);",
@@ -84,10 +87,10 @@ def run(args) -> int:
 
 def show_arguments(path: Path) -> int:
     """``--show-args``: the file's arguments, as ``ros2 launch --show-args`` lists them."""
-    from ..nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
+    from ..nodes.launch import launch_arguments
     default_profile, with_sim = declared_node_set(path)
     print(f"Arguments of {path.name} (pass arguments as '<name>:=<value>'):")
-    for name, default, description in LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ()):
+    for name, default, description in launch_arguments(with_sim):
         print(f"\n    '{name}':\n        {description}\n        (default: "
               f"'{default_profile if default is None else default}')")
     return 0
@@ -158,9 +161,9 @@ def run_embedded(path: Path, arguments: dict) -> int:
     """The file's node set as processes, each one's output prefixed ``[node-N]``; a node that exits
     stops the others and the launch fails (exit 1) saying which node, its exit code and its last line."""
     from . import RunFailed
-    from ..nodes.launch import LAUNCH_ARGUMENTS, NODES, SIM_ARGUMENTS, NodeProcesses, node_parameters
+    from ..nodes.launch import NODES, NodeProcesses, launch_arguments, node_parameters
     default_profile, with_sim = declared_node_set(path)
-    declared = LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ())
+    declared = launch_arguments(with_sim)
     values = {name: default_profile if default is None else default for name, default, _ in declared}
     unknown = sorted(set(arguments) - set(values))
     if unknown:

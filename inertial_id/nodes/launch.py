@@ -116,6 +116,16 @@ LAUNCH_ARGUMENTS = (
 SIM_ARGUMENTS = (("payload", "", "payload of the simulated arm, config/payloads.yaml (empty: the profile's)"),)
 
 
+def launch_arguments(with_sim: bool) -> tuple:
+    """The arguments of a launch file: with the simulated arm, its payload too, and the nodes on the
+    simulation's /clock by default (a loaded machine then slows the simulation down instead of
+    making the arm's samples late for the planner)."""
+    if not with_sim:
+        return LAUNCH_ARGUMENTS
+    return tuple((name, "true", description) if name == "use_sim_time" else (name, default, description)
+                 for name, default, description in LAUNCH_ARGUMENTS) + SIM_ARGUMENTS
+
+
 def node_parameters(node: str, values: dict) -> dict:
     """Parameters of ``node`` from launch argument values; empty values keep the node's default
     (the profile's). ``use_sim_time`` goes to every node but the simulated arm, which then publishes
@@ -136,14 +146,14 @@ def node_parameters(node: str, values: dict) -> dict:
 def launch_description(default_profile: str, with_sim: bool):
     """A launch_ros LaunchDescription of the node set, for ``ros2 launch inertial_id ...`` and
     ``inertial-id launch``: the three inertial_id nodes, plus the simulated arm standing in for the
-    robot's driver when ``with_sim``. Arguments: :data:`LAUNCH_ARGUMENTS` (+ ``payload`` with the sim).
+    robot's driver when ``with_sim``. Arguments: :func:`launch_arguments`.
     The excitation planner does not move the robot until its ``~/start`` service is called."""
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
-    arguments = LAUNCH_ARGUMENTS + (SIM_ARGUMENTS if with_sim else ())
+    arguments = launch_arguments(with_sim)
 
     def nodes(context):
         values = {name: context.perform_substitution(LaunchConfiguration(name)) for name, _, _ in arguments}

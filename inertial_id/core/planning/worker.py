@@ -13,12 +13,16 @@ superseded) and hands back ``(request_id, PlanResult)``.
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 
 from .optimizer import PlanOptimizer, PlanResult
 
 
 def _serve(conn, robot, settings, cert_settings) -> None:
-    """Child process: build the optimiser once, then plan the newest request until the parent goes."""
+    """Child process: build the optimiser once, then plan the newest request until the parent goes.
+    A Ctrl-C (or ros2 launch's SIGINT to the process group) is the parent's to handle: the child
+    ends when the parent closes its end of the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     optimizer = PlanOptimizer(robot, settings, cert_settings)
     conn.send(("ready", None))
     while True:
@@ -59,8 +63,13 @@ class PlanWorkerProcess:
     def take(self):
         """The newest finished ``(request_id, PlanResult)``, or None."""
         done = None
-        while self._conn.poll():
-            message = self._conn.recv()
+        while True:
+            try:
+                if not self._conn.poll():
+                    break
+                message = self._conn.recv()
+            except (EOFError, OSError):       # the worker died: alive() says so, the node faults
+                break
             if message[0] == "ready":
                 self.ready = True
             else:
