@@ -11,12 +11,14 @@ from pathlib import Path
 import numpy as np
 
 from . import UserError
-from .common import add_json_option, non_negative_float, write_json
+from .common import add_json_option, non_negative_float, positive_int, write_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("estimate", help="run the estimator offline on a rosbag2", description=__doc__)
-    p.add_argument("--bag", required=True, help="rosbag2 folder (MCAP or sqlite3)")
+    p.add_argument("--bag", required=True,
+                   help="rosbag2 folder (MCAP or sqlite3), or a folder of such folders (a fleet: each bag "
+                        "estimated on its own, in parallel; one JSON per bag in --out-dir and a summary table)")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile the bag was recorded with")
     p.add_argument("--method", default=None, help="estimator method (default: the profile's)")
     p.add_argument("--source", choices=("auto", "rows", "samples"), default="auto",
@@ -33,11 +35,88 @@ def register(sub) -> None:
                    help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
     p.add_argument("--statistical", action="store_true",
                    help="also a 95%% moving-block bootstrap interval (statistical, NOT guaranteed; guaranteed momentum method)")
-    add_json_option(p, "the result")
+    add_json_option(p, "the result (a fleet: the summary)")
+    p.add_argument("--out-dir", metavar="DIR", help="a fleet: write BAG.json for each bag here")
+    p.add_argument("--workers", type=positive_int, default=2, help="a fleet: local processes (default 2)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a fleet: a Dask scheduler (tcp://host:8786) whose workers estimate the bags instead")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    fleet = fleet_bags(Path(args.bag))
+    if fleet:
+        return run_fleet(args, fleet)
+    out, r, robot, estimator, info = estimate_bag(args)
+    write_json(args.json, out)
+    require_data(args.bag, r, info)
+    report(args, out, r, robot, estimator, info)
+    return 0
+
+
+def fleet_bags(path: Path) -> list[Path]:
+    """The bags of a fleet folder (subfolders with a metadata.yaml), or [] for a single bag."""
+    if not path.is_dir() or (path / "metadata.yaml").exists():
+        return []
+    return sorted(p for p in path.iterdir() if (p / "metadata.yaml").is_file())
+
+
+def run_fleet(args, fleet: list[Path]) -> int:
+    """Every bag of the fleet on its own (local processes or a Dask cluster: core.fanout), one JSON per
+    bag, a table; exit 1 when a bag failed."""
+    from ..core.fanout import map_tasks
+    if not args.out_dir:
+        raise UserError(f"{args.bag} holds {len(fleet)} bags: name --out-dir for their results")
+    if args.as_live:
+        raise UserError("--as-live compares one bag with its live run: give a single bag")
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks = [(str(bag), {k: v for k, v in vars(args).items() if k not in ("func", "argv", "bag")}) for bag in fleet]
+    results = map_tasks(fleet_task, tasks, workers=args.workers, scheduler=args.scheduler)
+    rows = []
+    for bag, result in zip(fleet, results):
+        if "error" not in result:
+            write_json(str(out_dir / f"{bag.name}.json"), result)
+        rows.append(fleet_row(bag.name, result))
+    summary = {"bags": len(fleet), "failed": sum("error" in r for r in results), "results": rows}
+    write_json(args.json, summary)
+    print(f"{'bag':24s} {'samples':>8s} {'mass [kg]':>10s} {'lower':>9s} {'upper':>9s}  guaranteed  truth inside")
+    for row in rows:
+        if "error" in row:
+            print(f"{row['bag']:24s} FAILED: {row['error']}")
+        else:
+            inside = {None: "-", True: "yes", False: "NO"}[row["truth_inside_bounds"]]
+            print(f"{row['bag']:24s} {row['samples']:8d} {row['mass_kg']:10.4f} {row['mass_lower_kg']:9.4f} "
+                  f"{row['mass_upper_kg']:9.4f}  {'yes' if row['bounds_guaranteed'] else 'NO':10s}  {inside}")
+    print(f"{len(fleet) - summary['failed']} of {len(fleet)} bags estimated; results in {out_dir}", file=sys.stderr)
+    return 1 if summary["failed"] else 0
+
+
+def fleet_task(task) -> dict:
+    """One bag of a fleet (module level: run by spawned processes or Dask workers): its result, or
+    ``{"error": ...}`` for a bag that cannot be estimated."""
+    import argparse
+    bag, options = task
+    try:
+        out, r, _, _, info = estimate_bag(argparse.Namespace(bag=bag, **options))
+        require_data(bag, r, info)
+        return out
+    except (UserError, FileNotFoundError, ValueError) as exc:
+        return {"bag": bag, "error": str(exc)}
+
+
+def fleet_row(name: str, result: dict) -> dict:
+    if "error" in result:
+        return {"bag": name, "error": result["error"]}
+    return {"bag": name, "samples": result["samples"], "mass_kg": float(result["estimate"][0]),
+            "mass_lower_kg": float(result["lower"][0]), "mass_upper_kg": float(result["upper"][0]),
+            "bounds_guaranteed": result["bounds_guaranteed"], "data_consistent": result["data_consistent"],
+            "truth_inside_bounds": result.get("truth_inside_bounds")}
+
+
+def estimate_bag(args):
+    """The estimation of one bag: (result dict, final estimate, robot, estimator, input accounting);
+    UserError when the bag cannot be read."""
     from ..core import bags, offline
     from ..core.model import load_robot
     from .progress import progress_bar
@@ -102,10 +181,19 @@ def run(args) -> int:
             "label": "statistical 95% (moving-block bootstrap over momentum windows + calibrated run-to-run bias), NOT guaranteed",
             "lower": stat["lower"], "upper": stat["upper"], "block_windows": stat["block_windows"],
             "replicates": stat["replicates"]}
-    write_json(args.json, out)
+    return out, r, robot, estimator, info
+
+
+def require_data(bag, r, info: dict) -> None:
+    """UserError when nothing usable reached the estimator (its box is then the prior)."""
     if r.samples_used == 0:
-        raise UserError(f"no usable data in {args.bag}: {no_data_reason(info)}; the bounds are the prior, "
+        raise UserError(f"no usable data in {bag}: {no_data_reason(info)}; the bounds are the prior, "
                         "not an estimate")
+
+
+def report(args, out: dict, r, robot, estimator, info: dict) -> None:
+    """The console output of one bag."""
+    data_s, wall = out["data_duration_s"], out["wall_time_s"]
     print(f"{r.method} on {args.bag} ({info['source']}): {r.samples_used} samples, "
           f"{data_s:.1f} s of data in {wall:.2f} s ({out['speed_vs_real_time'] or 0:.1f}x real time)",
           file=sys.stderr)
@@ -125,7 +213,6 @@ def run(args) -> int:
     if "max_relative_difference_to_live" in out:
         print(f"largest relative difference of the bounds to the live run's last estimate: "
               f"{out['max_relative_difference_to_live']:.3g}")
-    return 0
 
 
 def input_accounting(info: dict) -> str:
