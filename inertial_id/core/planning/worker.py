@@ -24,7 +24,6 @@ def _serve(conn, robot, settings, cert_settings) -> None:
     ends when the parent closes its end of the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     optimizer = PlanOptimizer(robot, settings, cert_settings)
-    conn.send(("ready", None))
     while True:
         try:
             job = conn.recv()
@@ -54,11 +53,13 @@ class PlanWorkerProcess:
                                         daemon=True, name="inertial_id-plan-worker")
         self._process.start()
         child_end.close()
-        self.ready = False
 
     def submit(self, request_id, request) -> None:
-        """Send a planning request to the worker process."""
-        self._conn.send((request_id, request))
+        """Send a planning request to the worker process (dropped if it died: :meth:`alive` says so)."""
+        try:
+            self._conn.send((request_id, request))
+        except (BrokenPipeError, OSError):
+            pass
 
     def take(self):
         """The newest finished ``(request_id, PlanResult)``, or None."""
@@ -67,13 +68,9 @@ class PlanWorkerProcess:
             try:
                 if not self._conn.poll():
                     break
-                message = self._conn.recv()
+                done = self._conn.recv()
             except (EOFError, OSError):       # the worker died: alive() says so, the node faults
                 break
-            if message[0] == "ready":
-                self.ready = True
-            else:
-                done = message
         return done
 
     def alive(self) -> bool:
