@@ -134,11 +134,14 @@ class DropCounter:
 
     def drop(self, reason: str, detail: str = "") -> None:
         self.counts[reason] += 1
+        self._warn(reason, f"dropped input ({reason}){': ' + detail if detail else ''} [{self.counts[reason]} so far]")
+
+    def _warn(self, key: str, text: str) -> None:
+        """Log ``text`` as a warning, at most once per warn period for ``key``."""
         now = time.monotonic()
-        if now - self._last_warn.get(reason, -1e9) >= self._warn_period_s:
-            self._last_warn[reason] = now
-            self.node.get_logger().warning(
-                f"dropped input ({reason}){': ' + detail if detail else ''} [{self.counts[reason]} so far]")
+        if now - self._last_warn.get(key, -1e9) >= self._warn_period_s:
+            self._last_warn[key] = now
+            self.node.get_logger().warning(text)
 
     def ignore(self, reason: str) -> None:
         """Valid input this node does not use (e.g. rows of another kind): counted, not warned."""
@@ -161,8 +164,15 @@ class DropCounter:
         status = DiagnosticStatus()
         status.name = f"inertial_id: {self.node.get_name()}"
         status.hardware_id = self.node.get_name()
-        status.level = self.level
-        status.message = self.status_message
+        status.level, status.message = self.level, self.status_message
+        dropped = {r: c for r, c in self.counts.items() if not r.startswith(("ignored.", "event."))}
+        if self.accepted == 0 and dropped:
+            # input arrives and none of it is usable: say so, in the status and (throttled) the log
+            reason = max(dropped, key=dropped.get)
+            status.level = max(status.level, DiagnosticStatus.WARN)
+            status.message = (f"no usable input yet: {sum(dropped.values())} dropped, mostly '{reason}'"
+                              + ("" if self.status_message == "running" else f"; {self.status_message}"))
+            self._warn("no_usable_input", status.message)
         status.values = [KeyValue(key="accepted", value=str(self.accepted))]
         status.values += [KeyValue(key=r if r.startswith(("ignored.", "event.")) else f"dropped.{r}", value=str(c))
                           for r, c in sorted(self.counts.items())]
