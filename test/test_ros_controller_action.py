@@ -90,7 +90,7 @@ def test_plans_as_goals_are_accepted_with_the_tube_as_tolerances(ros_env, tmp_pa
         assert [t.name for t in path] == list(robot.joint_names)
         np.testing.assert_allclose([[t.position, t.velocity, t.acceleration] for t in path], tube.T)
         np.testing.assert_allclose([[t.position, t.velocity, t.acceleration] for t in goal], tube.T)
-        assert max(arm.steps, default=0.0) < 1e-6
+        assert max(arm.steps, default=0.0) < 1e-4     # interpolation of 100 Hz points; a late command steps far more
 
 
 def test_an_aborted_goal_brakes(ros_env, tmp_path):
@@ -103,7 +103,7 @@ def test_an_aborted_goal_brakes(ros_env, tmp_path):
         assert status[-1].state in ("braking", "failed")
         assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
         spin_for(node, 0.5)
-        assert max(arm.steps, default=0.0) < 1e-6
+        assert max(arm.steps, default=0.0) < 1e-4     # interpolation of 100 Hz points; a late command steps far more
 
 
 def tube_of(robot):

@@ -12,6 +12,9 @@ from inertial_id.nodes.common import RELIABLE_QOS
 from ros_helpers import call, planner_with_fake_arm, spin_for, spin_until
 
 pytestmark = pytest.mark.ros
+# the fake arm interpolates each command's 100 Hz points (quintic Hermite): two commands that carry
+# the same reference agree to ~1e-5 between points; a late command steps by far more (tube: 0.03 rad)
+STEP_TOLERANCE = 1e-4
 
 
 @pytest.fixture
@@ -53,7 +56,7 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     # a certified braking plan from the desired state, or (when it could not be sent before it took
     # effect, on a loaded machine) braking on the plan already sent: either way no step
     assert len(arm.commands) > n_before or "braking command withheld" in status[-1].message
-    assert max(arm.steps, default=0.0) < 1e-6
+    assert max(arm.steps, default=0.0) < STEP_TOLERANCE
     if len(arm.commands) > n_before:
         (before_start, before), (brake_start, brake) = arm.commands[-2:]
         assert brake_start <= arm.now()                       # stamped no later than it was sent
@@ -120,9 +123,10 @@ def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, t
             np.testing.assert_allclose(arm.commands[n_before][1].qd[-1], 0.0, atol=1e-12)
         print(f"stopped on the inconsistent estimate {reacted_after_s * 1000:.0f} ms after it was sent "
               f"({'braking command' if len(arm.commands) > n_before else 'braking on the plan sent'})")
-    assert max(arm.steps, default=0.0) < 1e-6
+    assert max(arm.steps, default=0.0) < STEP_TOLERANCE
     assert spin_until(node, lambda: status[-1].state in ("failed", "done"), 30.0)
     assert spin_until(node, lambda: np.max(np.abs(arm.reference(arm.now())[1])) == 0.0, 30.0)   # at rest
+    spin_for(node, 1.0)                     # the planner has seen it at rest
     reply = call(node, start)
     assert not reply.success and "data inconsistent" in reply.message
     estimator.destroy_node()
@@ -154,7 +158,7 @@ def test_a_stalled_planner_never_makes_the_reference_step(planner, tmp_path, sta
     spin_for(node, 2.0)
     print(f"stall {stall_s} s: {len(arm.commands)} commands, largest step {max(arm.steps, default=0.0):.2e}; "
           f"{status[-1].state}: {status[-1].message}")
-    assert max(arm.steps, default=0.0) < 1e-6
+    assert max(arm.steps, default=0.0) < STEP_TOLERANCE
     assert len(arm.commands) == n_after                  # nothing more without a new start
 
 

@@ -245,11 +245,19 @@ class ExcitationPlannerNode(Node):
 
     def send(self, cmd) -> None:
         """Publish ``cmd`` if it reaches the controller ``command_margin_s`` before it takes effect;
-        otherwise withhold it (the arm brakes on what was sent: certified, ending at rest)."""
+        otherwise withhold it (the arm brakes on what was sent: certified, ending at rest). The
+        message is built first and the time checked last, right before it goes out: building it
+        takes long on a loaded machine, and a command checked before that could still leave late."""
         if cmd is None:
             return
-        now = self.now()
-        slack = cmd.takes_effect - now
+        t_from = min(cmd.t_from, self.now() - BACKDATE_S)
+        t, q, qd, qdd = self.rh.sample(t_from, cmd.t_to, float(self.point_hz))
+        msg = JointTrajectory()
+        s_to_stamp(t_from, msg.header.stamp)
+        msg.joint_names = list(self.robot.joint_names)
+        msg.points = [JointTrajectoryPoint(positions=a, velocities=b, accelerations=c, time_from_start=duration(tk))
+                      for tk, a, b, c in zip(t, q.tolist(), qd.tolist(), qdd.tolist())]
+        slack = cmd.takes_effect - self.now()
         self.min_command_slack = min(self.min_command_slack, slack)
         if slack < self.command_margin_s:
             self.drops.event(f"command_withheld_late.{cmd.kind}")
@@ -257,18 +265,8 @@ class ExcitationPlannerNode(Node):
                                   f"{self.command_margin_s * 1000:.0f} ms margin")
             self.say()
             return
-        t_from = min(cmd.t_from, now - BACKDATE_S)
-        t, q, qd, qdd = self.rh.sample(t_from, cmd.t_to, float(self.point_hz))
-        msg = JointTrajectory()
-        s_to_stamp(t_from, msg.header.stamp)
-        msg.joint_names = list(self.robot.joint_names)
-        points = []
-        for tk, a, b, c in zip(t, q.tolist(), qd.tolist(), qdd.tolist()):
-            points.append(JointTrajectoryPoint(positions=a, velocities=b, accelerations=c,
-                                               time_from_start=duration(tk)))
-        msg.points = points
         self.commands.send(msg)
-        self.get_logger().info(f"published {len(points)} points from {t_from:.3f} s: {cmd.reason}")
+        self.get_logger().info(f"published {len(msg.points)} points from {t_from:.3f} s: {cmd.reason}")
 
     def on_controller_fault(self, why: str) -> None:
         """The controller refused or aborted a trajectory: brake (once per motion) and say why."""
