@@ -2,7 +2,7 @@
 every topic a running node publishes or subscribes to and every service it offers is allowed by its
 enclave (else enforcement would break the suite), and the command services are callable only from
 the operator's enclave. Enforcement itself needs a Fast DDS built with its security plugins; the
-PyPI wheels are not (checked here: the test says so and skips)."""
+PyPI wheels are not, so enforcement is not exercised here (README: Security)."""
 import xml.etree.ElementTree as ET
 
 import pytest

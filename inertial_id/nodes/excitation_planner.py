@@ -74,7 +74,6 @@ class ExcitationPlannerNode(Node):
                                         "a command is sent only this long or more before it takes effect (time "
                                         "for transport to the controller), s; a later one is withheld and the "
                                         "arm brakes on what was sent", low=0.0, high=10.0)
-        self.min_command_slack = np.inf     # smallest (takes effect - sent) so far, s
         self.clock_stall_s = declare(self, "clock_stall_s", 2.0,
                                      "wall-clock seconds without the ROS clock advancing that count as a stopped "
                                      "clock (a fault; only possible with use_sim_time)", low=0.01, high=3600.0)
@@ -258,7 +257,6 @@ class ExcitationPlannerNode(Node):
         msg.points = [JointTrajectoryPoint(positions=a, velocities=b, accelerations=c, time_from_start=duration(tk))
                       for tk, a, b, c in zip(t, q.tolist(), qd.tolist(), qdd.tolist())]
         slack = cmd.takes_effect - self.now()
-        self.min_command_slack = min(self.min_command_slack, slack)
         if slack < self.command_margin_s:
             self.drops.event(f"command_withheld_late.{cmd.kind}")
             self.rh.withdraw(cmd, f"it would take effect {slack * 1000:.0f} ms after it is sent, less than the "
