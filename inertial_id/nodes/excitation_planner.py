@@ -1,5 +1,5 @@
-"""excitation_planner: the certified receding-horizon excitation planner (seed 003) as a thin node
-over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
+"""excitation_planner: the certified receding-horizon excitation planner of provably-safe online
+identification as a thin node over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
 
 - Nothing moves until ``~/start`` (std_srvs/Trigger); ``~/stop`` brakes on a certified plan.
 - Plans are optimised and certified in a worker process; a plan is published only with a certificate
@@ -19,7 +19,9 @@ over :class:`~inertial_id.core.planning.receding.RecedingHorizon`.
 - Plans are optimised in a process of their own (:mod:`inertial_id.core.planning.worker`): CasADi
   holds the GIL through a solve, and in a thread it starved the joint-state callback for up to ~1 s.
 - ``excitation_status`` carries the state, the certificate's finite margins and clearance, the
-  excitation cost and seed 003's cond(W_e) of the last plan.
+  excitation cost and the condition number cond(W_e) of the last plan's excitation matrix.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
 from __future__ import annotations
 

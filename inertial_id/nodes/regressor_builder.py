@@ -2,8 +2,12 @@
 for the xArm the driver's own ``/xarm/joint_states``, stamped like its wrench) with the wrist wrench
 interpolated at their stamps (:mod:`inertial_id.core.driver_streams`), differentiates velocity,
 and publishes rows of the payload measurement model as RegressorSample messages: joint-torque and
-wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) momentum windows of
-seed 003 with the payload columns followed by the robot's own columns."""
+wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) the momentum windows of
+the provably-safe online identification method with the payload columns followed by the robot's own
+columns.
+
+References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
+"""
 from __future__ import annotations
 
 import time
