@@ -12,7 +12,7 @@ from inertial_id.core.model import load_robot
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.optimizer import PlanResult
-from inertial_id.core.planning.receding import RecedingHorizon
+from inertial_id.core.planning.receding import TRANSITIONS, PlannerState, RecedingHorizon
 
 
 @dataclass
@@ -210,12 +210,18 @@ def test_joint_state_dropout_brakes_on_a_certified_plan_without_a_step(setup, ro
     n_calls = len(cert.calls)
     compute_s = rh.brake_compute_s                      # the hold's certification time, measured at start
     assert compute_s > 0
-    cmd = rh.tick(t, joint_state_age_s=settings.stale_after_s + 0.05)
-    assert rh.state == "braking" and "stale" in rh.message
-    assert cmd is not None and cmd.t_from <= t
+    quick = rh.tick(t, joint_state_age_s=settings.stale_after_s + 0.05)
+    # at once, nothing computed: braking on the executing plan (certified, ends at rest)
+    assert rh.state == "braking" and "stale" in rh.message and "executing plan" in rh.message
+    assert len(cert.calls) == n_calls and quick is not None and quick.kind == "brake"
+    assert rh.segments[-1] is executing and quick.t_to == executing.end
+    # then the shorter braking plan, from the desired state ahead
+    cmd = rh.shorter_brake(t)
+    assert cmd is not None and cmd.t_from <= t and rh.state == "braking" and "certified" in rh.message
     brake = rh.segments[-1]
-    assert brake.kind == "brake" and brake.certificate.certified
+    assert brake.kind == "brake" and brake.certificate.certified and brake.end < executing.end
     assert len(cert.calls) > n_calls                    # the braking plan went through the certifier
+    assert rh.shorter_brake(t) is None                  # once per fault
     t_b = t + settings.command_lead_s + 2 * compute_s    # room for certifying it before it takes effect
     assert brake.start == pytest.approx(t_b) and cmd.takes_effect == pytest.approx(t_b)
     # the commanded reference is unchanged up to the brake start and continuous (C2) at it
@@ -238,6 +244,7 @@ def test_dropout_when_no_braking_plan_certifies_keeps_the_executing_plan(setup):
     executing = rh.segments[-1]
     cert.refuse = True
     cmd = rh.tick(executing.start + 0.5, joint_state_age_s=1.0)
+    assert rh.shorter_brake(executing.start + 0.5) is None
     assert rh.state == "braking" and "executing plan" in rh.message
     assert cmd is not None and rh.segments[-1] is executing   # certified, ends at rest
 
@@ -318,10 +325,14 @@ def test_commands_say_when_they_take_effect(setup):
     switch = rh.segments[-1].start + settings.replan_s
     nxt = rh.offer(switch - 0.5, rid, exciting_result(req, settings))
     assert nxt.kind == "next" and nxt.takes_effect == pytest.approx(switch) and nxt.t_from < nxt.takes_effect
-    compute_s = rh.brake_compute_s
+    # braking at once drops the next plan: it must arrive before that plan's switch
     brake = rh.fault(switch - 0.4, "test fault")
-    assert brake.kind == "brake" and brake.takes_effect == pytest.approx(switch - 0.4 + settings.command_lead_s
-                                                                          + 2 * compute_s)
+    assert brake.kind == "brake" and brake.takes_effect == pytest.approx(switch)
+    assert rh.end_time < nxt.t_to
+    compute_s = rh.brake_compute_s
+    shorter = rh.shorter_brake(switch - 0.4)      # the shorter brake starts after the time certifying takes
+    assert shorter.kind == "brake" and shorter.takes_effect == pytest.approx(switch - 0.4 + settings.command_lead_s
+                                                                            + 2 * compute_s)
 
 
 def test_a_withheld_next_plan_brakes_on_what_was_sent(setup):
@@ -342,11 +353,19 @@ def test_a_withheld_next_plan_brakes_on_what_was_sent(setup):
 def test_a_withheld_braking_command_keeps_the_fault_and_the_sent_timeline(setup):
     rh, settings, _ = setup
     run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.5
+    rid, req = rh.request(rh.segments[-1].start)
+    rh.offer(t, rid, exciting_result(req, settings))
     sent = list(rh.segments)
-    cmd = rh.fault(rh.segments[-1].start + 0.5, "joint states stale (0.3 s)")
-    assert rh.segments != sent
+    cmd = rh.fault(t, "joint states stale (0.3 s)")
+    assert rh.segments != sent                    # the next plan dropped
     rh.withdraw(cmd, "late")
     assert rh.segments == sent and rh.state == "braking" and "braking command withheld" in rh.message
+    braking_on = list(rh.segments)
+    shorter = rh.shorter_brake(t)
+    assert shorter is not None and rh.segments != braking_on
+    rh.withdraw(shorter, "late")                  # the shorter brake withheld too: back to what was sent
+    assert rh.segments == braking_on and rh.state == "braking"
     rh.tick(rh.end_time + 0.01, 0.0)
     assert rh.state == "failed"
 
@@ -420,3 +439,20 @@ def test_sampled_commands_end_exactly_at_rest(setup):
         assert t[-1] == rh.end_time - t_from and np.all(np.diff(t) > 0)
         assert np.all(qd[-1] == 0.0) and np.all(qdd[-1] == 0.0)
         assert np.max(np.abs(qd[-2])) < 0.05          # it was coming to rest anyway
+
+
+def test_states_follow_the_transition_table(setup):
+    rh, settings, _ = setup
+    assert rh.state == PlannerState.IDLE == "idle" and isinstance(rh.state, str)
+    with pytest.raises(RuntimeError, match="idle -> executing is not a transition"):
+        rh._enter(PlannerState.EXECUTING, "a bug")
+    seen = [rh.state]
+    enter = rh._enter
+    rh._enter = lambda state, message: (enter(state, message), seen.append(rh.state))
+    run_to_executing(rh, settings)
+    rh.stop(rh.segments[-1].start + 0.5)
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert [s for k, s in enumerate(seen) if k == 0 or s != seen[k - 1]] == \
+        ["idle", "planning", "executing", "braking", "done"]
+    # done and failed are final until a start
+    assert TRANSITIONS[PlannerState.DONE] == {PlannerState.PLANNING} == TRANSITIONS[PlannerState.FAILED]

@@ -1,7 +1,9 @@
-"""The receding-horizon excitation loop as a ROS-free state machine (seed 003, Algorithm 2).
+"""The receding-horizon excitation loop as a ROS-free state machine (Algorithm 2 of the provably-safe
+online identification paper, see References).
 
-States: ``idle`` (never started) | ``planning`` (started, first plan being made; nothing moves) |
-``executing`` | ``braking`` | ``done`` | ``failed``.
+States (:class:`PlannerState`, transitions in :data:`TRANSITIONS`): ``idle`` (never started) |
+``planning`` (started, first plan being made; nothing moves) | ``executing`` | ``braking`` | ``done``
+| ``failed``.
 
 Timeline: a list of certified plans, each with its start time; the reference at time t is the last
 plan started at or before t, evaluated at ``t - start`` (every plan ends at rest and holds there).
@@ -19,21 +21,27 @@ or before the time the command is issued (the first plan's: when it starts, from
 the arm holds), so a receiver that honours the stamp continues exactly where it was: the reference
 never steps.
 
-Faults (joint states stale, tracking error beyond the certifier's tube, a stop request): pending
-plans are dropped and a braking plan from the current *desired* state (``command_lead_s`` ahead) is
-certified with the current box; if none certifies, the executing plan (certified, ending at rest)
-brakes instead. Either way the state is ``braking`` until rest, then ``failed`` (fault) or ``done``.
-Only :meth:`start` moves the arm again.
+Faults (joint states stale, tracking error beyond the certifier's tube, data contradicting the box,
+a stop request) brake in two steps. At once, with nothing to compute: the plans that have not started
+by the time a command can arrive are dropped, so the arm brakes on the executing plan (certified,
+ending at rest) and the state is ``braking`` within the call. Then :meth:`shorter_brake`, which the
+caller runs right after sending that command, certifies a shorter braking plan from the *desired*
+state ahead with the current box, if one exists. The state is ``braking`` until rest, then ``failed``
+(fault) or ``done``. Only :meth:`start` moves the arm again.
 
 The payload box in use only shrinks: estimates are intersected with it, and only those whose bounds
 are guaranteed and whose data are consistent count. Identification stops when the box's log-volume
 falls by less than ``stop_shrink`` over ``stop_patience`` plans, or after ``max_plans``.
+
+References:
+- Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003)
 """
 from __future__ import annotations
 
 import itertools
 import time
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import lru_cache
 from math import comb
 
@@ -49,7 +57,30 @@ FIRST_PLAN_DEADLINE_FACTOR = 3.0
 ISSUE_AHEAD_S = 0.5
 DEADLINE_MARGIN_S = 0.1
 FIRST_PLAN_ATTEMPTS = 3
-STATES = ("idle", "planning", "executing", "braking", "done", "failed")
+
+
+class PlannerState(StrEnum):
+    """Where the loop is (equal to its lower-case name as a string: what ExcitationStatus carries)."""
+
+    IDLE = "idle"
+    PLANNING = "planning"
+    EXECUTING = "executing"
+    BRAKING = "braking"
+    DONE = "done"
+    FAILED = "failed"
+
+
+S = PlannerState
+#: every state the loop may enter from each state; anything else is a bug (:meth:`RecedingHorizon._enter`)
+TRANSITIONS: dict[PlannerState, frozenset] = {
+    S.IDLE: frozenset({S.PLANNING}),
+    S.PLANNING: frozenset({S.PLANNING, S.EXECUTING, S.FAILED, S.DONE}),
+    S.EXECUTING: frozenset({S.EXECUTING, S.PLANNING, S.BRAKING, S.DONE, S.FAILED}),   # PLANNING: first plan withheld
+    S.BRAKING: frozenset({S.BRAKING, S.DONE, S.FAILED}),
+    S.DONE: frozenset({S.PLANNING}),
+    S.FAILED: frozenset({S.PLANNING}),
+}
+MOVING = frozenset({S.PLANNING, S.EXECUTING, S.BRAKING})     # started and not yet at rest for good
 
 
 @lru_cache(maxsize=16)
@@ -64,6 +95,8 @@ def _bernstein_to_power(degree: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Segment:
+    """A certified plan on the timeline from ``start`` (seconds, the caller's clock)."""
+
     start: float
     plan: BezierPlan
     kind: str                  # "excite" | "brake"
@@ -80,6 +113,7 @@ class Segment:
 
     @property
     def end(self) -> float:
+        """When the plan reaches rest."""
         return self.start + self.plan.duration_s
 
     def evaluate(self, t: float):
@@ -118,6 +152,9 @@ class _Pending:
 
 
 class RecedingHorizon:
+    """The loop's state: the payload box in use, the certified timeline, the pending plan request and
+    the tube monitor (see the module docstring for the rules)."""
+
     def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None):
         self.robot = robot
         self.settings = settings
@@ -131,7 +168,7 @@ class RecedingHorizon:
         self.monitor = TubeMonitor(self.tube, robot.position_lower, robot.position_upper, robot.velocity_limit,
                                    robot.profile.get("noise", {}).get("velocity_rad_s", 0.0))
         self.F_prev = self.excitation.no_information()
-        self.state, self.message = "idle", "waiting for a start request"
+        self.state, self.message = S.IDLE, "waiting for a start request"
         self.segments: list[Segment] = []
         self.pending: _Pending | None = None
         self._ids = itertools.count(1)
@@ -147,8 +184,9 @@ class RecedingHorizon:
         self.distrust = ""                         # why the newest estimate forbids motion ('' if it does not)
         self._guaranteed_seen = False              # an estimate with guaranteed bounds has arrived
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
-        self._final_state = "done"
+        self._final_state = S.DONE
         self._final_message = "done"
+        self._brake_reason: str | None = None      # a fault braking on the executing plan: try a shorter one
         self._time_budget_end = np.inf
         self._before = None                        # the timeline as last sent (withdraw)
         self.brake_compute_s = 0.0                 # wall time the last braking plan took to certify
@@ -192,7 +230,7 @@ class RecedingHorizon:
             if disjoint:
                 self.distrust = "an estimate's bounds exclude the box the plans were certified for"
         self._guaranteed_seen |= bounds_guaranteed and not disjoint
-        if self.distrust and self.state in ("planning", "executing") and not self.faulted:
+        if self.distrust and self.state in (S.PLANNING, S.EXECUTING) and not self.faulted:
             return self.fault(t, f"stopped on the estimate: {self.distrust}")
         return None
 
@@ -201,7 +239,7 @@ class RecedingHorizon:
         certified with the current box, nothing moves: the start waits (state ``planning``) up to
         ``hold_wait_s`` for tighter guaranteed bounds (data taken at rest shrink them), then fails
         with the reason; False when it fails at once."""
-        if self.state in ("planning", "executing", "braking"):
+        if self.state in MOVING:
             self.message = f"start ignored: already {self.state}"
             return False
         if self.distrust:
@@ -215,9 +253,10 @@ class RecedingHorizon:
         self._time_budget_s = time_budget_s
         self.pending = None
         self.plans = 0
-        self._final_state = "done"
+        self._final_state = S.DONE
+        self._brake_reason = None
         self.box_log_volume = []
-        self.state = "planning"
+        self._enter(S.PLANNING, "certifying holding still at the start position")
         return self._try_hold(t)
 
     def _try_hold(self, t: float) -> bool:
@@ -234,7 +273,7 @@ class RecedingHorizon:
             if self.rejected_estimates:
                 why += f"; {self.rejected_estimates} estimates not used ({self.rejected_why})"
             if t >= self._hold_deadline:
-                self.state, self.message = "failed", why
+                self._enter(S.FAILED, why)
                 return False
             self.message = f"{why}; waiting up to {self._hold_deadline - t:.1f} s for tighter guaranteed bounds"
             return True
@@ -280,8 +319,7 @@ class RecedingHorizon:
                     self.pending = _Pending(next(self._ids), replace(p.request, seed=p.request.seed + 1), None)
                     self.message = f"no exciting plan certified from rest yet ({result.reason}); trying again"
                     return None
-                self.state = "failed"
-                self.message = f"not moving: no exciting plan certified from rest ({result.reason})"
+                self._enter(S.FAILED, f"not moving: no exciting plan certified from rest ({result.reason})")
                 return None
             start = t + self.settings.command_lead_s
             self._first_request = p.request
@@ -307,21 +345,21 @@ class RecedingHorizon:
         times; the end of motion."""
         self._stale = joint_state_age_s is not None and joint_state_age_s > self.settings.stale_after_s
         samples = [] if measured is None else measured if isinstance(measured, list) else [measured]
-        if self.state in ("planning", "executing", "braking") and not self.faulted:
+        if self.state in MOVING and not self.faulted:
             for sample in samples:
                 breach = self.tracking_breach(*sample)
                 if breach:
                     return self.fault(t, breach)
-        if self.state == "planning" and self.pending is None:     # waiting for a box that certifies a hold
+        if self.state == S.PLANNING and self.pending is None:     # waiting for a box that certifies a hold
             box_changed = not (np.array_equal(self._hold_box[0], self.lower) and np.array_equal(self._hold_box[1], self.upper))
             if box_changed or t >= self._hold_deadline:
                 self._try_hold(t)
             return None
-        if self.state not in ("executing", "braking"):
+        if self.state not in (S.EXECUTING, S.BRAKING):
             return None
         self._record_start(t)
         if self._stale:
-            if self._final_state != "failed":
+            if self._final_state != S.FAILED:
                 return self.fault(t, f"joint states stale ({joint_state_age_s:.3f} s)")
         if self.pending is not None and self.pending.switch_time is not None and \
                 t + self.settings.command_lead_s > self.pending.switch_time:
@@ -330,8 +368,7 @@ class RecedingHorizon:
             self.fallbacks += 1
             self._brake_on_executing("planning missed its deadline: braking on the executing plan")
         if self.pending is None and t >= self.end_time:
-            self.state = self._final_state
-            self.message = self._final_message
+            self._enter(self._final_state, self._final_message)
             return None
         return None
 
@@ -349,30 +386,42 @@ class RecedingHorizon:
         """Largest measured tracking error (rad, rad/s, rad/s^2 estimated), max over joints."""
         return self.monitor.max_error
 
-    def fault(self, t: float, reason: str, final_state: str = "failed") -> Command | None:
-        """Brake now: a certified braking plan from the desired state ``command_lead_s`` plus twice
-        the wall time the last certification took ahead (wall seconds: conservative on a simulation
-        running slower than real time), or the executing plan's own braking tail."""
-        if self.state not in ("executing", "braking", "planning"):
+    def fault(self, t: float, reason: str, final_state: PlannerState = S.FAILED) -> Command | None:
+        """Brake now, computing nothing: drop every plan that has not started by the time a command
+        sent now can take effect (``command_lead_s``), so the arm brakes on the executing plan, which
+        is certified and ends at rest. The caller sends the command, then asks :meth:`shorter_brake`
+        for a shorter certified braking plan."""
+        if self.state not in MOVING:
             return None
         self._snapshot()
         self.pending = None
         self._final_state = final_state
-        if self.state == "planning":
-            self.state, self.message = final_state, f"{reason}: not moving"
+        if self.state == S.PLANNING:
+            self._enter(final_state, f"{reason}: not moving")
             self._final_message = self.message
             return None
-        # the braking plan starts after the time certifying it took last time (x 2), so that its
-        # command still arrives before it takes effect on a loaded machine
+        t_effect = t + self.settings.command_lead_s
+        dropped = [s.start for s in self.segments[1:] if s.start > t_effect]
+        self.segments = [s for s in self.segments if s.start <= t_effect]
+        q, qd, qdd = self.reference(t_effect)
+        at_rest = np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_effect >= self._active(t_effect).end
+        self._set_braking(f"{reason}: at rest" if at_rest else f"{reason}: braking on the executing plan")
+        self._brake_reason = None if at_rest else reason
+        return Command(t, self.end_time, reason, takes_effect=min(dropped, default=t_effect))
+
+    def shorter_brake(self, t: float) -> Command | None:
+        """After :meth:`fault`'s command is sent: a certified braking plan shorter than what remains of
+        the executing plan, from the desired state ``command_lead_s`` plus twice the wall time the last
+        certification took ahead (wall seconds: conservative on a simulation running slower than real
+        time); None when nothing shorter certifies (the arm brakes on the executing plan)."""
+        reason, self._brake_reason = self._brake_reason, None
+        if reason is None or self.state != S.BRAKING:
+            return None
         t_b = t + self.settings.command_lead_s + 2.0 * self.brake_compute_s
         q, qd, qdd = self.reference(t_b)
-        active_end = self._active(t_b).end
+        self._snapshot()
         started = time.perf_counter()
-        if np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_b >= active_end:
-            self._set_braking(f"{reason}: at rest")
-            self.segments = [s for s in self.segments if s.start <= t_b]
-            return Command(t, self.end_time, reason, takes_effect=t_b)
-        for duration in self._brake_durations(active_end - t_b):
+        for duration in self._brake_durations(self._active(t_b).end - t_b):
             plan = BezierPlan.from_state(q, qd, qdd, self._brake_points(q, qd, qdd, duration), duration)
             cert = self.certify(self.robot, self.cert_settings, plan, self.lower, self.upper)
             self.brake_compute_s = time.perf_counter() - started
@@ -381,9 +430,7 @@ class RecedingHorizon:
                 self.segments.append(Segment(t_b, plan, "brake", cert))
                 self._set_braking(f"{reason}: braking on a certified {duration:.2f} s plan")
                 return Command(t, self.end_time, reason, takes_effect=t_b)
-        self.segments = [s for s in self.segments if s.start <= t_b]
-        self._set_braking(f"{reason}: braking on the executing plan (no shorter braking plan certified)")
-        return Command(t, self.end_time, reason, takes_effect=t_b)
+        return None
 
     def withdraw(self, cmd: Command, why: str) -> None:
         """``cmd`` was not sent (it would have reached the controller after ``takes_effect``): the
@@ -393,7 +440,7 @@ class RecedingHorizon:
         self.segments, self.plans, self.F_prev, self._scheduled = segments, plans, F_prev, scheduled
         self.pending = None
         if cmd.kind == "first":
-            self.state = state
+            self._enter(state, self.message)
             self.pending = _Pending(next(self._ids), self._first_request, None)
             self.message = f"first plan withheld ({why}): planning again"
         elif cmd.kind == "next":
@@ -407,12 +454,13 @@ class RecedingHorizon:
         self._before = (list(self.segments), self.plans, self.F_prev.copy(), self._scheduled, self.state)
 
     def stop(self, t: float, reason: str = "stop requested") -> Command | None:
-        return self.fault(t, reason, final_state="done")
+        """Brake to rest as on a fault, ending in ``done``."""
+        return self.fault(t, reason, final_state=S.DONE)
 
     @property
     def faulted(self) -> bool:
         """A fault has been raised since the last start (the motion ends in ``failed``)."""
-        return self._final_state == "failed"
+        return self._final_state == S.FAILED
 
     # --- timeline ------------------------------------------------------------------------------
 
@@ -449,10 +497,12 @@ class RecedingHorizon:
 
     @property
     def end_time(self) -> float:
+        """When the timeline reaches rest (-inf before anything is commanded)."""
         return self.segments[-1].end if self.segments else -np.inf
 
     @property
     def fallback_rate(self) -> float:
+        """Share of planning cycles after the first plan that ended without a certified plan in time."""
         return self.fallbacks / self.cycles if self.cycles else 0.0
 
     # --- internals -------------------------------------------------------------------------------
@@ -471,8 +521,7 @@ class RecedingHorizon:
         seg = self.segments[-1]
         self.F_prev = self.F_prev + self.excitation.information(
             seg.plan, self.settings.cost_samples, until_s=self.settings.replan_s)
-        self.state = "executing"
-        self.message = f"executing plan {self.plans}"
+        self._enter(S.EXECUTING, f"executing plan {self.plans}")
         self._scheduled = seg
         switch = seg.start + self.settings.replan_s
         stop = self._stop_reason(switch)
@@ -505,21 +554,28 @@ class RecedingHorizon:
         return ""
 
     def _brake_on_executing(self, why: str) -> None:
-        self._final_state = "done"
+        self._final_state = S.DONE
         self._set_braking(why)
 
     def _set_braking(self, why: str) -> None:
         self.pending, self._scheduled = None, None
-        self.state, self.message = "braking", why
+        self._enter(S.BRAKING, why)
         self._final_message = f"stopped: {why}"
 
     def _brake_durations(self, remaining: float) -> list[float]:
+        """Braking durations to try, shortest first: only those shorter than ``remaining``."""
         s = self.settings
         out, d = [], s.brake_duration_s
         while d < min(remaining, s.horizon_s):
             out.append(d)
             d *= 1.6
-        return out or [max(remaining, s.brake_duration_s)]
+        return out
+
+    def _enter(self, state: PlannerState, message: str) -> None:
+        """Go to ``state`` saying why; a transition outside :data:`TRANSITIONS` is a bug."""
+        if state not in TRANSITIONS[self.state]:
+            raise RuntimeError(f"planner state {self.state} -> {state} is not a transition ({message})")
+        self.state, self.message = PlannerState(state), message
 
     def _brake_points(self, q, qd, qdd, duration: float) -> np.ndarray:
         m = self.settings.free_points

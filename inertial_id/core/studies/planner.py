@@ -178,6 +178,8 @@ class _Loop:
             return
         t, q, qd, qdd = self.rh.sample(cmd.t_from, cmd.t_to, STEP_HZ)
         self.sim.command(SampledTrajectory(t, q, qd, qdd), start_time=cmd.t_from)
+        if cmd.kind == "brake":
+            self.send(self.rh.shorter_brake(self.sim.t))
 
     def run(self, checker: CollisionChecker, update_period_s: float, max_time_s: float) -> dict:
         sim, rh, robot = self.sim, self.rh, self.robot
