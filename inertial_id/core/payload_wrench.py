@@ -1,0 +1,148 @@
+"""The identified payload's share taken out of what the sensors measure, with a bound on what is left.
+
+For a wrist F/T sensor, the compensated wrench is the measured wrench (sensor frame S, about its
+origin, ``[f (N); n (N m)]``) minus the wrench the payload needs to follow the arm, gravity included:
+``w_comp = (w_meas - offset) - A_S(q, v, a) pi_hat``. For joint torque sensors, the external effort is
+``tau_ext = tau_meas - tau_robot(q, v, a) - Y_P(q, v, a) pi_hat`` (N m per joint). Both are
+"measured minus model": with nothing touching the robot they are sensor noise plus the error of the
+estimate; a contact force ``F`` on the payload shows as ``-F`` in the compensated wrench (the sensor
+then exerts less on the payload) and as ``-J^T F`` in the external effort.
+
+The rows are those of the estimator (:class:`~.row_builder.RowBuilder`: same regressor, same causal
+differentiation, same per-row error bound ``e``: stated sensor noise, model error, wrench interpolation),
+so the bound of each component is
+
+    |w_comp_i| <= e_i + max over pi in [lower, upper] of |A_i (pi - pi_hat)|
+
+whenever the payload is inside the estimator's box and the sensors within their stated bounds, the
+assumptions of the estimator's guaranteed box (``bounds_guaranteed`` and ``data_consistent``).
+
+Sensor offset: the estimator estimates none (its wrench rows assume a sensor tared without payload);
+a known offset is subtracted here before anything else, zero by default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import params
+from .row_builder import SampleRows
+
+PARAMETERS = 10
+
+
+class EstimateRejected(ValueError):
+    """An estimate the compensation cannot use: ``reason`` (a counter key) and the detail in the text."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class PayloadBox:
+    """A payload estimate ``pi_hat`` and its interval box, pinocchio order, payload frame; ``guaranteed``:
+    the box holds the payload under the stated sensor bounds (estimator: bounds guaranteed, data consistent)."""
+
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    guaranteed: bool
+
+    @classmethod
+    def checked(cls, estimate, lower, upper, guaranteed: bool, parameter_names=None) -> "PayloadBox":
+        """The box of an InertialEstimate's fields; :class:`EstimateRejected` when it cannot be used."""
+        if parameter_names is not None and list(parameter_names) != params.parameter_names("payload"):
+            raise EstimateRejected("estimate_parameter_names", f"columns {list(parameter_names)[:3]}... are not "
+                                                               "the payload's 10 parameters")
+        x, lo, hi = (np.asarray(v, dtype=float).reshape(-1) for v in (estimate, lower, upper))
+        if not x.size == lo.size == hi.size == PARAMETERS:
+            raise EstimateRejected("estimate_wrong_length", f"{x.size}, {lo.size}, {hi.size} values, expected 10 each")
+        if not (np.isfinite(x).all() and np.isfinite(lo).all() and np.isfinite(hi).all()):
+            raise EstimateRejected("estimate_non_finite", "NaN or Inf in the estimate or its bounds")
+        if np.any(lo > hi):
+            raise EstimateRejected("estimate_empty_box", "a lower bound above its upper bound")
+        return cls(x, lo, hi, bool(guaranteed))
+
+
+def box_deviation(Y, box: PayloadBox) -> np.ndarray:
+    """Per row of ``Y`` (rows, 10): the largest ``|Y_i (pi - pi_hat)|`` over every ``pi`` in the box (exact:
+    a linear function takes its extremes at the vertex that picks, column by column, the end that
+    raises, or lowers, it)."""
+    Y = np.asarray(Y, dtype=float)
+    up, down = Y * (box.upper - box.estimate), Y * (box.lower - box.estimate)
+    return np.maximum(np.maximum(up, down).sum(axis=1), -np.minimum(up, down).sum(axis=1))
+
+
+@dataclass
+class Compensated:
+    """One sample's measured-minus-model residual and its bound.
+
+    ``kind``: ``"wrench"`` (6: ``[f (N); n (N m)]`` in the sensor frame) or ``"joint_torque"`` (one per
+    joint, N m, profile joint order); ``bound = noise_bound + box_bound`` per component, guaranteed only
+    when ``guaranteed`` (the box is)."""
+
+    t: float
+    kind: str
+    residual: np.ndarray
+    bound: np.ndarray
+    noise_bound: np.ndarray
+    box_bound: np.ndarray
+    guaranteed: bool
+
+
+def compensate(t: float, kind: str, A, b, noise_bound, box: PayloadBox) -> Compensated:
+    """Rows ``A pi = b`` (payload columns; ``b`` the measurement with the known robot moved to its side)
+    with their error bound: the residual ``b - A pi_hat`` and its bound."""
+    A = np.asarray(A, dtype=float)
+    noise = np.asarray(noise_bound, dtype=float)
+    spread = box_deviation(A, box)
+    return Compensated(t, kind, np.asarray(b, dtype=float) - A @ box.estimate, noise + spread, noise, spread,
+                       box.guaranteed)
+
+
+def compensated_wrench(regressor, q, v, a, wrench_S, box: PayloadBox, noise_bound, offset_S=None) -> Compensated:
+    """The compensated wrench at one state ``(q, v, a)`` (rad, rad/s, rad/s^2) from the measured
+    ``wrench_S`` (sensor frame) minus ``offset_S``; ``regressor``: a :class:`~.regressor.PayloadRegressor`,
+    ``noise_bound`` (6,): the bound of the measurement's error."""
+    w = np.asarray(wrench_S, dtype=float) - (0.0 if offset_S is None else np.asarray(offset_S, dtype=float))
+    A, b = regressor.wrench_rows(q, v, a, w)
+    return compensate(np.nan, "wrench", A, b, noise_bound, box)
+
+
+def external_effort(regressor, q, v, a, tau_measured_Nm, box: PayloadBox, noise_bound_Nm) -> Compensated:
+    """Joint torques not explained by the nominal robot and the payload at ``(q, v, a)``, with their bound."""
+    Y_P, b = regressor.torque_rows(q, v, a, tau_measured_Nm)
+    return compensate(np.nan, "joint_torque", Y_P, b, noise_bound_Nm, box)
+
+
+class PayloadCompensator:
+    """A synchronized sample stream ``(t, q, qd, tau, wrench)`` into :class:`Compensated` samples, through
+    the estimator's own rows (:class:`~.row_builder.SampleRows`, one sample per message: the same
+    differentiation, gap restarts and error bounds). ``wrench_offset_S`` (6,) is subtracted from every
+    measured wrench."""
+
+    def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, rate_hz: float,
+                 cutoff_hz: float | None = None, max_gap_s: float = 0.05, wrench_offset_S=None):
+        self.rows = SampleRows(robot, use_joint_torque, use_wrench, rate_hz, cutoff_hz, momentum_window=0,
+                               batch_samples=1, max_gap_s=max_gap_s,
+                               kinds=[k for k, on in (("joint_torque", use_joint_torque), ("wrench", use_wrench)) if on])
+        self.offset = np.zeros(6) if wrench_offset_S is None else np.asarray(wrench_offset_S, dtype=float)
+
+    @property
+    def needs_effort(self) -> bool:
+        """Whether JointState.effort is used (joint torque sensing)."""
+        return self.rows.needs_effort
+
+    @property
+    def uses_wrench(self) -> bool:
+        """Whether a wrench comes with every sample."""
+        return self.rows.rows.use_wrench
+
+    def push(self, t: float, q, qd, tau, box: PayloadBox, wrench=None, wrench_extra=None):
+        """One sample; returns ``(compensated, pushed)``: the samples now complete (the differentiator
+        lags one sample) and what :meth:`SampleRows.push` reports (drops, missed samples)."""
+        pushed = self.rows.push(t, q, qd, tau, None if wrench is None else np.asarray(wrench, float) - self.offset,
+                                wrench_extra)
+        return [compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box) for m in pushed.messages], pushed
