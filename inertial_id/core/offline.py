@@ -12,9 +12,9 @@ Two sources, in order of preference (:func:`estimate_from_bag` picks):
    ignored) and pairing (:func:`~.driver_streams.pair_wrenches`: the wrench interpolated at each
    joint stamp), so a recording is accepted exactly as the live stream would be.
 
-:class:`RowIntake` then does what the estimator node does with each message (kind and column
-checks, :func:`~.estimators.factory.make_estimator`), and updates the bounds every
-``bounds_period_s`` of data time plus once at the end — the schedule the estimator node follows
+:class:`RowIntake` then does what the estimator node does with each message (the same checks,
+:func:`~.estimators.intake.check_rows`, into the same estimator, :func:`~.estimators.factory.make_estimator`),
+and updates the bounds every ``bounds_period_s`` of data time plus once at the end — the schedule the estimator node follows
 (:class:`~.estimators.schedule.UpdateSchedule`), so the same rows give the same box.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 
 from .driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
 from .estimators.factory import make_estimator
+from .estimators.intake import Skipped, check_rows
 from .estimators.row_checks import RowLimits
 from .estimators.schedule import UpdateSchedule
 from .row_builder import SampleRows
@@ -63,23 +64,15 @@ class RowIntake:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
     def add(self, m) -> None:
-        """A row message, checked as the estimator node checks it (dropped with a counted reason, or added)."""
-        est = self.estimator
-        if m.kind not in est.kinds:
+        """A row message, checked as the estimator node checks it (:func:`~.estimators.intake.check_rows`:
+        dropped with a counted reason, or added; another estimator's kinds are passed over)."""
+        checked = check_rows(self.estimator, self.limits, m.kind, m.parameter_names, m.b.size, m.samples,
+                             m.A, m.b, m.noise_bound, m.noise_sigma, m.kinematics)
+        if isinstance(checked, Skipped):
+            if not checked.ignored:
+                self._drop(checked.reason)
             return
-        if list(m.parameter_names) != est.column_names:
-            return self._drop("parameter_names")
-        rows = m.b.size
-        bad = self.limits.rejection(m.kind, len(m.parameter_names), rows, m.samples, m.A.ravel(), m.b,
-                                    m.noise_bound, m.noise_sigma)
-        if bad:
-            return self._drop(bad[0])
-        kinematics = None
-        if est.needs_kinematics:
-            if m.kinematics is None or m.kinematics.size != 2 * rows or rows % 6 or not np.all(np.isfinite(m.kinematics)):
-                return self._drop("pmd_needs_wrench_kinematics")
-            kinematics = m.kinematics
-        est.add(m.kind, m.A, m.b, m.noise_bound, m.noise_sigma, int(m.samples), kinematics)
+        self.estimator.add(*checked)
         self.accepted += 1
         self.last_t = m.t
         if self.schedule.due(m.t):

@@ -16,6 +16,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from ..core import params
+from ..core.estimators.intake import Skipped, check_rows
 from ..core.estimators.factory import METHODS, make_estimator
 from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
@@ -92,8 +93,6 @@ class EstimatorNode(Node):
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
         self.resume_after_s = None        # after a restore: rows up to this stamp are in the state
         self._restore()
-        self.kinds, self.column_names = self.estimator.kinds, self.estimator.column_names
-        self.needs_kinematics = self.estimator.needs_kinematics
         self.queue: deque = deque()          # ("rows", args) | ("reset", None); appends are thread-safe
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -190,34 +189,21 @@ class EstimatorNode(Node):
                     msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec <= self.resume_after_s:
                 self.drops.ignore("already_in_saved_state")
                 return
-        if msg.kind not in self.kinds:
-            self.drops.ignore(f"{msg.kind}_rows")     # another estimator may use them
-            return
-        cols = len(msg.parameter_names)
-        if list(msg.parameter_names) != self.column_names:
-            self.drops.drop("parameter_names", f"columns {list(msg.parameter_names)[:3]}... do not match")
+        checked = check_rows(self.estimator, self.limits, msg.kind, msg.parameter_names, msg.rows, msg.samples,
+                             msg.regressor, msg.measurement, msg.noise_bound, msg.noise_sigma, msg.kinematics)
+        if isinstance(checked, Skipped):
+            if checked.ignored:
+                self.drops.ignore(checked.reason)     # another estimator may use them
+            else:
+                self.drops.drop(checked.reason, checked.detail)
             return
         try:
             checked_stamp(msg.header.stamp, self.get_clock().now().nanoseconds * 1e-9, self.future_tolerance)
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
-        A = np.asarray(msg.regressor, float)
-        b = np.asarray(msg.measurement, float)
-        e = np.asarray(msg.noise_bound, float)
-        sigma = np.asarray(msg.noise_sigma, float)
-        bad = self.limits.rejection(msg.kind, cols, msg.rows, msg.samples, A, b, e, sigma)
-        if bad:
-            self.drops.drop(*bad)
-            return
-        kinematics = None
-        if self.needs_kinematics:
-            if len(msg.kinematics) != 2 * msg.rows or msg.rows % 6 or not np.all(np.isfinite(msg.kinematics)):
-                self.drops.drop("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
-                return
-            kinematics = np.asarray(msg.kinematics, float)
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.queue.append(("rows", (t, (msg.kind, A.reshape(msg.rows, cols), b, e, sigma, int(msg.samples), kinematics))))
+        self.queue.append(("rows", (t, checked)))
         self.drops.ok()
 
     def _work(self) -> None:
@@ -272,7 +258,7 @@ class EstimatorNode(Node):
     def _core_counts(self) -> tuple[int, int]:
         """(rows the estimator itself refused, row bounds it raised to the profile floor) so far."""
         est = self.estimator
-        return sum(getattr(est.estimator, "refused", {}).values()), getattr(est, "bounds_raised", 0)
+        return sum(est.refused.values()), est.bounds_raised
 
     def _count_core(self, refused: int, raised: int) -> None:
         now_refused, now_raised = self._core_counts()

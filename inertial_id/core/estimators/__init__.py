@@ -4,5 +4,8 @@
 - :mod:`.batch`: weighted batch least squares (accumulated normal equations).
 - :mod:`.consistent`: the physically consistent estimate nearest to a least-squares one (SDP).
 - :mod:`.bounds`: guaranteed per-parameter intervals for the bounded-noise model (LPs).
-- :mod:`.payload`: the combination the estimator node runs, selected by method name.
+- :mod:`.payload`: the combination the per-sample row methods run (rls, lmi, pmd, guaranteed on wrench rows).
+- :mod:`.guaranteed`, :mod:`.log_cholesky`: the momentum-window estimators.
+- :mod:`.protocol`: the one interface every method's estimator offers, and the registry by name.
+- :mod:`.factory`: the registered methods; :mod:`.intake`: the checks every message passes first.
 """

@@ -1,4 +1,5 @@
-"""The estimator a node runs for a method name, behind one interface for RegressorSample rows.
+"""The estimation methods, one class each registered by name (:mod:`.protocol`), and the two
+adapters that put their estimators behind the one :class:`~.protocol.Estimator` interface.
 
 | method | rows it consumes | estimate | bounds reported as guaranteed |
 |---|---|---|---|
@@ -17,14 +18,12 @@ References:
 """
 from __future__ import annotations
 
-
 from .. import params
-from ..profile import ProfileError
 from ..momentum import WindowRows, robot_parameter_names
+from ..profile import ProfileError
 from .payload import PayloadEstimator
+from .protocol import EstimationMethod, method_class, method_names, register
 from .row_checks import NoiseFloors
-
-METHODS = ("rls", "lmi", "pmd", "guaranteed", "log_cholesky")
 
 
 class _Adapter:
@@ -35,6 +34,15 @@ class _Adapter:
         self.estimator = estimator
         self.floors = floors
         self.bounds_raised = 0
+
+    @property
+    def refused(self) -> dict[str, int]:
+        """Rows the wrapped estimator refused, by reason."""
+        return self.estimator.refused
+
+    def state(self) -> dict | None:
+        """The wrapped estimator's state to save (None when its method saves none)."""
+        return self.estimator.state()
 
     def restore(self, state: dict) -> None:
         """Continue from a state saved by :meth:`state`."""
@@ -47,6 +55,14 @@ class _Adapter:
     def result(self):
         """The wrapped estimator's current estimate and bounds."""
         return self.estimator.result()
+
+    def _raised(self, kind: str, e, samples: int):
+        """``e`` raised to the profile's floor (counted)."""
+        if self.floors is None:
+            return e
+        e, raised = self.floors.raise_to_floor(kind, e, samples)
+        self.bounds_raised += raised
+        return e
 
 
 class RowsEstimator(_Adapter):
@@ -61,12 +77,8 @@ class RowsEstimator(_Adapter):
 
     def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
         """Rows ``A theta = b`` of ``kind`` with bounds ``e`` (raised to the floor) and noise ``sigma``."""
-        e = _raised(self, kind, e, samples)
+        e = self._raised(kind, e, samples)
         self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
-
-    def state(self) -> dict:
-        """The estimator's state to save."""
-        return self.estimator.state()
 
 
 class MomentumEstimator(_Adapter):
@@ -85,21 +97,8 @@ class MomentumEstimator(_Adapter):
             refused = self.estimator.refused
             refused["partial_window"] = refused.get("partial_window", 0) + 1
             return
-        e = _raised(self, kind, e, samples)
+        e = self._raised(kind, e, samples)
         self.estimator.add_rows(WindowRows(A[:, :10], A[:, 10:], b, e, samples))
-
-    def state(self) -> dict | None:
-        """None for a method whose state is not saved (log_cholesky keeps every row)."""
-        return self.estimator.state() if hasattr(self.estimator, "state") else None
-
-
-def _raised(adapter, kind: str, e, samples: int):
-    """``e`` raised to the profile's floor (counted on the adapter)."""
-    if adapter.floors is None:
-        return e
-    e, raised = adapter.floors.raise_to_floor(kind, e, samples)
-    adapter.bounds_raised += raised
-    return e
 
 
 # Most rows in one bounds LP when the caller does not say: per-sample rows have 10 columns and the
@@ -107,54 +106,128 @@ def _raised(adapter, kind: str, e, samples: int):
 MAX_BOUND_ROWS = 3000
 
 
-def row_kinds(robot, method: str) -> tuple[str, ...]:
-    """The RegressorSample kinds the estimator of ``method`` consumes on ``robot`` (what the
-    regressor builder needs to form)."""
-    if method not in METHODS:
-        raise ProfileError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
-    momentum = robot.sensing["joint_torque"] and robot.momentum_window_samples > 0
-    if method == "log_cholesky" or (method == "guaranteed" and momentum):
-        return ("momentum",)
-    if method in ("pmd", "guaranteed"):
-        return ("wrench",)
-    return ("joint_torque", "wrench")
+def _momentum(robot) -> bool:
+    """The profile forms momentum windows (joint torque sensing, a window length)."""
+    return bool(robot.sensing["joint_torque"]) and robot.momentum_window_samples > 0
 
 
-def make_estimator(robot, method: str, max_bound_rows: int | None = None):
-    """The estimator for ``method`` on ``robot`` (profile decides torque vs wrench rows).
-    ``max_bound_rows``: most rows in one bounds LP (default: :data:`MAX_BOUND_ROWS` for per-sample
-    rows, :data:`~.guaranteed.MAX_LP_ROWS` kept rows for momentum windows)."""
-    if method not in METHODS:
-        raise ProfileError(f"unknown estimation method '{method}' (choose from {', '.join(METHODS)})")
+def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
+    """``cls`` (a momentum estimator) on the profile's window, calibration and robot box."""
+    from ..calibration import calibration_of, momentum_window
+    calibration = calibration_of(robot)
+    if calibration is not None:
+        kw["calibration"] = calibration
     lo, hi = robot.payload_prior()
-    ident = robot.profile["identification"]
-    momentum = robot.sensing["joint_torque"] and robot.momentum_window_samples > 0
-    if method == "log_cholesky" or (method == "guaranteed" and momentum):
-        if not momentum:
-            raise ProfileError("method 'log_cholesky' needs joint torque sensing and identification.momentum_window_s > 0")
-        from ..calibration import calibration_of, momentum_window
-        from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
-        from .log_cholesky import LogCholeskyEstimator
-        kw = {} if method == "log_cholesky" else {"max_rows": max_bound_rows or MAX_LP_ROWS}
-        cls = LogCholeskyEstimator if method == "log_cholesky" else GuaranteedEstimator
-        calibration = calibration_of(robot)
-        if calibration is not None:
-            kw["calibration"] = calibration
-        return MomentumEstimator(cls(robot, lo, hi, window=momentum_window(robot, calibration),
-                                     robot_relative_error=ident["robot_relative_error"], **kw),
-                                 NoiseFloors(robot.profile))
-    max_bound_rows = max_bound_rows or MAX_BOUND_ROWS
-    names = params.parameter_names("payload")
-    if method == "pmd":
+    return MomentumEstimator(cls(robot, lo, hi, window=momentum_window(robot, calibration),
+                                 robot_relative_error=robot.profile["identification"]["robot_relative_error"], **kw),
+                             NoiseFloors(robot.profile))
+
+
+def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=None) -> RowsEstimator:
+    """A :class:`PayloadEstimator` of ``method`` on per-sample rows of ``kinds``."""
+    lo, hi = robot.payload_prior()
+    est = PayloadEstimator(method, params.parameter_names("payload"), lo, hi, max_bound_rows or MAX_BOUND_ROWS, pmd=pmd)
+    return RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors(robot.profile))
+
+
+class _LeastSquaresRows(EstimationMethod):
+    """Joint-torque and wrench rows into a :class:`PayloadEstimator` of this method."""
+
+    @classmethod
+    def row_kinds(cls, robot) -> tuple[str, ...]:
+        """Both per-sample kinds (only the wrench rows make the box guaranteed)."""
+        return ("joint_torque", "wrench")
+
+    @classmethod
+    def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
+        """The method's :class:`PayloadEstimator` behind :class:`RowsEstimator`."""
+        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows)
+
+
+@register("rls")
+class RecursiveLeastSquaresMethod(_LeastSquaresRows):
+    """Recursive least squares on per-sample rows; consistency reported, not enforced."""
+
+
+@register("lmi")
+class ConsistentLeastSquaresMethod(_LeastSquaresRows):
+    """Weighted least squares projected onto the physically consistent set in the box (SDP)."""
+
+
+@register("pmd")
+class PointMassMethod(EstimationMethod):
+    """Point-mass discretization of the payload's shape from wrench rows and the sensor kinematics."""
+
+    @classmethod
+    def row_kinds(cls, robot) -> tuple[str, ...]:
+        """Wrench rows only."""
+        return ("wrench",)
+
+    @classmethod
+    def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
+        """The PMD estimator in the F/T sensor's frame; ProfileError without an F/T sensor."""
         from ..model import relative_placement
         from ..pmd.estimator import PmdEstimator
         if robot.ft_frame_id is None:
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
         pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
-        return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows, pmd=pmd), ("wrench",),
-                             needs_kinematics=True, floors=NoiseFloors(robot.profile))
-    if method == "guaranteed" and robot.ft_frame_id is None:
-        raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
-    return RowsEstimator(PayloadEstimator(method, names, lo, hi, max_bound_rows), row_kinds(robot, method),
-                         floors=NoiseFloors(robot.profile))
+        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows, pmd=pmd)
+
+
+@register("guaranteed")
+class GuaranteedMethod(EstimationMethod):
+    """Guaranteed bounds: LP over payload and robot-parameter box on momentum windows when the robot
+    senses joint torques, else over the polytope of the wrench rows."""
+
+    @classmethod
+    def row_kinds(cls, robot) -> tuple[str, ...]:
+        """Momentum windows with joint torque sensing, else wrench rows."""
+        return ("momentum",) if _momentum(robot) else ("wrench",)
+
+    @classmethod
+    def create(cls, robot, max_bound_rows: int | None = None):
+        """:class:`~.guaranteed.GuaranteedEstimator` on momentum windows, or the consistent row
+        estimator on wrench rows; ProfileError when the profile has neither."""
+        if _momentum(robot):
+            from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
+            return _momentum_estimator(robot, GuaranteedEstimator, max_rows=max_bound_rows or MAX_LP_ROWS)
+        if robot.ft_frame_id is None:
+            raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
+        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows)
+
+
+@register("log_cholesky")
+class LogCholeskyMethod(EstimationMethod):
+    """Log-Cholesky least squares (IPOPT) on momentum windows with a Mean-Value-Form box (not guaranteed)."""
+
+    @classmethod
+    def row_kinds(cls, robot) -> tuple[str, ...]:
+        """Momentum windows."""
+        return ("momentum",)
+
+    @classmethod
+    def create(cls, robot, max_bound_rows: int | None = None) -> MomentumEstimator:
+        """:class:`~.log_cholesky.LogCholeskyEstimator` (it keeps every row: ``max_bound_rows`` does
+        not apply); ProfileError without joint torque sensing."""
+        if not _momentum(robot):
+            raise ProfileError("method 'log_cholesky' needs joint torque sensing and "
+                               "identification.momentum_window_s > 0")
+        from .log_cholesky import LogCholeskyEstimator
+        return _momentum_estimator(robot, LogCholeskyEstimator)
+
+
+METHODS = method_names()
+
+
+def row_kinds(robot, method: str) -> tuple[str, ...]:
+    """The RegressorSample kinds the estimator of ``method`` consumes on ``robot`` (what the
+    regressor builder needs to form)."""
+    return method_class(method).row_kinds(robot)
+
+
+def make_estimator(robot, method: str, max_bound_rows: int | None = None):
+    """The estimator for ``method`` on ``robot`` (profile decides torque vs wrench rows).
+    ``max_bound_rows``: most rows in one bounds LP (default: :data:`MAX_BOUND_ROWS` for per-sample
+    rows, :data:`~.guaranteed.MAX_LP_ROWS` kept rows for momentum windows)."""
+    return method_class(method).create(robot, max_bound_rows)

@@ -146,6 +146,14 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         self.upper = np.minimum(P + radius, self.prior_upper)
         self.message = "" if ok else "IPOPT did not converge; the estimate is its last iterate"
 
+    def state(self) -> None:
+        """None: this method keeps every row (its Mean-Value-Form radius needs them), so its state is not saved."""
+        return None
+
+    def restore(self, state: dict) -> None:
+        """Always ValueError: no saved state fits this method (see :meth:`state`)."""
+        raise ValueError("method 'log_cholesky' keeps no saved state")
+
     def result(self) -> PayloadEstimate:
         """The last estimate with its Mean Value Form box (not guaranteed)."""
         return PayloadEstimate(

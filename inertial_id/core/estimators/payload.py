@@ -1,4 +1,4 @@
-"""The estimator the node runs: a point estimate plus guaranteed bounds, selected by method name.
+"""The estimator of the per-sample row methods: a point estimate plus guaranteed bounds.
 
 Methods:
 - ``rls``: recursive least squares (weights 1/sigma^2, weak prior at the centre of the prior box);
@@ -23,6 +23,7 @@ References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identificatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
@@ -33,7 +34,18 @@ from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
 
-ROW_METHODS = ("rls", "lmi", "pmd", "guaranteed")
+
+
+class Point(Enum):
+    """How a row method forms its point estimate."""
+
+    RECURSIVE = "recursive least squares"
+    CONSISTENT = "consistent weighted least squares in the box"
+    POINT_MASSES = "point-mass discretization"
+
+
+ROW_METHODS = {"rls": Point.RECURSIVE, "lmi": Point.CONSISTENT, "guaranteed": Point.CONSISTENT,
+               "pmd": Point.POINT_MASSES}
 
 
 @dataclass
@@ -59,7 +71,8 @@ class PayloadEstimator:
                  max_bound_rows: int = 3000, seed: int = 0, pmd=None):
         if method not in ROW_METHODS:
             raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(ROW_METHODS)})")
-        if (method == "pmd") != (pmd is not None):
+        self.point = ROW_METHODS[method]
+        if (self.point is Point.POINT_MASSES) != (pmd is not None):
             raise ValueError("method 'pmd' needs a PmdEstimator (and only it takes one)")
         self.method = method
         self.pmd = pmd
@@ -102,7 +115,7 @@ class PayloadEstimator:
             self.pmd.update(k[:, 0:3], k[:, 3:6], k[:, 6:9], k[:, 9:12], b.reshape(-1, 6))
         w = 1.0 / np.square(np.maximum(sigma, 1e-12))
         self.wls.update(A, b, w)
-        if self.method == "rls":
+        if self.point is Point.RECURSIVE:
             self.rls.update(A, b, w)
         self.rows_guaranteed &= guaranteed
         self._pending.append((A, b, np.asarray(noise_bound, float)))
@@ -168,7 +181,7 @@ class PayloadEstimator:
         """The method's estimate with the box, covariance and consistency flags."""
         n = len(self.names)
         cov = np.full((n, n), np.nan)
-        estimate = self.rls.x.copy() if self.method == "rls" else np.full(n, np.nan)
+        estimate = self.rls.x.copy() if self.point is Point.RECURSIVE else np.full(n, np.nan)
         message = self.message
         if self.pmd is not None and self.pmd.samples_used:
             try:
@@ -177,11 +190,11 @@ class PayloadEstimator:
                 message = str(exc)
         try:
             x_ls, cov = self.wls.solve()
-            if self.method in ("lmi", "guaranteed"):
+            if self.point is Point.CONSISTENT:
                 estimate = consistent_estimate(x_ls, self.wls.information, self.bounds.lower, self.bounds.upper)
         except np.linalg.LinAlgError:
             message = message or "not enough excitation yet: the data leave parameters undetermined"
-            if self.method in ("lmi", "guaranteed"):
+            if self.point is Point.CONSISTENT:
                 estimate = np.clip(self.rls.x, self.bounds.lower, self.bounds.upper)
         except (InfeasibleError, SolverFailure) as exc:
             message = str(exc)
