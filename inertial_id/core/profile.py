@@ -53,6 +53,7 @@ def Number(ge: float | None = None, le: float | None = None, gt: float | None = 
 
 
 def Integer(ge: int | None = None, le: int | None = None):
+    """An integer (true/false, floats and strings are not) within bounds."""
     return Annotated[int, Strict(), Field(ge=ge, le=le)]
 
 
