@@ -169,18 +169,13 @@ def call(node, client, timeout=20.0):
     return future.result()
 
 
-@contextmanager
-def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
-    """The planner node as a process (with ``planner_parameters``), and a node of this test standing in
-    for the arm: yields (node, arm, status messages, ~/start client, robot, settings)."""
-    import rclpy
+def planner_test_profile(tmp_path):
+    """(profile path, robot, planner settings) of the planner tests: a Gen3 whose prior box lets it
+    hold still, and a command lead a test process standing in for the arm can meet."""
     import yaml
-    from std_srvs.srv import Trigger
 
     from inertial_id.core.model import load_profile, load_robot
     from inertial_id.core.planning.config import PlannerSettings
-    from inertial_id.msg import ExcitationStatus
-    from inertial_id.nodes.launch import start_node_set
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
     # still with it is certified (leaning back, wrist turned), for a payload known to be light (at most
     # 1.5 kg, first moment a quarter of the profile's): with the robot box, friction and acceleration
@@ -196,7 +191,19 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
     path = tmp_path / "gen3.yaml"
     path.write_text(yaml.safe_dump(profile))
     robot = load_robot(str(path))
-    settings = PlannerSettings.from_profile(robot)
+    return path, robot, PlannerSettings.from_profile(robot)
+
+
+@contextmanager
+def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
+    """The planner node as a process (with ``planner_parameters``), and a node of this test standing in
+    for the arm: yields (node, arm, status messages, ~/start client, robot, settings)."""
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    from inertial_id.msg import ExcitationStatus
+    from inertial_id.nodes.launch import start_node_set
+    path, robot, settings = planner_test_profile(tmp_path)
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
                            excitation_planner=planner_parameters)
     node = rclpy.create_node("planner_test")

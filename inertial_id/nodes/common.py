@@ -1,21 +1,23 @@
-"""What every node shares: parameter declaration with descriptions, the robot profile, QoS
-choices, dropped-input accounting on /diagnostics, and the main() wrapper."""
+"""What every node shares: the managed-node base (rclpy.lifecycle), parameter declaration with
+descriptions, the robot profile, QoS choices, dropped-input accounting on /diagnostics, and the
+main() wrapper."""
 from __future__ import annotations
 
 import sys
 import time
+import traceback
 from collections import Counter
 
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.model import Robot, load_robot
 from ..core.profile import ProfileError
-
 
 
 class ParameterError(ProfileError):
@@ -89,7 +91,10 @@ def declare(node: Node, name: str, default, description: str, read_only: bool = 
         default = float(default)        # a float range given to a profile number written without a decimal point
     descriptor = parameter_descriptor(name, default, description, read_only, low, high, choices)
     try:
-        value = node.declare_parameter(name, default, descriptor).value
+        # declared by an earlier configure (a managed node configured again after a cleanup or a
+        # refused configuration): the value it holds, checked again below
+        value = node.get_parameter(name).value if node.has_parameter(name) else \
+            node.declare_parameter(name, default, descriptor).value
     except ParameterException:
         given = getattr(node, "_parameter_overrides", {}).get(name)
         shown = f"{given.value!r}" if given is not None else "the value given"
@@ -106,6 +111,127 @@ def declare_robot(node: Node) -> Robot:
     profile = declare(node, "robot_profile", "kinova_gen3",
                       "robot profile: a name in config/robots/ or a path to a YAML file")
     return load_robot(profile)
+
+
+class ManagedNode(LifecycleNode):
+    """A managed node (``rclpy.lifecycle``) whose set-up is :meth:`configure`: parameters, the
+    profile, publishers, subscriptions, timers, services and workers are made on the ``configure``
+    transition and released on ``cleanup`` and ``shutdown``. A configuration the node cannot work
+    with (a :class:`ProfileError`: profile, parameter) makes ``configure`` a FAILURE with one line in
+    the log naming the field, and the node stays unconfigured. :attr:`active` is true between
+    ``activate`` and ``deactivate``; subclasses gate what they do on it (:meth:`activate`,
+    :meth:`deactivate`). With the ``autostart`` parameter (default true, like nav2's lifecycle
+    manager) :func:`run_node` configures and activates the node at start; false, it waits for
+    ``ros2 lifecycle set``."""
+
+    def __init__(self, node_name: str):
+        super().__init__(node_name)
+        self.active = False
+        self._failure: Exception | None = None     # why the last transition failed
+        self._raise_failures = False               # autostart: run_node reports them, not the log
+        self._own: set = set()                     # entities made by configure()
+        self.autostart = declare(self, "autostart", True,
+                                 "configure and activate at start; false: wait for `ros2 lifecycle set`")
+
+    def configure(self) -> None:
+        """Read the parameters and the profile, make the node's entities (raise ProfileError when
+        the configuration cannot be worked with)."""
+        raise NotImplementedError
+
+    def activate(self) -> None:
+        """Called after :attr:`active` became true."""
+
+    def deactivate(self) -> None:
+        """Called after :attr:`active` became false."""
+
+    def release(self) -> None:
+        """Free what configure() made besides ROS entities (processes, threads); may be called
+        more than once."""
+
+    def _entities(self) -> set:
+        return {*self.publishers, *self.subscriptions, *self.timers, *self.services, *self.clients,
+                *self.waitables}
+
+    def _destroy_own(self) -> None:
+        self.release()
+        destroy = {**{id(e): self.destroy_publisher for e in self.publishers},
+                   **{id(e): self.destroy_subscription for e in self.subscriptions},
+                   **{id(e): self.destroy_timer for e in self.timers},
+                   **{id(e): self.destroy_service for e in self.services},
+                   **{id(e): self.destroy_client for e in self.clients}}
+        for entity in self._own:
+            if id(entity) in destroy:
+                destroy[id(entity)](entity)
+            elif hasattr(entity, "destroy"):     # action clients remove themselves from the node
+                entity.destroy()
+            else:
+                self.remove_waitable(entity)
+        self._own = set()
+
+    def _transition(self, name: str, step) -> TransitionCallbackReturn:
+        """Run ``step``; a ProfileError is a FAILURE (one line), anything else an ERROR with its
+        traceback in the log (under autostart :func:`run_node` reports them instead)."""
+        try:
+            step()
+        except Exception as exc:        # noqa: BLE001 -- rclpy would swallow it without a word
+            self._failure = exc
+            if not self._raise_failures:
+                text = str(exc) if isinstance(exc, ProfileError) else traceback.format_exc().rstrip()
+                self.get_logger().error(f"{name} failed: {text}")
+            return TransitionCallbackReturn.FAILURE if isinstance(exc, ProfileError) else \
+                TransitionCallbackReturn.ERROR
+        self._failure = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        before = self._entities()
+
+        def step():
+            try:
+                self.configure()
+            finally:
+                self._own = self._entities() - before
+        result = self._transition("configure", step)
+        if result != TransitionCallbackReturn.SUCCESS:
+            self._destroy_own()         # what the refused configuration made so far
+        return result
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self.active = True
+        result = self._transition("activate", self.activate)
+        return super().on_activate(state) if result == TransitionCallbackReturn.SUCCESS else result
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        result = self._transition("deactivate", self.deactivate)
+        return super().on_deactivate(state) if result == TransitionCallbackReturn.SUCCESS else result
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        return self._transition("cleanup", self._destroy_own)
+
+    def on_shutdown(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        return self._transition("shutdown", self._destroy_own)
+
+    def on_error(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        return self._transition("error processing", self._destroy_own)
+
+    def start_up(self) -> None:
+        """Configure and activate (autostart). A refused configuration raises its ProfileError, a
+        bug its own exception."""
+        self._raise_failures = True
+        try:
+            for trigger in (self.trigger_configure, self.trigger_activate):
+                if trigger() != TransitionCallbackReturn.SUCCESS:
+                    raise self._failure or RuntimeError(f"{trigger.__name__} refused by the state machine")
+        finally:
+            self._raise_failures = False
+
+    def destroy_node(self):
+        self.active = False
+        self.release()
+        return super().destroy_node()
 
 
 def stamp_to_s(stamp) -> float:
@@ -185,7 +311,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
 
     SIGINT and SIGTERM (what ``ros2 launch`` and process managers send) end the node with exit code
     0 and no traceback. A configuration the node cannot work with (profile, parameters: a
-    :class:`ProfileError` while constructing) is one line on stderr and exit code 2. Anything else is
+    :class:`ProfileError` while constructing or, with ``autostart``, configuring a
+    :class:`ManagedNode`) is one line on stderr and exit code 2. Anything else is
     a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
     events executor."""
     from rclpy.executors import ExternalShutdownException
@@ -196,6 +323,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     try:
         try:
             node = node_class()
+            if isinstance(node, ManagedNode) and node.autostart:
+                node.start_up()
         except ProfileError as exc:
             print(f"{node_class.__name__}: {exc}", file=sys.stderr, flush=True)
             return 2

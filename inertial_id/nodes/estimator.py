@@ -10,7 +10,6 @@ from collections import deque
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
-from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
@@ -22,7 +21,7 @@ from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
 from ..core.estimators.schedule import UpdateSchedule
-from .common import KEPT_QOS, DropCounter, declare, declare_robot, run_node
+from .common import KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
@@ -49,14 +48,17 @@ LAST_STAMP_KEY = "intake_last_stamp_s"
 ESTIMATE_QOS = KEPT_QOS
 
 
-class EstimatorNode(Node):
+class EstimatorNode(ManagedNode):
     """Row intake runs in the executor and only checks and queues; a worker thread owns the
     estimator (folds rows in, updates the bounds, solves for the estimate, saves the state), so a
     long LP never stalls intake. The executor's timers set the schedule and publish the worker's
-    results."""
+    results. Managed: set up on configure (the saved state restored then); rows are taken and
+    estimates published only while active."""
 
     def __init__(self):
         super().__init__("estimator")
+
+    def configure(self) -> None:
         from inertial_id.msg import InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
@@ -177,6 +179,9 @@ class EstimatorNode(Node):
         return response
 
     def on_rows(self, msg) -> None:
+        if not self.active:
+            self.drops.ignore("inactive")
+            return
         if self.restored:
             key = (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.kind, msg.rows)
             if key in self._seen_set:           # the same message through the other subscription
@@ -295,6 +300,8 @@ class EstimatorNode(Node):
         self.get_logger().info("estimator reset to the prior box")
 
     def publish(self) -> None:
+        if not self.active:         # results wait for the activation
+            return
         self.result_due = True
         self.wake.set()
         while self.results:
@@ -325,17 +332,18 @@ class EstimatorNode(Node):
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
         self.payload_outputs.publish(r, msg.header)
 
-    def destroy_node(self):
+    def release(self) -> None:
         """Stop the worker; once it has finished, save the state (pending rows included)."""
-        if hasattr(self, "worker"):
+        if getattr(self, "worker", None) is not None:
             self.stopping.set()
             self.wake.set()
             self.worker.join(timeout=5.0)
             if not self.worker.is_alive():
                 self._save()
-        if hasattr(self, "payload_outputs"):
+            self.worker = None
+        if getattr(self, "payload_outputs", None) is not None:
             self.payload_outputs.destroy()
-        return super().destroy_node()
+            self.payload_outputs = None
 
 
 def main(args=None) -> int:

@@ -32,7 +32,6 @@ from dataclasses import replace
 import numpy as np
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -43,7 +42,7 @@ from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.profile import ProfileError
-from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
+from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration
 from .inputs import JointStateParser, Rejected
 
@@ -56,9 +55,15 @@ MIN_CLOCK_PACE = 0.1
 BACKDATE_S = 2.0
 
 
-class ExcitationPlannerNode(Node):
+class ExcitationPlannerNode(ManagedNode):
+    """The planner as a managed node: set up on configure (the worker process started), a start is
+    taken only while active, and deactivating brakes to rest on a certified plan (state
+    ``braking``, then ``done``); after that only an activation and a new start move the arm."""
+
     def __init__(self):
         super().__init__("excitation_planner")
+
+    def configure(self) -> None:
         from inertial_id.msg import ExcitationStatus, InertialEstimate
         self.ExcitationStatus = ExcitationStatus
         self.robot = declare_robot(self)
@@ -173,6 +178,9 @@ class ExcitationPlannerNode(Node):
         self.say()
 
     def on_start(self, request, response):
+        if not self.active:
+            response.success, response.message = False, "not active: activate the node first (ros2 lifecycle set)"
+            return response
         if self.last_js is None or self.joint_state_age() > self.settings.stale_after_s:
             response.success, response.message = False, "no recent joint states: not starting"
             return response
@@ -188,6 +196,11 @@ class ExcitationPlannerNode(Node):
         self.send(self.rh.stop(self.now()))
         response.success, response.message = True, self.rh.message
         return response
+
+    def deactivate(self) -> None:
+        """Brake to rest on a certified plan (what ``~/stop`` does) when moving."""
+        self.send(self.rh.stop(self.now(), "deactivated"))
+        self.say()
 
     # --- loop ------------------------------------------------------------------------------------
 
@@ -275,10 +288,10 @@ class ExcitationPlannerNode(Node):
             self.send(self.rh.fault(self.now(), why))
         self.say()
 
-    def destroy_node(self):
-        if hasattr(self, "worker"):       # not when the configuration was refused before it started
+    def release(self) -> None:
+        if getattr(self, "worker", None) is not None:   # not when the configuration was refused before it started
             self.worker.close()
-        return super().destroy_node()
+            self.worker = None
 
     def publish_status(self) -> None:
         rh = self.rh

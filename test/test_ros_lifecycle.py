@@ -1,0 +1,149 @@
+"""Managed nodes over DDS, driven by lifecycle_msgs ChangeState / GetState service calls on real node
+processes started with ``autostart:=false``: a profile the node cannot work with makes configure a
+FAILURE with one log line naming the field, and the node stays unconfigured and alive; the planner
+publishes nothing before it is configured and activated, takes a start only while active, and
+deactivating it mid-motion brakes the arm to rest (status ``braking``, node ``inactive``); it moves
+again only after an activation and an explicit start. The test stands in for the arm."""
+import numpy as np
+import pytest
+import yaml
+
+from ros_helpers import FakeArm, call, planner_test_profile, spin_for, spin_until
+
+pytestmark = pytest.mark.ros
+
+
+class Lifecycle:
+    """ChangeState / GetState clients of one managed node (what ``ros2 lifecycle set/get`` calls)."""
+
+    def __init__(self, node, name: str):
+        from lifecycle_msgs.srv import ChangeState, GetState
+        self.node = node
+        self.change = node.create_client(ChangeState, f"/{name}/change_state")
+        self.get = node.create_client(GetState, f"/{name}/get_state")
+
+    def _call(self, client, request, timeout_s: float):
+        assert spin_until(self.node, client.service_is_ready, timeout_s), f"{client.srv_name} not offered"
+        future = client.call_async(request)
+        assert spin_until(self.node, future.done, timeout_s), f"{client.srv_name} did not answer"
+        return future.result()
+
+    def state(self, timeout_s: float = 60.0) -> str:
+        from lifecycle_msgs.srv import GetState
+        return self._call(self.get, GetState.Request(), timeout_s).current_state.label
+
+    def set(self, transition: str, timeout_s: float = 60.0) -> bool:
+        """Request the transition labelled ``transition`` ('configure', 'activate', ...)."""
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        return self._call(self.change, ChangeState.Request(transition=Transition(label=transition)), timeout_s).success
+
+
+def log_lines(path, text: str) -> list[str]:
+    return [ln for ln in path.read_text().splitlines() if text in ln]
+
+
+@pytest.mark.parametrize("node_name", ["excitation_planner", "estimator"])
+def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfigured(ros_env, tmp_path,
+                                                                                    node_name):
+    import rclpy
+
+    from inertial_id.core.model import load_profile
+    from inertial_id.nodes.launch import start_node_set
+    profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
+    profile["limits"]["torque"] = profile["limits"]["torque"][:5]
+    path = tmp_path / "gen3_bad.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=(node_name,),
+                           **{node_name: {"autostart": False, "state_file": "none"} if node_name == "estimator"
+                              else {"autostart": False}})
+    node = rclpy.create_node("lifecycle_test")
+    try:
+        lifecycle = Lifecycle(node, node_name)
+        assert lifecycle.state() == "unconfigured"
+        assert not lifecycle.set("configure")
+        assert lifecycle.state() == "unconfigured"
+        # configured again (the parameters declared by the first attempt): refused the same way
+        assert not lifecycle.set("configure")
+        assert lifecycle.state() == "unconfigured"
+        assert procs.dead() == []
+    finally:
+        node.destroy_node()
+        procs.stop()
+    failures = log_lines(tmp_path / f"{node_name}.log", "configure failed")
+    assert len(failures) == 2 and all("limits.torque: expected 7 numbers" in ln for ln in failures), failures
+    assert "Traceback" not in (tmp_path / f"{node_name}.log").read_text()
+
+
+def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env, tmp_path):
+    import rclpy
+    from std_srvs.srv import Trigger
+
+    from inertial_id.msg import ExcitationStatus
+    from inertial_id.nodes.launch import start_node_set
+    path, robot, settings = planner_test_profile(tmp_path)
+    procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
+                           excitation_planner={"autostart": False})
+    node = rclpy.create_node("lifecycle_test")
+    try:
+        arm = FakeArm(node, robot, settings.centre)
+        status = []
+        node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
+        lifecycle = Lifecycle(node, "excitation_planner")
+        start = node.create_client(Trigger, "/excitation_planner/start")
+        topic = robot.profile["controller"]["topic"]
+
+        # unconfigured: no command publisher, no status, no start service
+        assert lifecycle.state() == "unconfigured"
+        spin_for(node, 2.0)
+        assert arm.commands == [] and status == []
+        assert node.count_publishers(topic) == 0 and not start.service_is_ready()
+
+        # configured, not active: a start is refused and nothing moves
+        assert lifecycle.set("configure"), f"configure refused; log in {tmp_path}"
+        assert lifecycle.state() == "inactive"
+        assert spin_until(node, lambda: len(status) > 0, 30.0)
+        reply = call(node, start)
+        assert not reply.success and "not active" in reply.message
+        spin_for(node, 1.0)
+        assert arm.commands == [] and status[-1].state == "idle"
+
+        # active: nothing moves until a start
+        assert lifecycle.set("activate")
+        assert lifecycle.state() == "active"
+        spin_for(node, 1.0)
+        assert arm.commands == []
+        reply = call(node, start)
+        assert reply.success, reply.message
+        assert spin_until(node, lambda: status[-1].state == "executing", 30.0), f"no motion; log in {tmp_path}"
+        spin_for(node, 0.5)
+        assert np.max(np.abs(arm.reference(arm.now())[1])) > 0.0           # it moves
+
+        # deactivated mid-motion: a braking command, status braking, node inactive, arm at rest
+        n_before = len(arm.commands)
+        assert lifecycle.set("deactivate")
+        assert lifecycle.state() == "inactive"
+        assert spin_until(node, lambda: status[-1].state == "braking" and "deactivated" in status[-1].message, 10.0)
+        spin_for(node, 0.5)
+        # a certified braking plan, or (when it could not reach the arm before it took effect, on a
+        # loaded machine) braking on the plan already sent, which ends at rest
+        assert len(arm.commands) > n_before or "braking command withheld" in status[-1].message, status[-1].message
+        np.testing.assert_allclose(arm.commands[-1][1].qd[-1], 0.0, atol=1e-9)
+        assert spin_until(node, lambda: np.max(np.abs(arm.reference(arm.now())[1])) == 0.0, 30.0), "not at rest"
+        assert spin_until(node, lambda: status[-1].state == "done", 10.0), status[-1].message
+        print(f"deactivated: {len(arm.commands) - n_before} braking command(s); {status[-1].message}")
+
+        # no motion until activated again and started explicitly
+        n_after = len(arm.commands)
+        reply = call(node, start)
+        assert not reply.success and "not active" in reply.message
+        assert lifecycle.set("activate")
+        spin_for(node, 2.0)
+        assert len(arm.commands) == n_after and status[-1].state == "done"
+        reply = call(node, start)
+        assert reply.success, reply.message
+        assert spin_until(node, lambda: len(arm.commands) > n_after, 30.0), "a new start did not move it"
+        assert "Traceback" not in (tmp_path / "excitation_planner.log").read_text()
+    finally:
+        node.destroy_node()
+        procs.stop()
