@@ -38,10 +38,11 @@ def _one_core_rerun(argv) -> int:
 
 
 def _run(module, args) -> int:
-    if not args.all_cores and not os.environ.get(_CHILD) and hasattr(os, "sched_setaffinity"):
+    pinned = not (args.all_cores or getattr(module, "ALL_CORES", False))
+    if pinned and not os.environ.get(_CHILD) and hasattr(os, "sched_setaffinity"):
         return _one_core_rerun(args.argv)
     report = module.run(args)
-    report["one_core"] = not args.all_cores
+    report["one_core"] = pinned
     for key, value in report.items():
         if isinstance(value, float):
             print(f"{key:55s} {value:14.6g}")
