@@ -118,6 +118,7 @@ class FakeArm:
         self.q = np.asarray(q0, float)
         self.commands = []
         self.steps = []           # step of the reference when each command after the first arrived
+        self.arrived = []         # when each command arrived (node clock, s)
         self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
         node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
         self.publishing = True
@@ -129,6 +130,7 @@ class FakeArm:
         t = self.now()
         before = self.reference(t) if self.commands else None
         self.commands.append(as_trajectory(msg, self.robot.joint_names))
+        self.arrived.append(t)
         if before is not None:
             after = self.reference(t)
             self.steps.append(max(np.max(np.abs(after[0] - before[0])), np.max(np.abs(after[1] - before[1]))))

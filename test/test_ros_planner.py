@@ -15,6 +15,7 @@ pytestmark = pytest.mark.ros
 # the fake arm interpolates each command's 100 Hz points (quintic Hermite): two commands that carry
 # the same reference agree to ~1e-5 between points; a late command steps by far more (tube: 0.03 rad)
 STEP_TOLERANCE = 1e-4
+JOINT_STATE_PERIOD_S = 0.01      # the fake arm's joint-state timer
 
 
 @pytest.fixture
@@ -113,16 +114,22 @@ def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, t
     estimates.publish(msg)
     if moving:
         assert spin_until(node, lambda: "data inconsistent" in status[-1].message, 10.0), "no stop on the estimate"
-        reacted_after_s = arm.now() - sent_at
         assert status[-1].state in ("braking", "failed")
         spin_for(node, 0.5)
-        # a certified braking plan issued on the estimate, or (when it could not reach the arm before
-        # it took effect, on a loaded machine) braking on the plan already sent: no step either way
-        assert len(arm.commands) > n_before or "braking command withheld" in status[-1].message
-        if len(arm.commands) > n_before:
-            np.testing.assert_allclose(arm.commands[n_before][1].qd[-1], 0.0, atol=1e-12)
-        print(f"stopped on the inconsistent estimate {reacted_after_s * 1000:.0f} ms after it was sent "
-              f"({'braking command' if len(arm.commands) > n_before else 'braking on the plan sent'})")
+        # braking on the plan already sent is issued at once, computing nothing (the next plan dropped);
+        # a shorter certified braking plan follows. Each ends at rest, and neither steps the reference
+        assert len(arm.commands) > n_before, "no braking command"
+        for _, traj in arm.commands[n_before:]:
+            np.testing.assert_allclose(traj.qd[-1], 0.0, atol=1e-12)
+        reacted_after_s = arm.arrived[n_before] - sent_at
+        print(f"braking command {reacted_after_s * 1000:.1f} ms after the inconsistent estimate was sent "
+              f"(joint-state period {JOINT_STATE_PERIOD_S * 1000:.0f} ms); {len(arm.commands) - n_before} commands")
+        # the first braking command is issued on the estimate itself, before any certification: it
+        # arrives before the shorter brake (when there is one). Its transport (a ~500-point trajectory,
+        # serialised and written by Python over DDS) takes longer than one joint-state period here:
+        # the figure is printed, not asserted (issue note)
+        if len(arm.arrived) > n_before + 1:
+            assert arm.arrived[n_before] < arm.arrived[n_before + 1]
     assert max(arm.steps, default=0.0) < STEP_TOLERANCE
     assert spin_until(node, lambda: status[-1].state in ("failed", "done"), 30.0)
     assert spin_until(node, lambda: np.max(np.abs(arm.reference(arm.now())[1])) == 0.0, 30.0)   # at rest
