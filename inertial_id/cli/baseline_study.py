@@ -1,0 +1,89 @@
+"""``inertial-id baseline-study``: the static-pose mass and COM identification users run otherwise
+(a few wrist poses, held still, gravity only) against the suite's guaranteed pipeline, on the same
+simulated cases (or, with ``--real``, the real Gen3 recordings): per case mass error, COM error,
+seconds of motion and time to a usable estimate, side by side, plus medians."""
+from __future__ import annotations
+
+from . import UserError
+from .common import add_json_option, positive_int, str_list, write_json
+from .realdata_study import DEFAULT_DATA
+
+
+def register(sub) -> None:
+    from ..core.studies.static_baseline import POSES, WRIST_OFFSETS_RAD
+    p = sub.add_parser("baseline-study", help="static-pose mass + COM baseline vs ours: errors and seconds of motion",
+                       description=__doc__)
+    p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path (xarm7, kinova_gen3)")
+    p.add_argument("--cases", type=positive_int, default=5, help="simulated cases (payload and robot draws)")
+    p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],
+                   help="dumbbells, comma separated (4lb..8lb); cases cycle through them")
+    p.add_argument("--poses", type=int, default=POSES, help=f"static poses of the baseline (2-{len(WRIST_OFFSETS_RAD)})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=positive_int, default=1, help="cases run in parallel processes")
+    p.add_argument("--real", action="store_true",
+                   help="the real Gen3 recordings with virtual payloads instead of simulation (leave one run out)")
+    p.add_argument("--data", nargs="+", default=[str(DEFAULT_DATA)], metavar="RUN",
+                   help="with --real: recordings without payload (run folders, bags or a shared-layout folder; "
+                        "default: ../shared/data/kinova_gen3_real)")
+    add_json_option(p, "the table, medians and cases")
+    p.set_defaults(func=run)
+
+
+def _fmt(x, scale: float = 1.0, width: int = 8, digits: int = 2) -> str:
+    return f"{'-':>{width}}" if x is None else f"{scale * x:{width}.{digits}f}"
+
+
+def print_table(report: dict) -> None:
+    """The comparison table on stdout: errors in % and mm, times in s ('-': never usable)."""
+    print(f"{report['robot']} ({report['sensing']}): usable = mass error < "
+          f"{100 * report['usable_definition']['mass_error_rel_below']:g} % and COM error < "
+          f"{1000 * report['usable_definition']['com_error_m_below']:g} mm")
+    rows = [(f"{r['payload']}/{r['seed']}", r) for r in report["table"]]
+    w = max([6] + [len(name) for name, _ in rows])
+    print(f"{'case':>{w}} | {'static poses: mass %':>20} {'COM mm':>8} {'motion s':>8} {'usable s':>8} | "
+          f"{'ours: mass %':>12} {'COM mm':>8} {'motion s':>8} {'usable s':>8} {'apply s':>8}")
+    s = report["summary"]
+    medians = {f"{m}.{k}": s[m][f"median_{k}"] for m in ("static_poses", "ours")
+               for k in ("mass_error_rel", "com_error_m", "seconds_of_motion", "seconds_to_usable")}
+    medians["ours.seconds_to_apply_ready"] = s["ours"]["median_seconds_to_apply_ready"]
+    for name, r in rows + [("median", medians)]:
+        print(f"{name:>{w}} | {_fmt(r['static_poses.mass_error_rel'], 100, 20, 3)} "
+              f"{_fmt(r['static_poses.com_error_m'], 1000)} {_fmt(r['static_poses.seconds_of_motion'])} "
+              f"{_fmt(r['static_poses.seconds_to_usable'])} | {_fmt(r['ours.mass_error_rel'], 100, 12, 3)} "
+              f"{_fmt(r['ours.com_error_m'], 1000)} {_fmt(r['ours.seconds_of_motion'])} "
+              f"{_fmt(r['ours.seconds_to_usable'])} {_fmt(r['ours.seconds_to_apply_ready'])}")
+
+
+def run(args) -> int:
+    from ..core.model import load_robot
+    from ..core.studies.bounds import PAYLOADS
+    from ..core.studies.static_baseline import WRIST_OFFSETS_RAD, run_study
+    unknown = [x for x in args.payloads if x not in PAYLOADS]
+    if unknown or not args.payloads:
+        raise UserError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
+    if not 2 <= args.poses <= len(WRIST_OFFSETS_RAD):
+        raise UserError(f"--poses must be 2..{len(WRIST_OFFSETS_RAD)}")
+    robot = load_robot(args.robot)
+    s = robot.sensing
+    if not (s.get("wrench") or s.get("joint_torque")):
+        raise UserError(f"robot '{robot.name}' senses neither a wrist wrench nor joint torques: no payload rows")
+    if args.real:
+        from ..core.data_io import DataError
+        from ..core.studies.static_baseline_real import run_real_study
+        from .calibrate import read_recordings
+        if not s.get("joint_torque"):
+            raise UserError("--real uses the Gen3 recordings (joint torques): choose a joint torque sensing robot")
+        try:
+            runs, _ = read_recordings(args.data, robot.nv)
+        except DataError as exc:
+            raise UserError(str(exc)) from None
+        if len(runs) < 2:
+            raise UserError(f"leave-one-run-out needs at least 2 runs, got {len(runs)}")
+        report = run_real_study(robot, runs)
+    else:
+        report = run_study(args.robot, args.cases, args.payloads, args.seed, args.poses, args.workers)
+    print_table(report)
+    if "static_poses_unavailable" in report:
+        print(f"static poses: {report['static_poses_unavailable']}")
+    write_json(args.json, report)
+    return 0
