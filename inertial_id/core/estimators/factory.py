@@ -131,17 +131,15 @@ def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=N
 
 
 class _LeastSquaresRows(EstimationMethod):
-    """Joint-torque and wrench rows into a :class:`PayloadEstimator` of this method."""
+    """Joint-torque and wrench rows (only the wrench rows make the box guaranteed) into a
+    :class:`PayloadEstimator` of this method."""
 
-    @classmethod
-    def row_kinds(cls, robot) -> tuple[str, ...]:
-        """Both per-sample kinds (only the wrench rows make the box guaranteed)."""
-        return ("joint_torque", "wrench")
+    kinds = ("joint_torque", "wrench")
 
     @classmethod
     def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
         """The method's :class:`PayloadEstimator` behind :class:`RowsEstimator`."""
-        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows)
+        return _rows_estimator(robot, cls.name, cls.kinds, max_bound_rows)
 
 
 @register("rls")
@@ -158,10 +156,7 @@ class ConsistentLeastSquaresMethod(_LeastSquaresRows):
 class PointMassMethod(EstimationMethod):
     """Point-mass discretization of the payload's shape from wrench rows and the sensor kinematics."""
 
-    @classmethod
-    def row_kinds(cls, robot) -> tuple[str, ...]:
-        """Wrench rows only."""
-        return ("wrench",)
+    kinds = ("wrench",)
 
     @classmethod
     def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
@@ -172,7 +167,7 @@ class PointMassMethod(EstimationMethod):
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
         pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
-        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows, pmd=pmd)
+        return _rows_estimator(robot, cls.name, cls.kinds, max_bound_rows, pmd=pmd)
 
 
 @register("guaranteed")
@@ -194,17 +189,14 @@ class GuaranteedMethod(EstimationMethod):
             return _momentum_estimator(robot, GuaranteedEstimator, max_rows=max_bound_rows or MAX_LP_ROWS)
         if robot.ft_frame_id is None:
             raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
-        return _rows_estimator(robot, cls.name, cls.row_kinds(robot), max_bound_rows)
+        return _rows_estimator(robot, cls.name, ("wrench",), max_bound_rows)
 
 
 @register("log_cholesky")
 class LogCholeskyMethod(EstimationMethod):
     """Log-Cholesky least squares (IPOPT) on momentum windows with a Mean-Value-Form box (not guaranteed)."""
 
-    @classmethod
-    def row_kinds(cls, robot) -> tuple[str, ...]:
-        """Momentum windows."""
-        return ("momentum",)
+    kinds = ("momentum",)
 
     @classmethod
     def create(cls, robot, max_bound_rows: int | None = None) -> MomentumEstimator:

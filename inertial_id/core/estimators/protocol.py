@@ -46,11 +46,13 @@ class EstimationMethod(ABC):
     """A method by name: the rows it consumes on a robot and the :class:`Estimator` it builds there."""
 
     name: ClassVar[str] = ""
+    kinds: ClassVar[tuple[str, ...]] = ()     # the kinds it consumes, for a method whatever the robot
 
     @classmethod
-    @abstractmethod
     def row_kinds(cls, robot) -> tuple[str, ...]:
-        """The RegressorSample kinds this method consumes on ``robot`` (what the builder must form)."""
+        """The RegressorSample kinds this method consumes on ``robot`` (what the builder must form):
+        :attr:`kinds` for a method that consumes the same on every robot."""
+        return cls.kinds
 
     @classmethod
     @abstractmethod
