@@ -1,0 +1,129 @@
+"""Over DDS, the simulated xArm7 (no contact) running the profile's Fourier excitation and the node
+processes regressor_builder, estimator and payload_compensator: once the payload is identified, every
+compensated wrench sample, moving and held still, is inside the bound published with it, bad input is
+dropped and counted, and ``inertia`` carries the estimate."""
+import time
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.ros
+
+ROBOT = "xarm7"
+EXCITATION_S = 12.0
+HELD_S = 5.0
+# a bound this wide on the force says little: the identification must have narrowed the box first
+IDENTIFIED_FORCE_BOUND_N = 2.0
+
+
+def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env, tmp_path):
+    import rclpy
+    from geometry_msgs.msg import InertiaStamped, WrenchStamped
+    from builtin_interfaces.msg import Duration
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Header
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from inertial_id.cli.demo import wait_for_graph
+    from inertial_id.core import params, topics
+    from inertial_id.core.model import load_robot
+    from inertial_id.core.trajectory import excitation_from_profile
+    from inertial_id.msg import InertialEstimate
+    from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, stamp_to_s
+    from inertial_id.nodes.launch import start_node_set
+    from ros_helpers import diagnostic_counts, spin_until
+
+    robot = load_robot(ROBOT)
+    sim_time = {"use_sim_time": True}
+    procs = start_node_set(ROBOT, ros_env, str(tmp_path), nodes=("regressor_builder", "estimator", "payload_compensator"),
+                           regressor_builder=sim_time, payload_compensator=sim_time,
+                           estimator={"method": "guaranteed", "state_file": "none", **sim_time})
+    node = rclpy.create_node("compensation_check")
+    values, bounds, speed, estimates, inertias = {}, {}, {}, [], []
+    key = lambda m: round(stamp_to_s(m.header.stamp), 6)
+    as_array = lambda m: np.array([m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
+                                   m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z])
+    frames = set()
+
+    def on_value(m):
+        values[key(m)] = as_array(m)
+        frames.add(m.header.frame_id)
+    node.create_subscription(WrenchStamped, "/payload_compensator/wrench_compensated", on_value, RELIABLE_QOS)
+    node.create_subscription(WrenchStamped, "/payload_compensator/wrench_compensated_bound",
+                             lambda m: bounds.__setitem__(key(m), as_array(m)), RELIABLE_QOS)
+    node.create_subscription(JointState, robot.sensing["joint_states_topic"],
+                             lambda m: speed.__setitem__(key(m), float(np.max(np.abs(m.velocity)))), SENSOR_QOS)
+    node.create_subscription(InertialEstimate, topics.relative(topics.ESTIMATE), estimates.append, KEPT_QOS)
+    node.create_subscription(InertiaStamped, topics.relative(topics.INERTIA), inertias.append, KEPT_QOS)
+    command = node.create_publisher(JointTrajectory, robot.profile["controller"]["topic"], RELIABLE_QOS)
+    counts = diagnostic_counts(node)
+    bad_wrench = node.create_publisher(WrenchStamped, robot.sensing["wrench_topic"], SENSOR_QOS)
+    bad_joints = node.create_publisher(JointState, robot.sensing["joint_states_topic"], SENSOR_QOS)
+    try:
+        deadline = time.monotonic() + 90.0
+        wait_for_graph(node, procs, topics.ROWS, 1, deadline, str(tmp_path))
+        wait_for_graph(node, procs, "/payload_compensator/wrench_compensated", 1, deadline, str(tmp_path))
+        # the simulated arm starts once the builder, the compensator and this test listen
+        procs.start("sim_robot", {"robot_profile": ROBOT, "publish_clock": True, "wait_for_joint_state_subscribers": 3,
+                                  "wait_for_wrench_subscribers": 2}, ros_env, str(tmp_path))
+        assert spin_until(node, lambda: command.get_subscription_count() >= 1 and speed, 60.0), procs.dead()
+        # the profile's Fourier excitation from home (where the simulated arm starts), then held still
+        traj, limits = excitation_from_profile(robot, EXCITATION_S)
+        assert limits.ok
+        traj = traj.resample(float(robot.profile["excitation"]["point_hz"]))
+        command.publish(JointTrajectory(joint_names=list(robot.joint_names), points=[
+            JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+                                 time_from_start=Duration(**dict(zip(("sec", "nanosec"), divmod(int(round(t * 1e9)), 10**9)))))
+            for t, q, qd, qdd in zip(traj.t, traj.q, traj.qd, traj.qdd)]))
+        t_start = max(speed)
+        # until the compensator's output (not only the arm) has reached the end: a loaded machine delays it
+        end = t_start + EXCITATION_S + HELD_S
+        assert spin_until(node, lambda: (values and max(values) > end) or procs.dead(), 300.0), \
+            f"the arm reached {max(speed) - t_start:.1f} s, the compensated wrench {max(values, default=0) - t_start:.1f} s"
+        # bad input is dropped and counted, the node keeps running
+        for _ in range(3):
+            bad_wrench.publish(WrenchStamped(header=Header(frame_id="elsewhere")))
+            bad_joints.publish(JointState(name=list(robot.joint_names), position=[0.0] * 7,
+                                          velocity=[float("nan")] * 7))
+        dropped = lambda: counts.get("payload_compensator", {})
+        assert spin_until(node, lambda: dropped().get("dropped.wrench_wrong_frame", 0) >= 3
+                          and dropped().get("dropped.non_finite", 0) >= 3, 60.0), counts
+        assert procs.dead() == [], procs.dead()
+    finally:
+        node.destroy_node()
+        procs.stop()
+
+    assert frames == {robot.wrench_frame_id}
+    final = estimates[-1]
+    truth_inside = np.all((np.array(final.lower) <= truth()) & (truth() <= np.array(final.upper)))
+    assert final.bounds_guaranteed and final.data_consistent and truth_inside
+    # the estimator's inertia topic carries the estimate (same stamp)
+    same = [i for i in inertias if i.header.stamp == final.header.stamp]
+    assert same and same[-1].header.frame_id == robot.payload_frame
+    i = same[-1].inertia
+    got = params.params_from_com(i.m, [i.com.x, i.com.y, i.com.z],
+                                 [[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+    assert np.allclose(got, final.estimate, rtol=1e-9, atol=1e-12)
+
+    # every sample published with a bound, after identification narrowed it
+    paired = sorted(t for t in bounds if t in values and t in speed)
+    identified = [t for t in paired if np.max(bounds[t][:3]) < IDENTIFIED_FORCE_BOUND_N]
+    assert len(paired) > 500 and len(identified) > 200, (len(paired), len(identified))
+    report = {}
+    for moving in (True, False):
+        ts = [t for t in identified if (speed[t] > 0.05) is moving]
+        assert len(ts) > 100, (moving, len(ts))
+        ratio = np.array([np.abs(values[t]) / bounds[t] for t in ts])
+        report["moving" if moving else "held still"] = (len(ts), float(ratio.max()),
+                                                        float(np.median([np.max(bounds[t][:3]) for t in ts])))
+        assert ratio.max() <= 1.0, (moving, ratio.max())
+    for name, (n, ratio, force_bound) in report.items():
+        print(f"{name}: {n} samples, max |residual| / bound = {ratio:.3f}, median force bound {force_bound:.3f} N")
+    # all samples with a bound, the early wide ones included
+    assert max(np.max(np.abs(values[t]) / bounds[t]) for t in paired) <= 1.0
+
+
+def truth():
+    """The simulated arm's payload (the profile's payload.sim)."""
+    from inertial_id.core.model import load_profile, payload_params
+    return payload_params(load_profile(ROBOT)["payload"]["sim"])
