@@ -125,9 +125,16 @@ def test_small_study_carries_the_comparison_table(name, tmp_path, monkeypatch, c
     assert "median" in printed and "static poses" in printed
 
 
-def test_bad_pose_count_is_a_user_error(capsys):
-    assert main(["baseline-study", "--poses", "1"]) == 2
-    assert "--poses" in capsys.readouterr().err
+@pytest.mark.parametrize("argv, says", [(["--poses", "1"], "--poses"), (["--payloads", "3lb"], "unknown payloads"),
+                                        (["--robot", "digit_arm"], "7-joint arms"), (["--seed", "-1"], "--seed")])
+def test_meaningless_arguments_are_one_line_user_errors(argv, says, capsys):
+    try:
+        code = main(["baseline-study", *argv])
+    except SystemExit as exc:          # argparse's own checks exit from the parser
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert says in err and len(err.strip().splitlines()) == 1
 
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"

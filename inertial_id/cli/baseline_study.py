@@ -4,8 +4,8 @@ simulated cases (or, with ``--real``, the real Gen3 recordings): per case mass e
 seconds of motion and time to a usable estimate, side by side, plus medians."""
 from __future__ import annotations
 
-from . import UserError
-from .common import add_json_option, positive_int, str_list, write_json
+from . import RunFailed, UserError
+from .common import add_json_option, non_negative_int, positive_int, str_list, write_json
 from .realdata_study import DEFAULT_DATA
 
 
@@ -18,7 +18,7 @@ def register(sub) -> None:
     p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],
                    help="dumbbells, comma separated (4lb..8lb); cases cycle through them")
     p.add_argument("--poses", type=int, default=POSES, help=f"static poses of the baseline (2-{len(WRIST_OFFSETS_RAD)})")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--workers", type=positive_int, default=1, help="cases run in parallel processes")
     p.add_argument("--real", action="store_true",
                    help="the real Gen3 recordings with virtual payloads instead of simulation (leave one run out)")
@@ -56,7 +56,7 @@ def print_table(report: dict) -> None:
 
 def run(args) -> int:
     from ..core.model import load_robot
-    from ..core.studies.bounds import PAYLOADS
+    from ..core.studies.bounds import PAYLOADS, POSTURE_SPREAD_RAD
     from ..core.studies.static_baseline import WRIST_OFFSETS_RAD, run_study
     unknown = [x for x in args.payloads if x not in PAYLOADS]
     if unknown or not args.payloads:
@@ -67,6 +67,9 @@ def run(args) -> int:
     s = robot.sensing
     if not (s.get("wrench") or s.get("joint_torque")):
         raise UserError(f"robot '{robot.name}' senses neither a wrist wrench nor joint torques: no payload rows")
+    if robot.nv != len(POSTURE_SPREAD_RAD):
+        raise UserError(f"the study's postures are those of the 7-joint arms (xarm7, kinova_gen3); "
+                        f"robot '{robot.name}' has {robot.nv} joints")
     if args.real:
         from ..core.data_io import DataError
         from ..core.studies.static_baseline_real import run_real_study
@@ -81,7 +84,10 @@ def run(args) -> int:
             raise UserError(f"leave-one-run-out needs at least 2 runs, got {len(runs)}")
         report = run_real_study(robot, runs)
     else:
-        report = run_study(args.robot, args.cases, args.payloads, args.seed, args.poses, args.workers)
+        try:
+            report = run_study(args.robot, args.cases, args.payloads, args.seed, args.poses, args.workers)
+        except RuntimeError as exc:      # no trajectory or poses within this profile's limits
+            raise RunFailed(str(exc)) from None
     print_table(report)
     if "static_poses_unavailable" in report:
         print(f"static poses: {report['static_poses_unavailable']}")
