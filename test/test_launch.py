@@ -69,7 +69,7 @@ def test_sim_launch_publishes_estimates_and_shuts_down_cleanly(robot, ros_env):
     assert got, f"no estimates from the launched nodes:\n{out[-3000:]}"
     assert "Traceback" not in out, out[-3000:]
     assert code == 0, out[-3000:]
-    for node in ("sim_robot", "regressor_builder", "estimator", "excitation_planner"):
+    for node in ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator"):
         assert f"[{node}-" in out, f"{node} was not started by the LaunchService"
 
 
@@ -138,7 +138,8 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
     assert code == 0 and sim_code == 0 and "Traceback" not in out + sim_out, (out + sim_out)[-3000:]
 
 
-@pytest.mark.parametrize("node", ["sim_robot", "regressor_builder", "estimator", "excitation_planner"])
+@pytest.mark.parametrize("node", ["sim_robot", "regressor_builder", "estimator", "excitation_planner",
+                                  "payload_compensator"])
 def test_sigterm_ends_each_node_with_exit_0_and_no_traceback(node, ros_env):
     proc = subprocess.Popen([sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args",
                              "-p", "robot_profile:=kinova_gen3"], env=ros_env,

@@ -103,7 +103,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         # every consumer listens before the simulated arm publishes its first sample: the builder,
         # the estimator and the recorder then have the same streams from the start
         sim_time = {"use_sim_time": True}
-        nodes = start_node_set(profile, env, log_dir, nodes=tuple(n for n in NODES if n != "sim_robot"),
+        # the payload compensator's output is not part of the demo's result: not started
+        nodes = start_node_set(profile, env, log_dir,
+                               nodes=tuple(n for n in NODES if n not in ("sim_robot", "payload_compensator")),
                                regressor_builder={"method": method, "lossless_inputs": lossless, **sim_time},
                                estimator={"method": method, **sim_time},
                                excitation_planner={"duration_s": float(duration_s), **sim_time})

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner")
+NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
 TAIL_LINES = 30         # lines of each node's output kept to say why it exited
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")    # the last line of a traceback
 
@@ -133,6 +133,7 @@ def node_parameters(node: str, values: dict) -> dict:
     per_node = {"estimator": ("method",),
                 "regressor_builder": ("method", "joint_states_topic", "wrench_topic", "wrench_frame_id"),
                 "excitation_planner": ("joint_states_topic",),
+                "payload_compensator": ("joint_states_topic", "wrench_topic", "wrench_frame_id"),
                 "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload")}
     sim_time = values.get("use_sim_time", "false").lower() in ("true", "1")
     # the simulated arm is the source of /clock, never its follower
@@ -145,8 +146,8 @@ def node_parameters(node: str, values: dict) -> dict:
 
 def launch_description(default_profile: str, with_sim: bool):
     """A launch_ros LaunchDescription of the node set, for ``ros2 launch inertial_id ...`` and
-    ``inertial-id launch``: the three inertial_id nodes, plus the simulated arm standing in for the
-    robot's driver when ``with_sim``. Arguments: :func:`launch_arguments`.
+    ``inertial-id launch``: the inertial_id nodes (builder, estimator, planner, payload compensator),
+    plus the simulated arm standing in for the robot's driver when ``with_sim``. Arguments: :func:`launch_arguments`.
     The excitation planner does not move the robot until its ``~/start`` service is called."""
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
