@@ -60,6 +60,12 @@ class PayloadCompensatorNode(Node):
             declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation", low=1e-6, high=60.0),
             offset)
         self.executor_kind = "events"          # kHz joint states: the cheaper executor, as the builder
+        self.ready: list = []          # (joint sample, wrench, interpolation bound) not yet compensated
+        self.process_batch = declare(self, "process_batch", 10,
+                                     "samples compensated at once (larger: less CPU per sample at kHz rates, more "
+                                     "latency)", low=1, high=10**5)
+        self.create_timer(declare(self, "process_period_s", 0.01, "longest a ready sample waits for its batch, s",
+                                  low=1e-4, high=10.0), self.flush)
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped",
                                         low=0.0, high=3600.0)
@@ -158,7 +164,20 @@ class PayloadCompensatorNode(Node):
         if self.box is None:
             self.drops.ignore("no_estimate_yet")
             return
-        out, pushed = self.compensator.push(s.t, s.q, s.qd, s.tau, self.box, wrench, extra)
+        self.ready.append((s, wrench, extra))
+        if len(self.ready) >= self.process_batch:
+            self.flush()
+
+    def flush(self) -> None:
+        """The ready samples through the compensator, in one batch (cheaper per sample at kHz rates)."""
+        if not self.ready:
+            return
+        ready, self.ready = self.ready, []
+        samples = [s for s, _, _ in ready]
+        out, pushed = self.compensator.push_many(
+            [s.t for s in samples], [s.q for s in samples], [s.qd for s in samples],
+            None if samples[0].tau is None else [s.tau for s in samples], self.box,
+            *(([w for _, w, _ in ready], [e for _, _, e in ready]) if self.compensator.uses_wrench else ()))
         if pushed.missed:
             self.drops.counts["missed_samples"] += pushed.missed
         for reason, detail in pushed.drops:
