@@ -206,8 +206,9 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
     from inertial_id.msg import ExcitationStatus
     from inertial_id.nodes.launch import start_node_set
     path, robot, settings = planner_test_profile(tmp_path)
+    # no estimator here: the planner moves on the prior box without waiting for an estimate
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
-                           excitation_planner=planner_parameters)
+                           excitation_planner={"wait_for_estimate": False, **planner_parameters})
     node = rclpy.create_node("planner_test")
     try:
         arm = FakeArm(node, robot, settings.centre)      # at rest where holding still certifies

@@ -456,3 +456,32 @@ def test_states_follow_the_transition_table(setup):
         ["idle", "planning", "executing", "braking", "done"]
     # done and failed are final until a start
     assert TRANSITIONS[PlannerState.DONE] == {PlannerState.PLANNING} == TRANSITIONS[PlannerState.FAILED]
+
+
+def test_with_wait_for_estimate_nothing_moves_before_a_trusted_estimate(robot):
+    """A start waits for an estimate whose bounds are guaranteed and whose data fit the box; one that
+    says the data contradict the box (a payload outside it) fails the start without any motion."""
+    settings, cert = PlannerSettings.from_profile(robot), Certifier(robot)
+    rh = RecedingHorizon(robot, settings, Tube(), certify_fn=cert, wait_for_estimate=True)
+    assert rh.start(0.0, settings.centre) and rh.state == "planning"
+    assert "no estimate" in rh.message and rh.request(0.0) is None and not cert.calls
+    rh.tick(0.5, 0.0)
+    assert rh.request(0.5) is None and not cert.calls          # still waiting: nothing certified, nothing planned
+    lo, hi = rh.lower.copy(), rh.upper.copy()
+    rh.on_estimate(0.6, lo, hi, True, True)                    # the prior itself: no data behind it yet
+    rh.tick(0.7, 0.0)
+    assert rh.request(0.7) is None and not cert.calls
+    rh.on_estimate(0.8, lo, hi - 0.01 * (hi - lo), True, True)
+    rh.tick(0.9, 0.0)
+    assert cert.calls and rh.request(0.9) is not None           # the hold certified, the first plan requested
+    # a payload outside the box: the first estimate says so, and nothing ever moved
+    rh2 = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot), wait_for_estimate=True)
+    assert rh2.start(0.0, settings.centre)
+    assert rh2.on_estimate(0.5, lo, hi, True, False) is None
+    assert rh2.state == "failed" and "data inconsistent" in rh2.message and not rh2.segments
+    assert not rh2.start(1.0, settings.centre) and "data inconsistent" in rh2.message
+    # no trusted estimate before the hold deadline: the start fails saying so
+    rh3 = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot), wait_for_estimate=True)
+    assert rh3.start(0.0, settings.centre)
+    rh3.tick(settings.hold_wait_s + 0.1, 0.0)
+    assert rh3.state == "failed" and "no estimate" in rh3.message and not rh3.segments

@@ -83,7 +83,7 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
     from inertial_id.nodes.launch import start_node_set
     path, robot, settings = planner_test_profile(tmp_path)
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
-                           excitation_planner={"autostart": False})
+                           excitation_planner={"autostart": False, "wait_for_estimate": False})
     node = rclpy.create_node("lifecycle_test")
     try:
         arm = FakeArm(node, robot, settings.centre)

@@ -77,7 +77,11 @@ class ExcitationPlannerNode(ManagedNode):
         self.settings = PlannerSettings.from_profile(self.robot)
         cert = CertifierSettings.from_profile(self.robot)
         # this process certifies holds and braking plans; the worker process plans and certifies the rest
-        self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert))
+        wait = declare(self, "wait_for_estimate", True,
+                       "after a start, move only once an estimate with guaranteed bounds and data consistent "
+                       "with the payload box has arrived (taken at rest: a payload outside the box never moves); "
+                       "false only for a bench without an estimator")
+        self.rh = RecedingHorizon(self.robot, self.settings, cert, cached_certify(self.robot, cert), wait_for_estimate=wait)
         self.command_margin_s = declare(self, "command_margin_s", 0.03,
                                         "a command is sent only this long or more before it takes effect (time "
                                         "for transport to the controller), s; a later one is withheld and the "

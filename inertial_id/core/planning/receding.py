@@ -12,8 +12,11 @@ switch is C2-continuous). Plan k+1 is requested shortly before plan k starts; it
 only if certified and offered at least ``command_lead_s`` before the switch. Otherwise nothing is
 switched: plan k, certified and ending at rest, is the braking manoeuvre (state ``braking``).
 
-Start: only :meth:`start` moves the arm. It first certifies holding still where the arm stands; if
-that fails with the current box, nothing moves and the start waits (bounded) for tighter bounds.
+Start: only :meth:`start` moves the arm. With ``wait_for_estimate`` it first waits (bounded) for an
+estimate whose bounds are guaranteed, whose data are consistent with the box and whose box is
+narrower than the prior (data taken while the arm holds still: a payload the box excludes never
+moves). It then certifies holding still where the arm stands; if that fails with the
+current box, nothing moves and the start waits (bounded) for tighter bounds.
 
 Commands: after every change of the timeline the caller gets a :class:`Command` ``(t_from, t_to)``
 and sends the reference sampled over that span with ``t_from`` as its start stamp. ``t_from`` is at
@@ -155,8 +158,10 @@ class RecedingHorizon:
     """The loop's state: the payload box in use, the certified timeline, the pending plan request and
     the tube monitor (see the module docstring for the rules)."""
 
-    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None):
+    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None,
+                 wait_for_estimate: bool = False):
         self.robot = robot
+        self.wait_for_estimate = wait_for_estimate
         self.settings = settings
         self.cert_settings = cert_settings
         self.certify = certify_fn or cached_certify(robot, cert_settings)
@@ -183,6 +188,8 @@ class RecedingHorizon:
         self.rejected_why = ""
         self.distrust = ""                         # why the newest estimate forbids motion ('' if it does not)
         self._guaranteed_seen = False              # an estimate with guaranteed bounds has arrived
+        self._trusted_since_start = False          # an estimate narrowing the prior box since the last start
+        self._prior = (self.lower.copy(), self.upper.copy())
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
         self._final_state = S.DONE
         self._final_message = "done"
@@ -221,6 +228,8 @@ class RecedingHorizon:
         disjoint = False
         if self.update_box(lower, upper, bounds_guaranteed, data_consistent):
             self.distrust = ""
+            # a box still equal to the prior rests on no data yet (the estimator holds its first rows)
+            self._trusted_since_start |= bool(np.any(self.lower > self._prior[0]) or np.any(self.upper < self._prior[1]))
         elif not data_consistent:
             self.distrust = "the estimator reports data inconsistent with its error bounds"
         elif not bounds_guaranteed and self._guaranteed_seen:
@@ -255,6 +264,7 @@ class RecedingHorizon:
         self.plans = 0
         self._final_state = S.DONE
         self._brake_reason = None
+        self._trusted_since_start = False
         self.box_log_volume = []
         self._enter(S.PLANNING, "certifying holding still at the start position")
         return self._try_hold(t)
@@ -262,6 +272,16 @@ class RecedingHorizon:
     def _try_hold(self, t: float) -> bool:
         """Certify holding still at the start position; on success request the first plan."""
         q = self._q_start
+        if self.wait_for_estimate and not self._trusted_since_start:
+            self._hold_box = None
+            why = "not moving: no estimate since the start whose bounds are guaranteed, data consistent and narrower than the prior"
+            if self.rejected_estimates:
+                why += f" ({self.rejected_estimates} not used: {self.rejected_why})"
+            if t >= self._hold_deadline:
+                self._enter(S.FAILED, why)
+                return False
+            self.message = f"{why}; waiting up to {self.settings.hold_wait_s:.1f} s"
+            return True
         hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
         started = time.perf_counter()
         cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
@@ -351,7 +371,8 @@ class RecedingHorizon:
                 if breach:
                     return self.fault(t, breach)
         if self.state == S.PLANNING and self.pending is None:     # waiting for a box that certifies a hold
-            box_changed = not (np.array_equal(self._hold_box[0], self.lower) and np.array_equal(self._hold_box[1], self.upper))
+            box_changed = self._hold_box is None or not (np.array_equal(self._hold_box[0], self.lower)
+                                                         and np.array_equal(self._hold_box[1], self.upper))
             if box_changed or t >= self._hold_deadline:
                 self._try_hold(t)
             return None
