@@ -1,6 +1,8 @@
 """The payload's share taken out of the measured wrench and joint torques (core.payload_wrench): zero
 with the true payload, a bound that holds every payload of the box (and is reached by one), the
 simulated arm's wrench stream inside its bound, and the Gen3's external joint torques."""
+from dataclasses import replace
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -8,8 +10,10 @@ import pytest
 from inertial_id.core import model as robot_model
 from inertial_id.core import params
 from inertial_id.core.payload_wrench import (EstimateRejected, PayloadBox, PayloadCompensator, box_deviation,
-                                             compensate, compensated_wrench, external_effort)
-from inertial_id.core.regressor import PayloadRegressor
+                                             compensate, compensated_wrench, external_effort, robot_torque_columns)
+from inertial_id.core.regressor import PayloadRegressor, friction_torque
+from inertial_id.core.robot_box import estimator_robot_box
+from inertial_id.core.sensors import NoiseModel
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import excitation_from_profile
 
@@ -62,7 +66,7 @@ def test_box_bound_holds_every_payload_of_the_box_and_is_reached(xarm, rng):
         half = rng.uniform(0.0, 0.05, 10)
         centre = truth + rng.uniform(-1, 1, 10) * half
         box = PayloadBox(centre + rng.uniform(-0.5, 0.5, 10) * half, centre - half, centre + half, True)
-        bound = box_deviation(A, box)
+        bound = box_deviation(A, box.estimate, box.lower, box.upper)
         pis = rng.uniform(box.lower, box.upper, size=(500, 10))
         dev = np.abs((pis - box.estimate) @ A.T)
         assert np.all(dev <= bound * (1 + 1e-12) + 1e-15)
@@ -75,7 +79,7 @@ def test_box_bound_holds_every_payload_of_the_box_and_is_reached(xarm, rng):
             assert reached == pytest.approx(bound[i], rel=1e-12)
         # around the midpoint it is the half-width sum
         mid = PayloadBox(centre, box.lower, box.upper, True)
-        assert np.allclose(box_deviation(A, mid), np.abs(A) @ half)
+        assert np.allclose(box_deviation(A, mid.estimate, mid.lower, mid.upper), np.abs(A) @ half)
         # a measurement within its noise bound of a payload in the box: the residual is inside the bound
         pi_true = rng.uniform(box.lower, box.upper)
         e = rng.uniform(0.0, 0.5, 6)
@@ -123,27 +127,88 @@ def test_the_simulated_arms_wrench_stream_stays_inside_its_bound(xarm):
     assert np.mean([np.max(c.box_bound) for c in out["box"]]) > 0.1
 
 
-def test_gen3_external_effort_is_the_contact_and_nothing_else(gen3, rng):
-    """Torques of the arm carrying the payload (pinocchio RNEA of the model with the payload lumped
-    in, independent of the payload regressor) with and without a contact force on the payload: the
-    external effort is ``-J^T F`` (measured minus model), inside its bound."""
+def perturbed_gen3(gen3, rng):
+    """The Gen3 as it may really be inside the estimators' robot box: every link's inertia and every
+    rotor's scaled by up to +-5 % (physically consistent), friction and torque offsets within the floors."""
+    model = pin.Model(gen3.model)
+    for j in range(1, model.njoints):
+        model.inertias[j] = pin.Inertia.FromDynamicParameters(
+            model.inertias[j].toDynamicParameters() * (1 + rng.uniform(-0.05, 0.05)))
+    model.armature = model.armature * (1 + rng.uniform(-0.05, 0.05, model.nv))
+    friction = np.column_stack([rng.uniform(-0.045, 0.045, model.nv), rng.uniform(-0.018, 0.018, model.nv),
+                                np.zeros(model.nv), rng.uniform(-0.045, 0.045, model.nv)])
+    return model, friction
+
+
+def test_gen3_external_effort_is_the_contact_inside_its_bound(gen3, rng):
+    """Torques of the arm carrying the payload (pinocchio RNEA of the model with the payload lumped in,
+    independent of the payload regressor) with and without a contact force on the payload: the
+    external effort is ``-J^T F`` (measured minus model), exactly for the nominal robot and inside the
+    bound for a robot anywhere in the robot box."""
     truth = robot_model.payload_params("dumbbell_5lb")
-    loaded = robot_model.model_with_payload(gen3, truth)
-    data = loaded.createData()
     reg = PayloadRegressor(gen3)
     box = PayloadBox(truth, truth - 0.005, truth + 0.005, True)
+    robot_box = estimator_robot_box(gen3)
+    nominal = robot_model.model_with_payload(gen3, truth)
     for _ in range(10):
         q, v, a = random_state(gen3, rng)
-        tau_true = pin.rnea(loaded, data, q, v, a)
+        tau_true = pin.rnea(nominal, nominal.createData(), q, v, a)
         free = external_effort(reg, q, v, a, tau_true, exact(truth), np.zeros(gen3.nv))
         assert np.max(np.abs(free.residual)) < 1e-9 * np.max(np.abs(tau_true))
         F = rng.normal(size=6) * [10, 10, 10, 1, 1, 1]          # on the payload, payload-frame coordinates
         J = pin.computeFrameJacobian(gen3.model, gen3.model.createData(), q, gen3.payload_frame_id,
                                      pin.ReferenceFrame.LOCAL)
-        touched = external_effort(reg, q, v, a, tau_true - J.T @ F, box, np.full(gen3.nv, 0.1))
-        assert np.allclose(touched.residual - J.T @ -F, reg.torque_rows(q, v, a, tau_true)[0] @ (truth - box.estimate),
-                           atol=1e-9)
-        assert np.all(np.abs(touched.residual + J.T @ F) <= touched.bound)
+        touched = external_effort(reg, q, v, a, tau_true - J.T @ F, exact(truth), np.zeros(gen3.nv))
+        assert np.allclose(touched.residual, -J.T @ F, atol=1e-9)
+        # a real arm: its links, rotors and friction off the nominal ones within the robot box
+        model, friction = perturbed_gen3(gen3, rng)
+        plant = robot_model.model_with_payload(replace(gen3, model=model), truth)
+        tau_plant = pin.rnea(plant, plant.createData(), q, v, a) + friction_torque(friction.ravel(), v, a)
+        real = external_effort(reg, q, v, a, tau_plant - J.T @ F, box, np.full(gen3.nv, 0.05), robot_box)
+        assert np.all(np.abs(real.residual + J.T @ F) <= real.bound)
+        assert np.max(real.robot_bound) > 0.1          # the robot's share is not negligible
+        nominal_only = external_effort(reg, q, v, a, tau_plant - J.T @ F, box, np.full(gen3.nv, 0.05))
+        assert np.all(nominal_only.robot_bound == 0)
+
+
+def test_nominal_robot_is_the_centre_of_the_robot_box_columns(gen3, rng):
+    """``tau_robot = Y_r theta_r`` with the box's nominal ``theta_r`` is pinocchio's RNEA (armature included)."""
+    nominal, lower, upper = estimator_robot_box(gen3)
+    data = gen3.model.createData()
+    for _ in range(5):
+        q, v, a = random_state(gen3, rng)
+        assert np.allclose(robot_torque_columns(gen3.model, data, q, v, a) @ nominal,
+                           pin.rnea(gen3.model, gen3.model.createData(), q, v, a), atol=1e-9)
+
+
+def test_the_simulated_gen3s_external_effort_stays_inside_its_bound(gen3):
+    """The simulated Gen3 as a real arm may be (links, rotors, friction inside the robot box), noisy
+    torque sensors within their stated bounds, 1 kHz, moving and held still: every sample inside."""
+    truth = robot_model.payload_params("dumbbell_5lb")
+    model, friction = perturbed_gen3(gen3, np.random.default_rng(5))
+    sim = Simulator(gen3, truth, noise=NoiseModel.from_profile(gen3.profile), seed=4, true_model=model,
+                    friction=friction, **{k: gen3.profile["sim"][k] for k in ("kp", "kd", "ki")})
+    traj, report = excitation_from_profile(gen3, 3.0)
+    assert report.ok
+    sim.command(traj)
+    half = 0.01 * (1 + np.abs(truth))
+    stream = PayloadCompensator(gen3, True, False, gen3.sensing["joint_states_hz"])
+    box = PayloadBox(truth + 0.3 * half, truth - half, truth + half, True)
+    out, speed = [], {}
+    for k in range(4000):
+        sim.step()
+        m = sim.measure()
+        speed[m.t] = np.max(np.abs(m.qd))
+        got, pushed = stream.push(m.t, m.q, m.qd, m.tau, box)
+        assert not pushed.drops
+        out += got
+    assert len(out) > 3900 and all(c.kind == "joint_torque" for c in out)
+    for moving in (True, False):
+        part = [c for c in out if bool(speed[c.t] > 0.05) is moving]
+        assert len(part) > 500
+        ratio = max(np.max(np.abs(c.residual) / c.bound) for c in part)
+        print(f"Gen3 {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} over {len(part)} samples")
+        assert ratio <= 1.0
 
 
 def test_estimates_that_cannot_be_used_are_rejected_with_a_reason():

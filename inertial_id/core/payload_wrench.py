@@ -15,18 +15,23 @@ so the bound of each component is
     |w_comp_i| <= e_i + max over pi in [lower, upper] of |A_i (pi - pi_hat)|
 
 whenever the payload is inside the estimator's box and the sensors within their stated bounds, the
-assumptions of the estimator's guaranteed box (``bounds_guaranteed`` and ``data_consistent``).
+assumptions of the estimator's guaranteed box (``bounds_guaranteed`` and ``data_consistent``). Joint
+torques add the robot's own share: the nominal robot is removed, and the largest torque its link and
+friction parameters can add inside the estimators' robot box (:mod:`.robot_box`) is in the bound.
 
 Sensor offset: the estimator estimates none (its wrench rows assume a sensor tared without payload);
 a known offset is subtracted here before anything else, zero by default.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import params
+from .regressor import PayloadRegressor, friction_regressor, joint_torque_regressor
+from .robot_box import estimator_robot_box
 from .row_builder import SampleRows
 
 PARAMETERS = 10
@@ -66,12 +71,12 @@ class PayloadBox:
         return cls(x, lo, hi, bool(guaranteed))
 
 
-def box_deviation(Y, box: PayloadBox) -> np.ndarray:
-    """Per row of ``Y`` (rows, 10): the largest ``|Y_i (pi - pi_hat)|`` over every ``pi`` in the box (exact:
-    a linear function takes its extremes at the vertex that picks, column by column, the end that
-    raises, or lowers, it)."""
+def box_deviation(Y, centre, lower, upper) -> np.ndarray:
+    """Per row of ``Y`` (rows, n): the largest ``|Y_i (x - centre)|`` over every ``x`` in the box
+    ``[lower, upper]`` (exact: a linear function takes its extremes at the vertex that picks, column by
+    column, the end that raises, or lowers, it)."""
     Y = np.asarray(Y, dtype=float)
-    up, down = Y * (box.upper - box.estimate), Y * (box.lower - box.estimate)
+    up, down = Y * (np.asarray(upper) - centre), Y * (np.asarray(lower) - centre)
     return np.maximum(np.maximum(up, down).sum(axis=1), -np.minimum(up, down).sum(axis=1))
 
 
@@ -80,8 +85,9 @@ class Compensated:
     """One sample's measured-minus-model residual and its bound.
 
     ``kind``: ``"wrench"`` (6: ``[f (N); n (N m)]`` in the sensor frame) or ``"joint_torque"`` (one per
-    joint, N m, profile joint order); ``bound = noise_bound + box_bound`` per component, guaranteed only
-    when ``guaranteed`` (the box is)."""
+    joint, N m, profile joint order); ``bound = noise_bound + box_bound + robot_bound`` per component
+    (``robot_bound``: the robot's own parameters inside the estimators' robot box, joint torques only),
+    guaranteed only when ``guaranteed`` (the payload box is)."""
 
     t: float
     kind: str
@@ -89,17 +95,32 @@ class Compensated:
     bound: np.ndarray
     noise_bound: np.ndarray
     box_bound: np.ndarray
+    robot_bound: np.ndarray
     guaranteed: bool
 
 
-def compensate(t: float, kind: str, A, b, noise_bound, box: PayloadBox) -> Compensated:
-    """Rows ``A pi = b`` (payload columns; ``b`` the measurement with the known robot moved to its side)
-    with their error bound: the residual ``b - A pi_hat`` and its bound."""
+def compensate(t: float, kind: str, A, b, noise_bound, box: PayloadBox, robot_bound=0.0) -> Compensated:
+    """Rows ``A pi = b`` (payload columns; ``b`` the measurement with the nominal robot moved to its side)
+    with their error bound: the residual ``b - A pi_hat`` and its bound (``robot_bound``: what the robot's
+    own parameters may add to ``b``)."""
     A = np.asarray(A, dtype=float)
     noise = np.asarray(noise_bound, dtype=float)
-    spread = box_deviation(A, box)
-    return Compensated(t, kind, np.asarray(b, dtype=float) - A @ box.estimate, noise + spread, noise, spread,
-                       box.guaranteed)
+    spread = box_deviation(A, box.estimate, box.lower, box.upper)
+    robot = np.broadcast_to(np.asarray(robot_bound, dtype=float), noise.shape)
+    return Compensated(t, kind, np.asarray(b, dtype=float) - A @ box.estimate, noise + spread + robot, noise, spread,
+                       robot, box.guaranteed)
+
+
+def robot_torque_columns(model, data, q, v, a) -> np.ndarray:
+    """``(nv, 10 n + 4 nv)``: the robot's own joint-torque columns, link parameters then friction, in the
+    order of the robot box's ``theta_r`` (:mod:`.robot_box`): ``tau_robot = Y_r theta_r``."""
+    return np.hstack([joint_torque_regressor(model, data, q, v, a), friction_regressor(v, a)])
+
+
+def robot_torque_bound(robot_box, model, data, q, v, a) -> np.ndarray:
+    """Per joint, the largest torque the robot's own parameters inside ``robot_box`` ((nominal, lower,
+    upper) of :func:`~.robot_box.estimator_robot_box`) add to the nominal robot's at ``(q, v, a)``."""
+    return box_deviation(robot_torque_columns(model, data, q, v, a), *robot_box)
 
 
 def compensated_wrench(regressor, q, v, a, wrench_S, box: PayloadBox, noise_bound, offset_S=None) -> Compensated:
@@ -111,10 +132,27 @@ def compensated_wrench(regressor, q, v, a, wrench_S, box: PayloadBox, noise_boun
     return compensate(np.nan, "wrench", A, b, noise_bound, box)
 
 
-def external_effort(regressor, q, v, a, tau_measured_Nm, box: PayloadBox, noise_bound_Nm) -> Compensated:
-    """Joint torques not explained by the nominal robot and the payload at ``(q, v, a)``, with their bound."""
+def external_effort(regressor, q, v, a, tau_measured_Nm, box: PayloadBox, noise_bound_Nm, robot_box=None) -> Compensated:
+    """Joint torques not explained by the nominal robot and the payload at ``(q, v, a)``, with their bound
+    (``robot_box``: the robot's own parameter box, see :func:`robot_torque_bound`; None: the nominal
+    robot taken as exact)."""
     Y_P, b = regressor.torque_rows(q, v, a, tau_measured_Nm)
-    return compensate(np.nan, "joint_torque", Y_P, b, noise_bound_Nm, box)
+    robot = 0.0 if robot_box is None else robot_torque_bound(robot_box, regressor.model, regressor.data, q, v, a)
+    return compensate(np.nan, "joint_torque", Y_P, b, noise_bound_Nm, box, robot)
+
+
+class _TorqueRowsWithRobotColumns(PayloadRegressor):
+    """The row builder's payload regressor, also keeping (in order) the robot's own torque columns at
+    each state it forms joint-torque rows for: the rows' messages do not carry the state."""
+
+    def __init__(self, robot):
+        super().__init__(robot)
+        self.robot_rows: deque = deque()
+
+    def torque_rows(self, q, v, a, tau_measured_Nm):
+        rows = super().torque_rows(q, v, a, tau_measured_Nm)
+        self.robot_rows.append(robot_torque_columns(self.model, self.data, q, v, a))
+        return rows
 
 
 class PayloadCompensator:
@@ -129,6 +167,10 @@ class PayloadCompensator:
                                batch_samples=1, max_gap_s=max_gap_s,
                                kinds=[k for k, on in (("joint_torque", use_joint_torque), ("wrench", use_wrench)) if on])
         self.offset = np.zeros(6) if wrench_offset_S is None else np.asarray(wrench_offset_S, dtype=float)
+        # joint torques: the nominal robot is not exact; its parameters are in the estimators' robot box
+        self.robot_box = estimator_robot_box(robot) if use_joint_torque else None
+        if use_joint_torque:
+            self.rows.rows.core = self._torque_core = _TorqueRowsWithRobotColumns(robot)
 
     @property
     def needs_effort(self) -> bool:
@@ -146,7 +188,12 @@ class PayloadCompensator:
         what :meth:`SampleRows.push_many` reports (drops, missed samples). Batches cost less per sample."""
         pushed = self.rows.push_many(t, q, qd, tau, None if wrench is None else np.asarray(wrench, float) - self.offset,
                                      wrench_extra)
-        return [compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box) for m in pushed.messages], pushed
+        out = []
+        for m in pushed.messages:      # one message per sample; joint-torque ones in the order of their rows
+            robot = box_deviation(self._torque_core.robot_rows.popleft(), *self.robot_box) \
+                if m.kind == "joint_torque" else 0.0
+            out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box, robot))
+        return out, pushed
 
     def push(self, t: float, q, qd, tau, box: PayloadBox, wrench=None, wrench_extra=None):
         """One sample (see :meth:`push_many`)."""
