@@ -274,14 +274,8 @@ class RecedingHorizon:
         q = self._q_start
         if self.wait_for_estimate and not self._trusted_since_start:
             self._hold_box = None
-            why = "not moving: no estimate since the start whose bounds are guaranteed, data consistent and narrower than the prior"
-            if self.rejected_estimates:
-                why += f" ({self.rejected_estimates} not used: {self.rejected_why})"
-            if t >= self._hold_deadline:
-                self._enter(S.FAILED, why)
-                return False
-            self.message = f"{why}; waiting up to {self.settings.hold_wait_s:.1f} s"
-            return True
+            return self._wait(t, "not moving: no estimate since the start whose bounds are guaranteed, data "
+                                 "consistent and narrower than the prior", "an estimate")
         hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
         started = time.perf_counter()
         cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
@@ -289,14 +283,8 @@ class RecedingHorizon:
         self.last_certificate = cert
         self._hold_box = (self.lower.copy(), self.upper.copy())
         if not cert.certified:
-            why = f"not moving: holding still at the current position is not certified with the current payload box ({cert.reason})"
-            if self.rejected_estimates:
-                why += f"; {self.rejected_estimates} estimates not used ({self.rejected_why})"
-            if t >= self._hold_deadline:
-                self._enter(S.FAILED, why)
-                return False
-            self.message = f"{why}; waiting up to {self._hold_deadline - t:.1f} s for tighter guaranteed bounds"
-            return True
+            return self._wait(t, "not moving: holding still at the current position is not certified with the "
+                                 f"current payload box ({cert.reason})", "tighter guaranteed bounds")
         self.segments = [Segment(t, hold, "brake", cert)]
         self._time_budget_end = t + self._time_budget_s
         z = np.zeros_like(q)
@@ -305,6 +293,16 @@ class RecedingHorizon:
                                                           * self.settings.deadline_s), None)
         self._first_attempts = 0
         self.message = "planning the first exciting plan"
+        return True
+
+    def _wait(self, t: float, why: str, for_what: str) -> bool:
+        """Nothing moves yet because of ``why``: fail at the hold deadline (False), else keep waiting."""
+        if self.rejected_estimates:
+            why += f"; {self.rejected_estimates} estimates not used ({self.rejected_why})"
+        if t >= self._hold_deadline:
+            self._enter(S.FAILED, why)
+            return False
+        self.message = f"{why}; waiting up to {self.settings.hold_wait_s:.1f} s for {for_what}"
         return True
 
     def request(self, t: float) -> tuple[int, PlanRequest] | None:
