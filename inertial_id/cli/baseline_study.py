@@ -71,18 +71,11 @@ def run(args) -> int:
         raise UserError(f"the study's postures are those of the 7-joint arms (xarm7, kinova_gen3); "
                         f"robot '{robot.name}' has {robot.nv} joints")
     if args.real:
-        from ..core.data_io import DataError
         from ..core.studies.static_baseline_real import run_real_study
-        from .calibrate import read_recordings
+        from .calibrate import leave_one_out_runs
         if not s.get("joint_torque"):
             raise UserError("--real uses the Gen3 recordings (joint torques): choose a joint torque sensing robot")
-        try:
-            runs, _ = read_recordings(args.data, robot.nv)
-        except DataError as exc:
-            raise UserError(str(exc)) from None
-        if len(runs) < 2:
-            raise UserError(f"leave-one-run-out needs at least 2 runs, got {len(runs)}")
-        report = run_real_study(robot, runs)
+        report = run_real_study(robot, leave_one_out_runs(args.data, robot.nv))
     else:
         try:
             report = run_study(args.robot, args.cases, args.payloads, args.seed, args.poses, args.workers)

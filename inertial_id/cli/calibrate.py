@@ -48,6 +48,18 @@ def read_recordings(paths, n_joints: int):
     return runs, sources
 
 
+def leave_one_out_runs(paths, n_joints: int) -> list:
+    """The runs of a leave-one-run-out study (at least two); a user error says what is wrong."""
+    from ..core.data_io import DataError
+    try:
+        runs, _ = read_recordings(paths, n_joints)
+    except DataError as exc:
+        raise UserError(str(exc)) from None
+    if len(runs) < 2:
+        raise UserError(f"leave-one-run-out needs at least 2 runs, got {len(runs)}")
+    return runs
+
+
 def run(args) -> int:
     from ..core.calibration.build import calibrate
     from ..core.data_io import DataError

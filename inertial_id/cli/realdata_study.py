@@ -31,21 +31,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.data_io import DataError
     from ..core.model import load_robot
     from ..core.studies.realdata import COM_OFFSETS_M, study
-    from .calibrate import read_recordings
+    from .calibrate import leave_one_out_runs
     from .progress import progress_bar
     robot = load_robot(args.robot)
     if not 1 <= args.com_offsets <= len(COM_OFFSETS_M) or args.replicates < 20 or not args.masses \
             or any(not 0 < m < 100 for m in args.masses):
         raise UserError("--com-offsets must be 1-3, --replicates >= 20, --masses positive")
-    try:
-        runs, _ = read_recordings(args.data, robot.nv)
-    except DataError as exc:
-        raise UserError(str(exc)) from None
-    if len(runs) < 2:
-        raise UserError(f"leave-one-run-out needs at least 2 runs, got {len(runs)}")
+    runs = leave_one_out_runs(args.data, robot.nv)
     folds = args.folds if args.folds is not None else list(range(len(runs)))
     if any(not 0 <= k < len(runs) for k in folds):
         raise UserError(f"--folds must name runs 1..{len(runs)}")
