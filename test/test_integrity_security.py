@@ -27,7 +27,8 @@ def allowed(policy: str) -> dict:
 def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_operator():
     robot = load_robot("xarm7")
     rules = allowed(sp.policy_xml(robot))
-    assert set(rules) == {"regressor_builder", "estimator", "excitation_planner", "sim_robot", "operator"}
+    assert set(rules) == {"regressor_builder", "estimator", "excitation_planner", "payload_compensator", "sim_robot",
+                          "operator"}
     publishers = {n for n, r in rules.items() if "/inertial_estimate" in r["publish"]}
     assert publishers == {"estimator"}                           # nobody else can forge an estimate
     controller = robot.profile["controller"]["topic"]
@@ -42,7 +43,7 @@ def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_oper
 
 @pytest.mark.ros
 def test_the_live_graph_stays_inside_the_policy(ros_env, tmp_path):
-    """The four nodes of the simulated xArm7 on the live graph: every name they use is allowed to
+    """The nodes of the simulated xArm7 on the live graph: every name they use is allowed to
     them, and every topic the policy names for them is in use (/clock only with simulated time,
     /tf only when the simulator publishes the arm's frames)."""
     import rclpy

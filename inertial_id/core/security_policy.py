@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from .topics import CLOCK, DIAGNOSTICS, ESTIMATE, INERTIA, MARKERS, ROBOT_DESCRIPTION, ROWS, STATUS, TF, TRUTH
+from .topics import (CLOCK, DIAGNOSTICS, ESTIMATE, EXTERNAL_EFFORT, INERTIA, MARKERS, ROBOT_DESCRIPTION, ROWS,
+                     STATUS, TF, TRUTH, WRENCH_COMPENSATED)
 
 # what every rclpy node uses: logging, parameter events and the parameter/type-description services
 COMMON_PUBLISH = ("/rosout", "/parameter_events")
@@ -39,6 +40,9 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
     apply = robot.profile["apply"]      # ~/apply hands the payload to the driver or a latched topic
     applied_topic = (apply["topic"],) if apply["interface"] == "inertia_topic" else ()
     driver_service = (apply["service"],) if apply["interface"] == "xarm_set_tcp_load" else ()
+    compensated = tuple(f"{topic}{suffix}" for topic, on in ((WRENCH_COMPENSATED, sensing["wrench"]),
+                                                             (EXTERNAL_EFFORT, sensing["joint_torque"]))
+                        if on for suffix in ("", "_bound"))
     nodes = {
         "regressor_builder": {"publish": (ROWS, DIAGNOSTICS),
                               "subscribe": tuple(builder_in) + (CLOCK,), "services": ()},
@@ -47,6 +51,9 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
         "excitation_planner": {"publish": (controller, STATUS, DIAGNOSTICS),
                                "subscribe": (joint_states, ESTIMATE, CLOCK),
                                "services": ("start", "stop")},
+        "payload_compensator": {"publish": compensated + (DIAGNOSTICS,),
+                                "subscribe": (joint_states,) + ((sensing["wrench_topic"],) if sensing["wrench"] else ())
+                                + (ESTIMATE, CLOCK), "services": ()},
     }
     if sim:
         from .driver_streams import DriverEmulator

@@ -8,6 +8,9 @@ ROWS = "/regressor_samples"
 ESTIMATE = "/inertial_estimate"
 MARKERS = "/inertial_estimate/markers"
 INERTIA = "/inertia"                           # the estimate as geometry_msgs/InertiaStamped
+# the payload compensator's outputs (its private ~/ topics), each with a ..._bound twin
+WRENCH_COMPENSATED = "/payload_compensator/wrench_compensated"
+EXTERNAL_EFFORT = "/payload_compensator/external_effort"
 STATUS = "/excitation_status"
 TRUTH = "/sim/payload_truth"
 DIAGNOSTICS = "/diagnostics"
