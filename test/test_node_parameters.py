@@ -27,6 +27,8 @@ def run_node(node: str, env: dict, *parameters: str) -> subprocess.CompletedProc
     ("regressor_builder", "batch_samples:=0", "parameter batch_samples: expected an integer in [1, 1000000], got 0"),
     ("excitation_planner", "point_hz:=0.0", "parameter point_hz: expected a floating-point number (e.g. 2.0) in [1, 10000]"),
     ("sim_robot", "real_time_factor:=fast", "parameter real_time_factor:"),
+    ("payload_compensator", "process_batch:=0", "parameter process_batch: expected an integer in [1, 100000], got 0"),
+    ("payload_compensator", "wrench_offset:=[1.0,2.0]", "parameter wrench_offset: expected 6 finite numbers"),
 ])
 def test_a_bad_parameter_is_one_line_and_exit_2(ros_env, node, parameter, expected):
     proc = run_node(node, ros_env, parameter, "state_file:=none")

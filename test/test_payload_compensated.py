@@ -48,8 +48,8 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     def on_value(m):
         values[key(m)] = as_array(m)
         frames.add(m.header.frame_id)
-    node.create_subscription(WrenchStamped, "/payload_compensator/wrench_compensated", on_value, RELIABLE_QOS)
-    node.create_subscription(WrenchStamped, "/payload_compensator/wrench_compensated_bound",
+    node.create_subscription(WrenchStamped, topics.WRENCH_COMPENSATED, on_value, RELIABLE_QOS)
+    node.create_subscription(WrenchStamped, topics.WRENCH_COMPENSATED + "_bound",
                              lambda m: bounds.__setitem__(key(m), as_array(m)), RELIABLE_QOS)
     node.create_subscription(JointState, robot.sensing["joint_states_topic"],
                              lambda m: speed.__setitem__(key(m), float(np.max(np.abs(m.velocity)))), SENSOR_QOS)
@@ -62,7 +62,7 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     try:
         deadline = time.monotonic() + 90.0
         wait_for_graph(node, procs, topics.ROWS, 1, deadline, str(tmp_path))
-        wait_for_graph(node, procs, "/payload_compensator/wrench_compensated", 1, deadline, str(tmp_path))
+        wait_for_graph(node, procs, topics.WRENCH_COMPENSATED, 1, deadline, str(tmp_path))
         # the simulated arm starts once the builder, the compensator and this test listen
         procs.start("sim_robot", {"robot_profile": ROBOT, "publish_clock": True, "wait_for_joint_state_subscribers": 3,
                                   "wait_for_wrench_subscribers": 2}, ros_env, str(tmp_path))
