@@ -35,6 +35,8 @@ WAITING_SAMPLES = 100
 
 
 class PayloadCompensatorNode(Node):
+    """Joint states (and wrench) in, paired and compensated in batches with the newest estimate's box."""
+
     def __init__(self):
         super().__init__("payload_compensator")
         self.robot = declare_robot(self)
@@ -60,12 +62,6 @@ class PayloadCompensatorNode(Node):
             declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation", low=1e-6, high=60.0),
             offset)
         self.executor_kind = "events"          # kHz joint states: the cheaper executor, as the builder
-        self.ready: list = []          # (joint sample, wrench, interpolation bound) not yet compensated
-        self.process_batch = declare(self, "process_batch", 10,
-                                     "samples compensated at once (larger: less CPU per sample at kHz rates, more "
-                                     "latency)", low=1, high=10**5)
-        self.create_timer(declare(self, "process_period_s", 0.01, "longest a ready sample waits for its batch, s",
-                                  low=1e-4, high=10.0), self.flush)
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped",
                                         low=0.0, high=3600.0)
@@ -73,6 +69,12 @@ class PayloadCompensatorNode(Node):
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
         self.drops.set_status(DiagnosticStatus.OK, "waiting for an estimate")
+        self.ready: list = []          # (joint sample, wrench, interpolation bound) not yet compensated
+        self.process_batch = declare(self, "process_batch", 10,
+                                     "samples compensated at once (larger: less CPU per sample at kHz rates, more "
+                                     "latency)", low=1, high=10**5)
+        self.create_timer(declare(self, "process_period_s", 0.01, "longest a ready sample waits for its batch, s",
+                                  low=1e-4, high=10.0), self.flush)
         self.box: PayloadBox | None = None
         self.pub = {}
         if use_wrench:
