@@ -341,3 +341,36 @@ def test_capsule_points_enclosed_on_digit_arm():
                 for e, p in enumerate((cap.p0, cap.p1)):
                     x = M.act(p)
                     assert np.all(x >= lo[k[s], c, e] - 1e-12) and np.all(x <= hi[k[s], c, e] + 1e-12)
+
+
+def test_a_tilted_base_is_one_profile_entry_the_certifier_and_the_regressors_follow():
+    """dynamics.gravity_m_s2 (a wall-mounted Gen3: gravity along -x of its base) sets the model's
+    gravity; the certifier's point enclosure at rest is pinocchio's RNEA with it, which differs from
+    the upright arm's by far more than the enclosure's width, and the payload rows at rest predict the
+    measured torques with it."""
+    from inertial_id.core.model import load_profile
+    from inertial_id.core.regressor import PayloadRegressor
+    raw = {k: v for k, v in load_profile("kinova_gen3").items() if k != "_path"}
+    raw["dynamics"] = {**raw["dynamics"], "gravity_m_s2": [-9.81, 0.0, 0.0]}
+    robot = load_robot(raw)
+    np.testing.assert_array_equal(robot.model.gravity.linear, [-9.81, 0.0, 0.0])
+    settings = CertifierSettings.from_profile(robot)
+    n = robot.nv
+    ctx = enclosure.TorqueContext.build(robot, settings)
+    ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, n)), theta_radius=np.zeros_like(ctx.theta_radius),
+                               friction_radius=np.zeros_like(ctx.friction_radius))
+    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    payload = payload_params("dumbbell_5lb")
+    hold = BezierPlan(np.tile(home, (6, 1)), 3.0)
+    lo, hi = enclosure.torque_bounds(ctx0, hold, np.array([[1.0, 1.0 + 1e-9]]), payload, np.zeros(10))
+    model = _true_model(robot, ctx0, np.random.default_rng(0), payload, np.zeros(10), corner=False)
+    tau_tilted = pin.rnea(model, model.createData(), home, np.zeros(n), np.zeros(n))
+    np.testing.assert_allclose(0.5 * (lo[0] + hi[0]), tau_tilted, atol=1e-6)
+    upright = pin.Model(model)
+    upright.gravity = pin.Motion(np.array([0.0, 0.0, -9.81]), np.zeros(3))
+    tau_upright = pin.rnea(upright, upright.createData(), home, np.zeros(n), np.zeros(n))
+    assert np.max(np.abs(tau_upright - tau_tilted)) > 1e3 * np.max(hi[0] - lo[0])
+    Y, b = PayloadRegressor(robot).torque_rows(home, np.zeros(n), np.zeros(n), tau_tilted)
+    np.testing.assert_allclose(Y @ payload, b, atol=1e-6)
+    with pytest.raises(ProfileError, match="gravity_m_s2"):
+        load_robot({**raw, "dynamics": {**raw["dynamics"], "gravity_m_s2": [0.0, 0.0, 0.0]}})

@@ -266,6 +266,12 @@ def load_robot(profile: dict | str) -> Robot:
         if len(armature) != n:
             raise ProfileError(f"dynamics.armature has {len(armature)} entries for {n} joints")
         model.armature = np.asarray(armature, dtype=float)
+    # every consumer (regressors, the certifier's enclosure, the simulator, identifiability) reads
+    # model.gravity: setting it here is what makes a tilted base one profile entry
+    g_B = np.asarray(profile.get("dynamics", {}).get("gravity_m_s2", (0.0, 0.0, -9.81)), dtype=float)
+    if not 1.0 <= np.linalg.norm(g_B) <= 30.0:
+        raise ProfileError(f"dynamics.gravity_m_s2: |g| = {np.linalg.norm(g_B):.3g} m/s^2 is not a gravity")
+    model.gravity = pin.Motion(g_B, np.zeros(3))
     torque_limit = _limit(profile, "torque", model.effortLimit, n)
     # passive joints of closed chains (Digit) have none; a robot without any actuator is no robot
     if not np.all(np.isfinite(torque_limit) & (torque_limit >= 0)) or not np.any(torque_limit > 0):

@@ -186,8 +186,10 @@ class Driver(Section):
 
 
 class Dynamics(Section):
-    """Known parts of the robot model beyond the URDF (reflected rotor inertia per joint, kg m^2)."""
+    """Known parts of the robot model beyond the URDF: reflected rotor inertia per joint (kg m^2) and
+    gravity in the base frame (m/s^2; a tilted or wall-mounted base rotates it)."""
     armature: Optional[Vector(ge=0.0)] = None
+    gravity_m_s2: Vector(3) = [0.0, 0.0, -9.81]
 
 
 class Limits(Section):
