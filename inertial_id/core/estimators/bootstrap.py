@@ -97,8 +97,13 @@ def payload_estimate(information, rhs, n_payload: int, lower=None, upper=None):
     marginal information (nuisance eliminated, Schur complement). Raises as
     :func:`~.consistent.consistent_estimate`."""
     x = np.linalg.lstsq(information, rhs, rcond=None)[0]
+    return consistent_estimate(x[:n_payload], marginal_information(information, n_payload), lower, upper)
+
+
+def marginal_information(information, n_payload: int) -> np.ndarray:
+    """The payload's information with the nuisance columns eliminated (Schur complement)."""
     P, N = slice(0, n_payload), slice(n_payload, information.shape[0])
     marginal = information[P, P]
     if information.shape[0] > n_payload:
         marginal = marginal - information[P, N] @ np.linalg.pinv(information[N, N]) @ information[N, P]
-    return consistent_estimate(x[P], marginal, lower, upper)
+    return marginal

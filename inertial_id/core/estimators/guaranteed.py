@@ -31,9 +31,10 @@ from ..momentum import MomentumWindows, WindowRows
 from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..sensors import NoiseModel
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, SolverFailure
-from .bootstrap import WindowBootstrap, payload_estimate, widen_by_bias
+from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+from .bootstrap import WindowBootstrap, marginal_information, payload_estimate, widen_by_bias
 from .payload import PayloadEstimate
+from .robust_point import WindowRowStore
 from .row_checks import unsolvable
 
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
@@ -84,6 +85,7 @@ class MomentumEstimatorBase:
         self._new_rows: list[WindowRows] = []
         self.statistics = RowStatistics(10 + self.ls_nuisance.size)
         self.bootstrap = WindowBootstrap(10 + self.ls_nuisance.size)
+        self.point_rows: WindowRowStore | None = None     # rows kept for a robust point estimate, if any
         self.samples_used = 0
         self.message = ""
         self.refused: dict[str, int] = {}     # rows refused before they reach any solver, by reason
@@ -107,6 +109,8 @@ class MomentumEstimatorBase:
         u = batch.U - batch.Y_r @ self.robot_nominal
         self.statistics.add(A, u, batch.noise_bound)
         self.bootstrap.add(A, u, batch.noise_bound, self.robot.nv)
+        if self.point_rows is not None:
+            self.point_rows.add(A, u, batch.noise_bound)
         self.samples_used += batch.samples
 
     def _take_new_rows(self) -> WindowRows:
@@ -193,6 +197,10 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_diagonal_cuts(),
                                      keep_rows=True, max_rows=max_rows, hold_until_determined=True, **nuisance)
         self.violating_rows = np.zeros(0, dtype=int)
+        # with a calibration the rows' error is heavy-tailed (largest 3-5x the RMS): the point
+        # estimate is the least-absolute-deviations fit of the rows (robust_point), not least squares
+        if self.calibration is not None:
+            self.point_rows = WindowRowStore(10 + self.ls_nuisance.size, robot.nv)
 
     def update_bounds(self) -> None:
         """Intersect the box with the polytope of all rows so far; never widens. On contradiction the
@@ -224,6 +232,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                 "determined": b.determined, "pending_Y": pending.Y, "pending_Y_r": pending.Y_r,
                 "pending_U": pending.U, "pending_e": pending.noise_bound, "pending_samples": pending.samples,
                 "kept_M": M, "kept_b": rows_b, "kept_e": rows_e, **self.statistics.state(),
+                **({} if self.point_rows is None else self.point_rows.state()),
                 "samples_used": self.samples_used, "message": self.message}
 
     def restore(self, state: dict) -> None:
@@ -240,6 +249,8 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                 raise ValueError("saved pending rows do not fit this estimator")
             self._new_rows = [pending] if pending.rows else []
         self.statistics.restore(state)
+        if self.point_rows is not None:
+            self.point_rows.restore(state)
         self.samples_used = int(state["samples_used"])
         self.message = str(state["message"])
 
@@ -258,18 +269,32 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         out["lower"], out["upper"] = np.maximum(out["lower"], self.bounds.lower), np.minimum(out["upper"], self.bounds.upper)
         return out
 
+    def _point_estimate(self, lo, hi) -> np.ndarray:
+        """The consistent payload vector in ``lo..hi`` nearest (metric of the information) to the
+        robust fit of the kept rows, or to least squares without a calibration or when that fit fails."""
+        stats, n = self.statistics, len(self.names)
+        fit = None
+        if self.point_rows is not None:
+            free = self.ls_nuisance
+            fit = self.point_rows.fit(np.concatenate([lo, (self.robot_lower - self.robot_nominal)[free]]),
+                                      np.concatenate([hi, (self.robot_upper - self.robot_nominal)[free]]))
+        if fit is None:
+            return payload_estimate(stats.information, stats.rhs, n, lo, hi)
+        return consistent_estimate(fit[:n], marginal_information(stats.information, n), lo, hi)
+
     def result(self) -> PayloadEstimate:
-        """The guaranteed box, a least-squares estimate inside it, and the data's consistency."""
+        """The guaranteed box, a point estimate inside it (:meth:`_point_estimate`), and the data's consistency."""
         n = len(self.names)
         lo, hi = self.bounds.lower.copy(), self.bounds.upper.copy()
         message = self.message
         estimate = 0.5 * (lo + hi)
         stats = self.statistics
         if stats.rows >= n:
-            # least squares with the nominal robot (and the calibrated offsets as unknowns), then the
-            # consistent vector nearest to it in the box
+            # least squares (least absolute deviations with a calibration) with the nominal robot and
+            # the calibrated offsets as unknowns in their box, then the consistent vector nearest to
+            # it in the box
             try:
-                estimate = payload_estimate(stats.information, stats.rhs, n, lo, hi)
+                estimate = self._point_estimate(lo, hi)
             except (InfeasibleError, SolverFailure, np.linalg.LinAlgError) as exc:
                 message = message or str(exc)
         ok = self.bounds.data_consistent
