@@ -14,24 +14,33 @@ import time
 from collections import deque
 
 from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
 from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.estimators.factory import METHODS, row_kinds
-from ..core.profile import ProfileError
 from ..core.row_builder import RowMessage, SampleRows
-from .common import KEPT_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
+from .common import KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
 
 LOSSLESS_INPUT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
 
 
-class RegressorBuilderNode(Node):
+class RegressorBuilderNode(ManagedNode):
+    """Rows from the driver's streams; managed: set up on configure, inputs taken only while active."""
+
     def __init__(self):
         super().__init__("regressor_builder")
+        # rclpy's default executor costs ~0.4 ms of CPU per message here (a 4 kHz driver stream
+        # would need 1.5 cores); the events executor about a third of that. Read before spinning,
+        # so at construction rather than on configure
+        self.executor_kind = declare(self, "executor", "events",
+                                     "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, less CPU per "
+                                     "message, for kHz driver streams) or 'single_threaded'",
+                                     choices=("events", "single_threaded"))
+
+    def configure(self) -> None:
         from inertial_id.msg import RegressorSample
         self.RegressorSample = RegressorSample
         self.robot = declare_robot(self)
@@ -63,14 +72,6 @@ class RegressorBuilderNode(Node):
                                  declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation",
                                          low=1e-6, high=60.0),
                                  kinds=None if method == "all" else row_kinds(self.robot, method))
-        # rclpy's default executor costs ~0.4 ms of CPU per message here (a 4 kHz driver stream
-        # would need 1.5 cores); the events executor about a third of that
-        self.executor_kind = declare(self, "executor", "events",
-                                     "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, less CPU per "
-                                     "message, for kHz driver streams) or 'single_threaded'",
-                                     choices=("events", "single_threaded"))
-        if self.executor_kind not in ("events", "single_threaded"):
-            raise ProfileError(f"executor must be 'events' or 'single_threaded', not '{self.executor_kind}'")
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped",
                                         low=0.0, high=3600.0)
@@ -114,6 +115,9 @@ class RegressorBuilderNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def on_wrench(self, msg: WrenchStamped) -> None:
+        if not self.active:
+            self.drops.ignore("inactive")
+            return
         try:
             t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
             if self.wrench_order.check(t):
@@ -126,6 +130,9 @@ class RegressorBuilderNode(Node):
         self.drain()
 
     def on_joint_state(self, msg: JointState) -> None:
+        if not self.active:
+            self.drops.ignore("inactive")
+            return
         try:
             sample = self.parser.parse(msg)
         except Rejected as r:
