@@ -98,8 +98,8 @@ def test_the_simulated_arms_wrench_stream_stays_inside_its_bound(xarm):
     assert report.ok
     sim.command(traj)
     rate = xarm.sensing["joint_states_hz"]
-    boxes = {"exact": exact(truth),
-             "box": PayloadBox(truth + 0.002, truth - 0.01 * (1 + np.abs(truth)), truth + 0.01 * (1 + np.abs(truth)), True)}
+    half = 0.01 * (1 + np.abs(truth))
+    boxes = {"exact": exact(truth), "box": PayloadBox(truth + 0.002, truth - half, truth + half, True)}
     streams = {k: PayloadCompensator(xarm, False, True, rate) for k in boxes}
     out = {k: [] for k in boxes}
     speed = {}
@@ -207,7 +207,8 @@ def test_the_simulated_gen3s_external_effort_stays_inside_its_bound(gen3):
         part = [c for c in out if bool(speed[c.t] > 0.05) is moving]
         assert len(part) > 500
         ratio = max(np.max(np.abs(c.residual) / c.bound) for c in part)
-        print(f"Gen3 {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} over {len(part)} samples")
+        print(f"Gen3 {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} "
+              f"over {len(part)} samples")
         assert ratio <= 1.0
 
 

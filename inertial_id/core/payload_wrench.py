@@ -132,7 +132,8 @@ def compensated_wrench(regressor, q, v, a, wrench_S, box: PayloadBox, noise_boun
     return compensate(np.nan, "wrench", A, b, noise_bound, box)
 
 
-def external_effort(regressor, q, v, a, tau_measured_Nm, box: PayloadBox, noise_bound_Nm, robot_box=None) -> Compensated:
+def external_effort(regressor, q, v, a, tau_measured_Nm, box: PayloadBox, noise_bound_Nm,
+                    robot_box=None) -> Compensated:
     """Joint torques not explained by the nominal robot and the payload at ``(q, v, a)``, with their bound
     (``robot_box``: the robot's own parameter box, see :func:`robot_torque_bound`; None: the nominal
     robot taken as exact)."""
@@ -163,9 +164,9 @@ class PayloadCompensator:
 
     def __init__(self, robot, use_joint_torque: bool, use_wrench: bool, rate_hz: float,
                  cutoff_hz: float | None = None, max_gap_s: float = 0.05, wrench_offset_S=None):
+        kinds = [k for k, on in (("joint_torque", use_joint_torque), ("wrench", use_wrench)) if on]
         self.rows = SampleRows(robot, use_joint_torque, use_wrench, rate_hz, cutoff_hz, momentum_window=0,
-                               batch_samples=1, max_gap_s=max_gap_s,
-                               kinds=[k for k, on in (("joint_torque", use_joint_torque), ("wrench", use_wrench)) if on])
+                               batch_samples=1, max_gap_s=max_gap_s, kinds=kinds)
         self.offset = np.zeros(6) if wrench_offset_S is None else np.asarray(wrench_offset_S, dtype=float)
         # joint torques: the nominal robot is not exact; its parameters are in the estimators' robot box
         self.robot_box = estimator_robot_box(robot) if use_joint_torque else None

@@ -59,7 +59,8 @@ class PayloadCompensatorNode(Node):
                          "causal low-pass before differencing, as the regressor_builder (0: off)", low=0.0, high=1e5)
         self.compensator = PayloadCompensator(
             self.robot, use_tau, use_wrench, rate_hz, cutoff or None,
-            declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation", low=1e-6, high=60.0),
+            declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation",
+                    low=1e-6, high=60.0),
             offset)
         self.executor_kind = "events"          # kHz joint states: the cheaper executor, as the builder
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
@@ -107,7 +108,8 @@ class PayloadCompensatorNode(Node):
 
     def on_estimate(self, msg) -> None:
         if msg.header.frame_id != self.robot.payload_frame:
-            self.drops.drop("estimate_wrong_frame", f"frame '{msg.header.frame_id}', expected '{self.robot.payload_frame}'")
+            self.drops.drop("estimate_wrong_frame",
+                            f"frame '{msg.header.frame_id}', expected '{self.robot.payload_frame}'")
             return
         try:
             box = PayloadBox.checked(msg.estimate, msg.lower, msg.upper, msg.bounds_guaranteed and msg.data_consistent,
