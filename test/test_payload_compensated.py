@@ -142,7 +142,7 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     """The simulated Gen3 (joint torque sensors, 1 kHz, wrapped joints and a gripper joint as
     ros2_kortex publishes them) and the payload_compensator process; this test stands in for the
     estimator with a guaranteed box around the payload: every external-effort sample, moving and
-    held still, is inside its bound."""
+    held still, is inside its bound; once the box is no longer guaranteed no bound goes out."""
     import rclpy
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
@@ -173,7 +173,8 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
                                 estimate=(truth + 0.3 * half).tolist(), lower=(truth - half).tolist(),
                                 upper=(truth + half).tolist(), bounds_guaranteed=True, data_consistent=True)
     estimate.header.frame_id = robot.payload_frame
-    node.create_publisher(InertialEstimate, topics.relative(topics.ESTIMATE), KEPT_QOS).publish(estimate)
+    estimates = node.create_publisher(InertialEstimate, topics.relative(topics.ESTIMATE), KEPT_QOS)
+    estimates.publish(estimate)
     command = node.create_publisher(JointTrajectory, robot.profile["controller"]["topic"], RELIABLE_QOS)
     try:
         assert spin_until(node, lambda: node.count_subscribers(robot.sensing["joint_states_topic"]) >= 2
@@ -185,6 +186,14 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
         end = max(speed) + 6.0
         assert spin_until(node, lambda: max(values) > end or procs.dead(), 300.0), \
             f"external effort reached {max(values) - end + 6.0:.1f} s of 6"
+        # a box no longer guaranteed: the values of the samples after it go on, their bounds stop (the
+        # node may still work through samples received before: 0.5 s of margin)
+        estimate.bounds_guaranteed = False
+        estimates.publish(estimate)
+        t_switch = max(speed) + 0.5
+        assert spin_until(node, lambda: max(values) > t_switch + 1.0 or procs.dead(), 120.0), procs.dead()
+        late = [t for t in bounds if t > t_switch]
+        assert not late and sum(t > t_switch for t in values) > 100, (len(late), "bounds of a box not guaranteed")
         assert procs.dead() == [], procs.dead()
     finally:
         node.destroy_node()
