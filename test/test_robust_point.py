@@ -1,47 +1,61 @@
-"""The robust point estimate of calibrated momentum rows (core.estimators.robust_point): the
-least-absolute-deviations fit ignores a few gross errors that pull least squares away, keeps its
-bounds, and its row store stays bounded while covering the whole stream."""
+"""The robust point estimate of calibrated momentum rows (core.estimators.robust_point): it reaches
+the least-absolute-deviations optimum (checked against the LP), ignores a few gross errors that pull
+least squares away, leaves undetermined directions at their minimum norm, and its row store stays
+bounded while covering the whole stream."""
 import numpy as np
 import pytest
+from scipy import sparse
+from scipy.optimize import linprog
 
 from inertial_id.core.estimators.robust_point import WindowRowStore
 
-
-def rows(rng, windows, per_window=3, cols=4):
-    A = rng.normal(size=(windows * per_window, cols))
-    x = np.array([2.0, -1.0, 0.5, 0.25])[:cols]
-    return A, x
+X_TRUE = np.array([2.0, -1.0, 0.5, 0.25])
 
 
-def test_lad_fit_ignores_gross_errors_that_pull_least_squares():
-    rng = np.random.default_rng(3)
-    A, x = rows(rng, 200)
-    u = A @ x + rng.uniform(-0.05, 0.05, size=A.shape[0])
-    bad = rng.choice(u.size, size=30, replace=False)      # 5 % of the rows, one-sided gross errors
+def stream(rng, windows=200, per_window=3):
+    A = rng.normal(size=(windows * per_window, X_TRUE.size))
+    u = A @ X_TRUE + rng.uniform(-0.05, 0.05, size=A.shape[0])
+    bad = rng.choice(u.size, size=u.size // 20, replace=False)      # 5 % one-sided gross errors
     u[bad] += 5.0
+    e = rng.uniform(0.05, 0.2, size=u.size)
+    return A, u, e
+
+
+def lad_objective(A, u, e, x):
+    return float(np.sum(np.abs(A @ x - u) / e))
+
+
+def test_fit_reaches_the_least_absolute_deviations_optimum_and_ignores_gross_errors():
+    rng = np.random.default_rng(3)
+    A, u, e = stream(rng)
     store = WindowRowStore(4, 3)
-    store.add(A, u, np.full(u.size, 0.1))
-    lad = store.fit(np.full(4, -np.inf), np.full(4, np.inf))
+    store.add(A, u, e)
+    fit = store.fit()
+    # the LP form of the same problem: variables [x, s], min sum s/e, |A x - u| <= s
+    m = u.size
+    I = sparse.identity(m)
+    lp = linprog(np.concatenate([np.zeros(4), 1 / e]), A_ub=sparse.vstack([sparse.hstack([A, -I]), sparse.hstack([-A, -I])]),
+                 b_ub=np.concatenate([u, -u]), bounds=[(None, None)] * 4 + [(0, None)] * m, method="highs")
+    assert lad_objective(A, u, e, fit) <= lp.fun * (1 + 1e-4)
+    assert np.abs(fit - X_TRUE).max() < 0.02
     ls = np.linalg.lstsq(A, u, rcond=None)[0]
-    assert np.abs(lad - x).max() < 0.02
-    assert np.abs(ls - x).max() > 5 * np.abs(lad - x).max()
+    assert np.abs(ls - X_TRUE).max() > 5 * np.abs(fit - X_TRUE).max()
 
 
-def test_lad_fit_stays_in_its_bounds():
+def test_undetermined_directions_stay_at_minimum_norm():
     rng = np.random.default_rng(4)
-    A, x = rows(rng, 50)
+    A, u, e = stream(rng, windows=50)
+    A[:, 3] = 0.0                                        # the rows say nothing about the last column
     store = WindowRowStore(4, 3)
-    store.add(A, A @ x, np.ones(A.shape[0]))
-    lo, hi = np.array([-np.inf, -np.inf, -np.inf, 0.3]), np.array([1.5, np.inf, np.inf, np.inf])
-    fit = store.fit(lo, hi)
-    assert fit[0] <= 1.5 + 1e-9 and fit[3] >= 0.3 - 1e-9
-    assert WindowRowStore(4, 3).fit(lo, hi) is None       # no rows, no fit
+    store.add(A, u, e)
+    assert store.fit()[3] == pytest.approx(0.0, abs=1e-9)
+    assert WindowRowStore(4, 3).fit() is None            # no rows, no fit
 
 
 def test_store_thins_to_cover_the_whole_stream_and_round_trips():
     rng = np.random.default_rng(5)
     store = WindowRowStore(2, 2, max_windows=10)
-    for k in range(7):                                    # 7 batches of 5 windows, window k*5+i has u = its index
+    for k in range(7):                                   # 7 batches of 5 windows; window i has u = i
         idx = np.repeat(np.arange(5 * k, 5 * k + 5), 2).astype(float)
         store.add(rng.normal(size=(10, 2)), idx, np.ones(10))
     kept = store.u[:, 0]

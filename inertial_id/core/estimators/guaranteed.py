@@ -10,9 +10,11 @@ rows kept across updates, dual-certified LP bounds) encloses the true payload pa
 parameters whose box has zero width are moved to the right side, which leaves the projection
 unchanged.
 
-Physical consistency adds three linear cuts that every real body satisfies: the diagonal of the
-pseudo-inertia's 3x3 block is non-negative (``Iyy + Izz >= Ixx`` and its permutations); ``m >= 0``
-comes with the prior box.
+Physical consistency adds linear cuts that every real body satisfies (:func:`pseudo_inertia_cuts`):
+the diagonal of the pseudo-inertia's 3x3 block is non-negative (``Iyy + Izz >= Ixx`` and its
+permutations) and so is its quadratic form along a fixed set of directions (tangent planes of the
+semidefinite cone: second moments about points around the frame origin); ``m >= 0`` comes with the
+prior box.
 
 Interface (what the node calls): ``add_samples(t, q, qd, tau)`` with the raw sample stream — the
 momentum form needs positions, velocities and measured joint torques at a fixed high rate, not
@@ -51,6 +53,27 @@ def pseudo_inertia_diagonal_cuts():
     for row, (i, j, k) in enumerate(((xx, yy, zz), (yy, xx, zz), (zz, xx, yy))):
         G[row, [i, j, k]] = [1.0, -1.0, -1.0]
     return G, np.zeros(3)
+
+
+# Directions (the 26 of a cube's faces, edges and corners) and distances (m, doubling from 5 cm to
+# 1.6 m: the prior boxes' reach) of the points whose second moment each pseudo-inertia cut keeps >= 0.
+CUT_DISTANCES_M = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
+
+
+def pseudo_inertia_cuts():
+    """``(G, g)``, ``G pi <= g``: linear cuts of the positive semidefinite pseudo-inertia, which every
+    body satisfies: ``v^T J(pi) v >= 0`` (linear in ``pi``) for ``v = [a d, 1]`` (the body's second
+    moment about the point ``-a d``: ties the mass and first moment to the rotational inertia, e.g. a
+    light payload cannot have its COM far out with small inertia) and ``v = [d, 0]``, plus the
+    diagonal cuts. An outer approximation of the SDP constraint, so only ever a valid restriction."""
+    dirs = [u for u in (np.array(d, dtype=float) - 1 for d in np.ndindex(3, 3, 3)) if np.any(u)]
+    dirs = [d / np.linalg.norm(d) for d in dirs]
+    vs = [np.append(a * d, 1.0) for d in dirs for a in CUT_DISTANCES_M]
+    vs += [np.append(d, 0.0) for d in dirs if d[np.flatnonzero(d)[0]] > 0]     # +d and -d give the same cut
+    basis = [params.pseudo_inertia(e) for e in np.eye(10)]
+    G0, g0 = pseudo_inertia_diagonal_cuts()
+    G = np.array([[-(v @ Jk @ v) for Jk in basis] for v in vs])
+    return np.vstack([G0, G]), np.concatenate([g0, np.zeros(len(vs))])
 
 
 class MomentumEstimatorBase:
@@ -194,7 +217,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         self._free = free
         nuisance = {} if robot_uncertainty == "interval" else \
             dict(nuisance_lower=self.robot_lower[free], nuisance_upper=self.robot_upper[free])
-        self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_diagonal_cuts(),
+        self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_cuts(),
                                      keep_rows=True, max_rows=max_rows, hold_until_determined=True, **nuisance)
         self.violating_rows = np.zeros(0, dtype=int)
         # with a calibration the rows' error is heavy-tailed (largest 3-5x the RMS): the point
@@ -271,13 +294,10 @@ class GuaranteedEstimator(MomentumEstimatorBase):
 
     def _point_estimate(self, lo, hi) -> np.ndarray:
         """The consistent payload vector in ``lo..hi`` nearest (metric of the information) to the
-        robust fit of the kept rows, or to least squares without a calibration or when that fit fails."""
+        least-absolute-deviations fit of the kept rows (:mod:`.robust_point`; least squares without a
+        calibration)."""
         stats, n = self.statistics, len(self.names)
-        fit = None
-        if self.point_rows is not None:
-            free = self.ls_nuisance
-            fit = self.point_rows.fit(np.concatenate([lo, (self.robot_lower - self.robot_nominal)[free]]),
-                                      np.concatenate([hi, (self.robot_upper - self.robot_nominal)[free]]))
+        fit = None if self.point_rows is None else self.point_rows.fit()
         if fit is None:
             return payload_estimate(stats.information, stats.rhs, n, lo, hi)
         return consistent_estimate(fit[:n], marginal_information(stats.information, n), lo, hi)
@@ -291,8 +311,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         stats = self.statistics
         if stats.rows >= n:
             # least squares (least absolute deviations with a calibration) with the nominal robot and
-            # the calibrated offsets as unknowns in their box, then the consistent vector nearest to
-            # it in the box
+            # the calibrated offsets as unknowns, then the consistent vector nearest to it in the box
             try:
                 estimate = self._point_estimate(lo, hi)
             except (InfeasibleError, SolverFailure, np.linalg.LinAlgError) as exc:
