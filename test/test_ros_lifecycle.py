@@ -39,6 +39,20 @@ class Lifecycle:
         return self._call(self.change, ChangeState.Request(transition=Transition(label=transition)), timeout_s).success
 
 
+def quiet(node, received: list, quiet_s: float, timeout_s: float) -> bool:
+    """Spin until nothing has been appended to ``received`` for ``quiet_s`` (emptied as it goes)."""
+    import time
+    last = time.monotonic()
+
+    def settled() -> bool:
+        nonlocal last
+        if received:
+            received.clear()
+            last = time.monotonic()
+        return time.monotonic() - last >= quiet_s
+    return spin_until(node, settled, timeout_s)
+
+
 def log_lines(path, text: str) -> list[str]:
     return [ln for ln in path.read_text().splitlines() if text in ln]
 
@@ -75,6 +89,45 @@ def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfig
     assert "Traceback" not in (tmp_path / f"{node_name}.log").read_text()
 
 
+@pytest.mark.parametrize("node_name, topic", [("estimator", "/inertial_estimate"),
+                                              ("regressor_builder", "/regressor_samples"),
+                                              ("sim_robot", "/joint_states")])
+def test_cleanup_releases_what_configure_made_and_configure_makes_it_again(ros_env, tmp_path, node_name, topic):
+    """Each transition over the services, and the node's output topic on the graph only while configured
+    (the simulated arm's joint states flow only while it is active)."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    from inertial_id.nodes.common import SENSOR_QOS
+    from inertial_id.nodes.launch import start_node_set
+    procs = start_node_set("kinova_gen3", ros_env, str(tmp_path), nodes=(node_name,),
+                           **{node_name: {"autostart": False, "state_file": "none"} if node_name == "estimator"
+                              else {"autostart": False}})
+    node = rclpy.create_node("lifecycle_test")
+    samples = []
+    node.create_subscription(JointState, "/joint_states", samples.append, SENSOR_QOS)
+    try:
+        lifecycle = Lifecycle(node, node_name)
+        assert lifecycle.state() == "unconfigured" and node.count_publishers(topic) == 0
+        for transition, state, publishers in (("configure", "inactive", 1), ("cleanup", "unconfigured", 0),
+                                              ("configure", "inactive", 1), ("activate", "active", 1),
+                                              ("deactivate", "inactive", 1), ("cleanup", "unconfigured", 0)):
+            assert lifecycle.set(transition), f"{transition} refused; log in {tmp_path}"
+            assert lifecycle.state() == state
+            assert spin_until(node, lambda: node.count_publishers(topic) == publishers, 10.0), (transition, topic)
+            if node_name == "sim_robot" and state == "active":
+                assert spin_until(node, lambda: len(samples) > 0, 10.0), "no joint states while active"
+            elif node_name == "sim_robot":      # what was on its way at the transition, then none
+                assert quiet(node, samples, 0.5, 10.0), f"joint states go on after {transition}"
+                spin_for(node, 1.0)
+                assert samples == [], (transition, len(samples))
+        assert procs.dead() == []
+    finally:
+        node.destroy_node()
+        procs.stop()
+    assert "Traceback" not in (tmp_path / f"{node_name}.log").read_text()
+
+
 def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env, tmp_path):
     import rclpy
     from std_srvs.srv import Trigger
@@ -82,6 +135,11 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
     from inertial_id.msg import ExcitationStatus
     from inertial_id.nodes.launch import start_node_set
     path, robot, settings = planner_test_profile(tmp_path)
+    # this test is about the transitions: joint states from this process, stalled by a loaded machine,
+    # must not brake the arm (as stale) before the deactivation does
+    profile = yaml.safe_load(path.read_text())
+    profile["planner"]["stale_after_s"] = 2.0
+    path.write_text(yaml.safe_dump(profile))
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
                            excitation_planner={"autostart": False, "wait_for_estimate": False})
     node = rclpy.create_node("lifecycle_test")
@@ -120,6 +178,7 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
         assert np.max(np.abs(arm.reference(arm.now())[1])) > 0.0           # it moves
 
         # deactivated mid-motion: a braking command, status braking, node inactive, arm at rest
+        assert status[-1].state == "executing", status[-1].message
         n_before = len(arm.commands)
         assert lifecycle.set("deactivate")
         assert lifecycle.state() == "inactive"

@@ -127,9 +127,9 @@ class ManagedNode(LifecycleNode):
     def __init__(self, node_name: str):
         super().__init__(node_name)
         self.active = False
-        self._failure: Exception | None = None     # why the last transition failed
+        self._failure: Exception | None = None     # why the last failed transition failed
         self._raise_failures = False               # autostart: run_node reports them, not the log
-        self._own: set = set()                     # entities made by configure()
+        self._base: set | None = None              # the entities the node had before configure()
         self.autostart = declare(self, "autostart", True,
                                  "configure and activate at start; false: wait for `ros2 lifecycle set`")
 
@@ -153,20 +153,23 @@ class ManagedNode(LifecycleNode):
                 *self.waitables}
 
     def _destroy_own(self) -> None:
+        """Release, and destroy the entities made since configure() began (those made later, on
+        first use, included)."""
         self.release()
+        own = set() if self._base is None else self._entities() - self._base
+        self._base = None
         destroy = {**{id(e): self.destroy_publisher for e in self.publishers},
                    **{id(e): self.destroy_subscription for e in self.subscriptions},
                    **{id(e): self.destroy_timer for e in self.timers},
                    **{id(e): self.destroy_service for e in self.services},
                    **{id(e): self.destroy_client for e in self.clients}}
-        for entity in self._own:
+        for entity in own:
             if id(entity) in destroy:
                 destroy[id(entity)](entity)
             elif hasattr(entity, "destroy"):     # action clients remove themselves from the node
                 entity.destroy()
             else:
                 self.remove_waitable(entity)
-        self._own = set()
 
     def _transition(self, name: str, step) -> TransitionCallbackReturn:
         """Run ``step``; a ProfileError is a FAILURE (one line), anything else an ERROR with its
@@ -180,18 +183,11 @@ class ManagedNode(LifecycleNode):
                 self.get_logger().error(f"{name} failed: {text}")
             return TransitionCallbackReturn.FAILURE if isinstance(exc, ProfileError) else \
                 TransitionCallbackReturn.ERROR
-        self._failure = None
         return TransitionCallbackReturn.SUCCESS
 
     def on_configure(self, state) -> TransitionCallbackReturn:
-        before = self._entities()
-
-        def step():
-            try:
-                self.configure()
-            finally:
-                self._own = self._entities() - before
-        result = self._transition("configure", step)
+        self._base = self._entities()
+        result = self._transition("configure", self.configure)
         if result != TransitionCallbackReturn.SUCCESS:
             self._destroy_own()         # what the refused configuration made so far
         return result
@@ -223,6 +219,7 @@ class ManagedNode(LifecycleNode):
         self._raise_failures = True
         try:
             for trigger in (self.trigger_configure, self.trigger_activate):
+                self._failure = None
                 if trigger() != TransitionCallbackReturn.SUCCESS:
                     raise self._failure or RuntimeError(f"{trigger.__name__} refused by the state machine")
         finally:

@@ -109,8 +109,11 @@ class ExcitationPlannerNode(ManagedNode):
             self.commands = TopicCommands(self, controller["topic"])
         self.worker = PlanWorkerProcess(self.robot, self.settings, cert)     # once the configuration holds
         self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
+        self.last_js = None          # (receipt, ROS time s; sample)
+        self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         # joint states in a group of their own: they keep arriving (and staleness stays meaningful)
-        # while the main group certifies a braking plan or a hold
+        # while the main group certifies a braking plan or a hold; from here on, on the other thread
+        # while this configure goes on (what they touch is made above)
         self.create_subscription(JointState, topic, self.on_joint_state, SENSOR_QOS,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self.estimator_node = declare(self, "estimator_node", "estimator",
@@ -121,8 +124,6 @@ class ExcitationPlannerNode(ManagedNode):
                                                        RELIABLE_QOS).topic_name
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
-        self.last_js = None          # (receipt, ROS time s; sample)
-        self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         self.last_said = None
         self.clock_seen = (self.now(), time.monotonic())    # (ROS time, wall time it was last seen to advance)
         self.clock_samples: deque = deque()                 # (wall, ROS) times, the last ~2 s
@@ -203,8 +204,10 @@ class ExcitationPlannerNode(ManagedNode):
         return response
 
     def deactivate(self) -> None:
-        """Brake to rest on a certified plan (what ``~/stop`` does) when moving."""
-        self.send(self.rh.stop(self.now(), "deactivated"))
+        """Brake to rest on a certified plan (what ``~/stop`` does) when planning or moving; a motion
+        already braking (a fault, whose ``failed`` must stand) goes on to rest as it is."""
+        if self.rh.state in ("planning", "executing"):
+            self.send(self.rh.stop(self.now(), "deactivated"))
         self.say()
 
     # --- loop ------------------------------------------------------------------------------------

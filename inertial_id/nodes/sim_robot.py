@@ -17,8 +17,8 @@ from ..core import params
 from ..core.model import payload_params
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
-from .common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
-from rclpy.node import Node
+from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
+                     s_to_stamp)
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 # Reliable sensor streams keep a few seconds at kHz rates: room for a slow reader to catch up
@@ -31,9 +31,14 @@ END_ACK_TIMEOUT_S = 30.0     # longest ~/end_streams waits for reliable subscrib
 MAX_STEP_AHEAD_S = 0.02
 
 
-class SimRobotNode(Node):
+class SimRobotNode(ManagedNode):
+    """The simulated arm, managed like a driver: set up on configure; the simulation runs only while
+    active (the wall time spent inactive is given up, as when it falls behind)."""
+
     def __init__(self):
         super().__init__("sim_robot")
+
+    def configure(self) -> None:
         self.robot = declare_robot(self)
         prof = self.robot.profile
         payload = declare(self, "payload", prof.get("payload", {}).get("sim", "dumbbell_5lb"),
@@ -63,6 +68,7 @@ class SimRobotNode(Node):
         self.truth = payload_params(payload)
         self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
+        self._driver = None              # the driver emulation, made on the first publication
         self.drops = DropCounter(self)
         self.jump_tolerance = (declare(self, "jump_tolerance_rad", 1e-3, "a command stepping the reference by more "
                                        "than this is counted (event.command_reference_jump), rad", low=0.0),
@@ -173,6 +179,8 @@ class SimRobotNode(Node):
         return response
 
     def advance(self) -> None:
+        if not self.active:
+            return
         if not self.started:
             if any(pub.get_subscription_count() < n for pub, n in self.awaited):
                 return
@@ -210,7 +218,7 @@ class SimRobotNode(Node):
         to the ``joint_states_topic`` publisher, the wrench to ``wrench_topic`` (both remappable), the
         driver's other streams to their own topics."""
         from ..core.driver_streams import DriverEmulator, JointStateOut
-        if getattr(self, "_driver", None) is None:
+        if self._driver is None:
             self._driver = DriverEmulator(self.robot, self.robot.profile["sim"]["step_hz"], self.extra_joints)
             self._driver_pubs = {self.robot.sensing["joint_states_topic"]: self.pub_js}
             for s in self._driver.model.joint_states:
