@@ -14,6 +14,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from .params_files import params_file
+
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
 TAIL_LINES = 30         # lines of each node's output kept to say why it exited
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")    # the last line of a traceback
@@ -46,6 +48,9 @@ class NodeProcesses:
 
     def start(self, node: str, parameters: dict, env: dict, log_dir: str | None = None) -> None:
         args = [sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args"]
+        defaults = params_file(node)
+        if defaults is not None:        # first: the -p that follow override it, as in the launch files
+            args += ["--params-file", str(defaults)]
         for k, v in parameters.items():
             args += ["-p", f"{k}:={v}"]
         if self.echo:
@@ -158,8 +163,9 @@ def launch_description(default_profile: str, with_sim: bool):
 
     def nodes(context):
         values = {name: context.perform_substitution(LaunchConfiguration(name)) for name, _, _ in arguments}
+        # the node's params file first: the launch arguments override it
         return [Node(package="inertial_id", executable=name, name=name, output="screen",
-                     parameters=[node_parameters(name, values)])
+                     parameters=[*(str(f) for f in [params_file(name)] if f is not None), node_parameters(name, values)])
                 for name in NODES if with_sim or name != "sim_robot"]
 
     declared = [DeclareLaunchArgument(name, default_value=default_profile if default is None else default,
