@@ -485,3 +485,15 @@ def test_with_wait_for_estimate_nothing_moves_before_a_trusted_estimate(robot):
     assert rh3.start(0.0, settings.centre)
     rh3.tick(settings.hold_wait_s + 0.1, 0.0)
     assert rh3.state == "failed" and "no estimate" in rh3.message and not rh3.segments
+
+
+def test_a_fault_at_rest_at_the_end_of_the_timeline_sends_nothing(setup):
+    """At rest at the end of what was sent, a fault has nothing to send: a trajectory that ends in
+    the past is one joint_trajectory_controller rejects."""
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    end = rh.end_time
+    assert rh.fault(end + 1.0, "joint states stale (0.7 s)") is None
+    assert rh.state == "braking" and rh.message.endswith("at rest") and rh.shorter_brake(end + 1.0) is None
+    rh.tick(end + 1.1, 0.0)
+    assert rh.state == "failed"

@@ -423,9 +423,13 @@ class RecedingHorizon:
         dropped = [s.start for s in self.segments[1:] if s.start > t_effect]
         self.segments = [s for s in self.segments if s.start <= t_effect]
         q, qd, qdd = self.reference(t_effect)
-        at_rest = np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_effect >= self._active(t_effect).end
-        self._set_braking(f"{reason}: at rest" if at_rest else f"{reason}: braking on the executing plan")
-        self._brake_reason = None if at_rest else reason
+        if np.max(np.abs(qd)) < 1e-9 and np.max(np.abs(qdd)) < 1e-9 and t_effect >= self._active(t_effect).end:
+            # at rest at the end of what was sent: nothing to send (a trajectory ending in the past is
+            # one joint_trajectory_controller rejects)
+            self._set_braking(f"{reason}: at rest")
+            return None
+        self._set_braking(f"{reason}: braking on the executing plan")
+        self._brake_reason = reason
         return Command(t, self.end_time, reason, takes_effect=min(dropped, default=t_effect))
 
     def shorter_brake(self, t: float) -> Command | None:
