@@ -91,7 +91,8 @@ def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfig
 
 @pytest.mark.parametrize("node_name, topic", [("estimator", "/inertial_estimate"),
                                               ("regressor_builder", "/regressor_samples"),
-                                              ("sim_robot", "/joint_states")])
+                                              ("sim_robot", "/joint_states"),
+                                              ("payload_compensator", "/payload_compensator/external_effort")])
 def test_cleanup_releases_what_configure_made_and_configure_makes_it_again(ros_env, tmp_path, node_name, topic):
     """Each transition over the services, and the node's output topic on the graph only while configured
     (the simulated arm's joint states flow only while it is active)."""

@@ -20,7 +20,8 @@ from ..core.model import config_dirs
 NODE_CLASSES = {"sim_robot": "sim_robot.SimRobotNode",
                 "regressor_builder": "regressor_builder.RegressorBuilderNode",
                 "estimator": "estimator.EstimatorNode",
-                "excitation_planner": "excitation_planner.ExcitationPlannerNode"}
+                "excitation_planner": "excitation_planner.ExcitationPlannerNode",
+                "payload_compensator": "payload_compensator.PayloadCompensatorNode"}
 PROFILES = ("kinova_gen3", "xarm7", "digit_arm")
 # profile fields that node defaults come from and that are alike in all of PROFILES: changed in the variant
 VARIANT = {("identification", "method"): "lmi", ("sensing", "filter_cutoff_hz"): 7.0, ("sim", "step_hz"): 2000}

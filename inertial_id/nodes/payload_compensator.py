@@ -20,25 +20,29 @@ from collections import deque
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..core import topics
 from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
 from ..core.profile import ProfileError
-from .common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, declare, declare_robot, run_node, s_to_stamp
+from .common import (KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
+                     s_to_stamp)
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
 # joint samples waiting for the wrench stream to pass their stamp (a few wrench periods at most)
 WAITING_SAMPLES = 100
 
 
-class PayloadCompensatorNode(Node):
-    """Joint states (and wrench) in, paired and compensated in batches with the newest estimate's box."""
+class PayloadCompensatorNode(ManagedNode):
+    """Joint states (and wrench) in, paired and compensated in batches with the newest estimate's box.
+    Managed: set up on configure; sensor inputs taken only while active."""
 
     def __init__(self):
         super().__init__("payload_compensator")
+        self.executor_kind = "events"          # kHz joint states: the cheaper executor, as the builder
+
+    def configure(self) -> None:
         self.robot = declare_robot(self)
         sensing = self.robot.sensing
         use_tau = declare(self, "use_joint_torque", sensing["joint_torque"],
@@ -62,7 +66,6 @@ class PayloadCompensatorNode(Node):
             declare(self, "max_gap_s", 0.05, "a larger gap between samples restarts differentiation",
                     low=1e-6, high=60.0),
             offset)
-        self.executor_kind = "events"          # kHz joint states: the cheaper executor, as the builder
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "inputs stamped further ahead of this node's clock are dropped",
                                         low=0.0, high=3600.0)
@@ -125,6 +128,9 @@ class PayloadCompensatorNode(Node):
             self.drops.set_status(DiagnosticStatus.WARN, f"bounds not published: the estimate's box is {why}")
 
     def on_wrench(self, msg: WrenchStamped) -> None:
+        if not self.active:
+            self.drops.ignore("inactive")
+            return
         try:
             t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
             if self.wrench_order.check(t):
@@ -136,6 +142,9 @@ class PayloadCompensatorNode(Node):
         self.drain()
 
     def on_joint_state(self, msg: JointState) -> None:
+        if not self.active:
+            self.drops.ignore("inactive")
+            return
         try:
             sample = self.parser.parse(msg)
         except Rejected as r:
