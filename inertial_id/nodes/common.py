@@ -3,6 +3,7 @@ descriptions, the robot profile, QoS choices, dropped-input accounting on /diagn
 main() wrapper."""
 from __future__ import annotations
 
+import functools
 import sys
 import time
 import traceback
@@ -229,6 +230,18 @@ class ManagedNode(LifecycleNode):
         self.active = False
         self.release()
         return super().destroy_node()
+
+
+def when_active(callback):
+    """An input callback of a :class:`ManagedNode` with a ``drops`` counter that takes input only
+    while the node is active (otherwise counted as ``ignored.inactive``)."""
+    @functools.wraps(callback)
+    def gated(self, msg, *args):
+        if not self.active:
+            self.drops.ignore("inactive")
+            return None
+        return callback(self, msg, *args)
+    return gated
 
 
 def stamp_to_s(stamp) -> float:

@@ -21,7 +21,7 @@ from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
 from ..core.estimators.schedule import UpdateSchedule
-from .common import KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node
+from .common import KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
@@ -178,10 +178,8 @@ class EstimatorNode(ManagedNode):
         response.success, response.message = True, "estimator reset to the prior box (saved state removed)"
         return response
 
+    @when_active
     def on_rows(self, msg) -> None:
-        if not self.active:
-            self.drops.ignore("inactive")
-            return
         if self.restored:
             key = (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.kind, msg.rows)
             if key in self._seen_set:           # the same message through the other subscription

@@ -27,7 +27,7 @@ from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
 from ..core.profile import ProfileError
 from .common import (KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
-                     s_to_stamp)
+                     s_to_stamp, when_active)
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
 # joint samples waiting for the wrench stream to pass their stamp (a few wrench periods at most)
@@ -127,10 +127,8 @@ class PayloadCompensatorNode(ManagedNode):
             why = "not guaranteed" if not msg.bounds_guaranteed else "contradicted by the data"
             self.drops.set_status(DiagnosticStatus.WARN, f"bounds not published: the estimate's box is {why}")
 
+    @when_active
     def on_wrench(self, msg: WrenchStamped) -> None:
-        if not self.active:
-            self.drops.ignore("inactive")
-            return
         try:
             t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
             if self.wrench_order.check(t):
@@ -141,10 +139,8 @@ class PayloadCompensatorNode(ManagedNode):
         self.wrenches.add(t, w)
         self.drain()
 
+    @when_active
     def on_joint_state(self, msg: JointState) -> None:
-        if not self.active:
-            self.drops.ignore("inactive")
-            return
         try:
             sample = self.parser.parse(msg)
         except Rejected as r:

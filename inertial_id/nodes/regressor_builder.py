@@ -20,7 +20,8 @@ from sensor_msgs.msg import JointState
 from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.estimators.factory import METHODS, row_kinds
 from ..core.row_builder import RowMessage, SampleRows
-from .common import KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
+from .common import (KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp,
+                     when_active)
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
 
 
@@ -114,10 +115,8 @@ class RegressorBuilderNode(ManagedNode):
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
+    @when_active
     def on_wrench(self, msg: WrenchStamped) -> None:
-        if not self.active:
-            self.drops.ignore("inactive")
-            return
         try:
             t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
             if self.wrench_order.check(t):
@@ -129,10 +128,8 @@ class RegressorBuilderNode(ManagedNode):
         self.drops.ok()
         self.drain()
 
+    @when_active
     def on_joint_state(self, msg: JointState) -> None:
-        if not self.active:
-            self.drops.ignore("inactive")
-            return
         try:
             sample = self.parser.parse(msg)
         except Rejected as r:
