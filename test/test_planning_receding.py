@@ -497,3 +497,13 @@ def test_a_fault_at_rest_at_the_end_of_the_timeline_sends_nothing(setup):
     assert rh.state == "braking" and rh.message.endswith("at rest") and rh.shorter_brake(end + 1.0) is None
     rh.tick(end + 1.1, 0.0)
     assert rh.state == "failed"
+
+
+def test_a_stop_during_a_faults_braking_keeps_the_fault(setup):
+    rh, settings, _ = setup
+    run_to_executing(rh, settings)
+    t = rh.segments[-1].start + 0.5
+    rh.fault(t, "joint states stale (0.7 s)")
+    rh.stop(t + 0.1)
+    rh.tick(rh.end_time + 0.01, 0.0)
+    assert rh.state == "failed" and "stale" in rh.message

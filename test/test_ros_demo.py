@@ -34,7 +34,8 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
 
 def test_planner_does_not_move_on_bounds_that_are_not_guaranteed(tmp_path):
     """``lmi`` on the Gen3's acceleration rows assumes the nominal robot exact: its bounds are not
-    guaranteed, so the certified planner never uses them; holding still at home with the prior box
-    is not certified, so the arm does not move and the planner says why."""
-    with pytest.raises(RuntimeError, match=r"not moving.*not certified.*estimates not used \(bounds not guaranteed\)"):
+    guaranteed, so the certified planner never uses them: no estimate it can trust ever arrives, so the
+    arm does not move and the planner says why."""
+    with pytest.raises(RuntimeError, match=r"not moving: no estimate .* guaranteed.*estimates not used "
+                                           r"\(bounds not guaranteed\)"):
         run_demo("kinova_gen3", "dumbbell_5lb", duration_s=20.0, method="lmi", log_dir=str(tmp_path), progress=False)

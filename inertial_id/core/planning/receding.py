@@ -410,8 +410,8 @@ class RecedingHorizon:
         sent now can take effect (``command_lead_s``), so the arm brakes on the executing plan, which
         is certified and ends at rest. The caller sends the command, then asks :meth:`shorter_brake`
         for a shorter certified braking plan."""
-        if self.state not in MOVING:
-            return None
+        if self.state not in MOVING or (self.faulted and self.state == S.BRAKING):
+            return None       # a stop or a second fault changes nothing while a fault brakes
         self._snapshot()
         self.pending = None
         self._final_state = final_state
