@@ -2,8 +2,11 @@
 converters (:mod:`inertial_id.core.sensor_inputs`); here what only a subscription has."""
 from __future__ import annotations
 
+import time
+
 from ..core.sensor_inputs import (ABSURD_FACTOR, FUTURE_TOLERANCE_S, JointSample, JointStateParser,  # noqa: F401
                                   Rejected, StampOrder, checked_stamp, parse_wrench)
+from .common import when_active
 
 
 def lost_message_events(drops, reason: str):
@@ -18,3 +21,74 @@ def lost_message_events(drops, reason: str):
             drops.node.get_logger().warning(f"{info.total_count_change} messages lost before this node "
                                             f"took them ({info.total_count} so far)", throttle_duration_sec=2.0)
     return SubscriptionEventCallbacks(message_lost=on_lost)
+
+
+class SensorIntake:
+    """The driver's joint states and wrist wrench as the regressor builder and the payload compensator
+    take them: parsed, and each joint sample paired with the wrench interpolated at its stamp, in stamp
+    order. The two topics arrive in any order: a joint sample waits until the wrench stream has passed
+    its stamp, for at most ``wrench_wait_s`` of wall time and ``WAITING_SAMPLES`` samples, and one the
+    wrench stream cannot pair is dropped with the reason. A node calls :meth:`setup_intake`, sets
+    ``wrench_frame_id`` when it subscribes to the wrench, and implements ``take(sample, wrench,
+    interpolation_bound)`` (wrench None when it does not pair)."""
+
+    WAITING_SAMPLES = 100
+
+    def setup_intake(self, parser: JointStateParser, wrenches, pair_wrench: bool, wrench_wait_s: float) -> None:
+        """``wrenches``: the node's :class:`~inertial_id.core.driver_streams.WrenchBuffer`;
+        ``pair_wrench``: joint samples wait for their wrench (else they are taken at once)."""
+        from collections import deque
+        self.parser, self.wrenches, self.pair_wrench = parser, wrenches, pair_wrench
+        self.wrench_wait_s = wrench_wait_s
+        self.wrench_order = StampOrder("wrench_stamp_not_increasing")
+        self.joint_samples = deque()       # (sample, wall time it arrived) waiting for the wrench stream
+
+    @when_active
+    def on_wrench(self, msg) -> None:
+        """A driver wrench into the pairing buffer (a stream that went back in time restarts it)."""
+        try:
+            t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
+            if self.wrench_order.check(t):
+                self.wrenches.reset()
+        except Rejected as r:
+            self.drops.drop(r.reason, r.detail)
+            return
+        self.wrenches.add(t, w)
+        self.drain()
+
+    @when_active
+    def on_joint_state(self, msg) -> None:
+        """A driver joint state: taken at once without wrench input, else queued for its wrench."""
+        try:
+            sample = self.parser.parse(msg)
+        except Rejected as r:
+            self.drops.drop(r.reason, r.detail)
+            return
+        if not self.pair_wrench:
+            self.take(sample, None, None)
+            return
+        if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
+            # the stream went back in time (the parser followed it): what waits belongs to the old one
+            self.drop_waiting("stream_restarted")
+        self.joint_samples.append((sample, time.monotonic()))
+        self.drain()
+
+    def drop_waiting(self, why: str) -> None:
+        """Drop every joint sample still waiting for its wrench, saying ``why``."""
+        while self.joint_samples:
+            s, _ = self.joint_samples.popleft()
+            self.drops.drop("no_matching_wrench", f"sample at {s.t:.4f} s: {why}")
+
+    def drain(self) -> None:
+        """Pair the waiting joint samples in order, as far as the wrench stream allows."""
+        while self.joint_samples:
+            s, arrived = self.joint_samples[0]
+            if (not self.wrenches.ready(s.t) and len(self.joint_samples) < self.WAITING_SAMPLES
+                    and time.monotonic() - arrived < self.wrench_wait_s):
+                return   # its wrenches may still come
+            self.joint_samples.popleft()
+            wrench, extra, why = self.wrenches.pair(s.t)
+            if why is not None:
+                self.drops.drop(why, f"no wrench pair within {self.wrenches.max_gap:.4g} s around {s.t:.4f} s")
+                continue
+            self.take(s, wrench, extra)

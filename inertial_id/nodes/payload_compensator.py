@@ -15,8 +15,6 @@ component is inside its bound while nothing touches the robot); otherwise the bo
 silent and /diagnostics says why."""
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
@@ -27,14 +25,11 @@ from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
 from ..core.profile import ProfileError
 from .common import (KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
-                     s_to_stamp, when_active)
-from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
-
-# joint samples waiting for the wrench stream to pass their stamp (a few wrench periods at most)
-WAITING_SAMPLES = 100
+                     s_to_stamp)
+from .inputs import FUTURE_TOLERANCE_S, JointStateParser, SensorIntake, lost_message_events
 
 
-class PayloadCompensatorNode(ManagedNode):
+class PayloadCompensatorNode(SensorIntake, ManagedNode):
     """Joint states (and wrench) in, paired and compensated in batches with the newest estimate's box.
     Managed: set up on configure; sensor inputs taken only while active."""
 
@@ -81,21 +76,22 @@ class PayloadCompensatorNode(ManagedNode):
                                   low=1e-4, high=10.0), self.flush)
         self.box: PayloadBox | None = None
         self.pub = {}
+        wrenches = None
         if use_wrench:
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
-            self.wrenches = WrenchBuffer(declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
-                                                 "widest span between two wrench samples that a joint stamp is "
-                                                 "interpolated across", low=0.0, high=60.0),
-                                         wrench_sample_bound(self.robot))
-            self.wrench_order = StampOrder("wrench_stamp_not_increasing")
-            self.waiting: deque = deque()
+            wrenches = WrenchBuffer(declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
+                                            "widest span between two wrench samples that a joint stamp is "
+                                            "interpolated across", low=0.0, high=60.0),
+                                    wrench_sample_bound(self.robot))
             self.pub["wrench"] = (self.create_publisher(WrenchStamped, "~/wrench_compensated", RELIABLE_QOS),
                                   self.create_publisher(WrenchStamped, "~/wrench_compensated_bound", RELIABLE_QOS))
             self.create_subscription(WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
                                                             "the driver's WrenchStamped topic of the F/T sensor"),
                                      self.on_wrench, SENSOR_QOS,
                                      event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
+        # no wall-time limit: a joint sample waits until the wrench stream passes it or newer ones push it out
+        self.setup_intake(self.parser, wrenches, use_wrench, float("inf"))
         if use_tau:
             self.pub["joint_torque"] = (self.create_publisher(JointState, "~/external_effort", RELIABLE_QOS),
                                         self.create_publisher(JointState, "~/external_effort_bound", RELIABLE_QOS))
@@ -127,49 +123,8 @@ class PayloadCompensatorNode(ManagedNode):
             why = "not guaranteed" if not msg.bounds_guaranteed else "contradicted by the data"
             self.drops.set_status(DiagnosticStatus.WARN, f"bounds not published: the estimate's box is {why}")
 
-    @when_active
-    def on_wrench(self, msg: WrenchStamped) -> None:
-        try:
-            t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
-            if self.wrench_order.check(t):
-                self.wrenches.reset()
-        except Rejected as r:
-            self.drops.drop(r.reason, r.detail)
-            return
-        self.wrenches.add(t, w)
-        self.drain()
-
-    @when_active
-    def on_joint_state(self, msg: JointState) -> None:
-        try:
-            sample = self.parser.parse(msg)
-        except Rejected as r:
-            self.drops.drop(r.reason, r.detail)
-            return
-        if not self.compensator.uses_wrench:
-            self.process(sample, None, None)
-            return
-        if self.waiting and sample.t <= self.waiting[-1].t:
-            self.drop_waiting("the joint state stream went back in time")
-        self.waiting.append(sample)
-        self.drain()
-
-    def drop_waiting(self, why: str) -> None:
-        while self.waiting:
-            self.drops.drop("no_matching_wrench", f"sample at {self.waiting.popleft().t:.4f} s: {why}")
-
-    def drain(self) -> None:
-        """Joint samples in stamp order, each once the wrench stream has passed its stamp (or pushed
-        out by newer ones when the wrench stream stopped)."""
-        while self.waiting and (self.wrenches.ready(self.waiting[0].t) or len(self.waiting) > WAITING_SAMPLES):
-            s = self.waiting.popleft()
-            wrench, extra, why = self.wrenches.pair(s.t)
-            if why is not None:
-                self.drops.drop(why, f"no wrench pair around {s.t:.4f} s")
-                continue
-            self.process(s, wrench, extra)
-
-    def process(self, s, wrench, extra) -> None:
+    def take(self, s, wrench, extra) -> None:
+        """A sample (with its wrench) to compensate, in the next batch, once an estimate is in."""
         if self.box is None:
             self.drops.ignore("no_estimate_yet")
             return

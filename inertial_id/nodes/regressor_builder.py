@@ -10,8 +10,6 @@ References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification
 """
 from __future__ import annotations
 
-import time
-from collections import deque
 
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -20,15 +18,14 @@ from sensor_msgs.msg import JointState
 from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.estimators.factory import METHODS, row_kinds
 from ..core.row_builder import RowMessage, SampleRows
-from .common import (KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp,
-                     when_active)
-from .inputs import FUTURE_TOLERANCE_S, JointStateParser, Rejected, StampOrder, lost_message_events, parse_wrench
+from .common import KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
+from .inputs import FUTURE_TOLERANCE_S, JointStateParser, SensorIntake, lost_message_events
 
 
 LOSSLESS_INPUT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
 
 
-class RegressorBuilderNode(ManagedNode):
+class RegressorBuilderNode(SensorIntake, ManagedNode):
     """Rows from the driver's streams; managed: set up on configure, inputs taken only while active."""
 
     def __init__(self):
@@ -79,13 +76,12 @@ class RegressorBuilderNode(ManagedNode):
         self.parser = JointStateParser(self.robot, need_effort=self.stream.needs_effort, clock_s=self.now_s,
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
-        self.wrenches = WrenchBuffer(self.wrench_max_gap, wrench_sample_bound(self.robot))   # increasing stamps
-        self.wrench_wait = declare(self, "wrench_wait_s", 0.5,
-                                   "longest wall time a joint sample waits for its wrench", low=0.0, high=60.0)
+        self.setup_intake(self.parser, WrenchBuffer(self.wrench_max_gap, wrench_sample_bound(self.robot)),
+                          self.stream.rows.use_wrench,
+                          declare(self, "wrench_wait_s", 0.5, "longest wall time a joint sample waits for its wrench",
+                                  low=0.0, high=60.0))
         if use_wrench:
             self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
-        self.wrench_order = StampOrder("wrench_stamp_not_increasing")
-        self.joint_samples: deque = deque(maxlen=100)
         self.ready: list = []     # (sample, wrench, interpolation bound) in stamp order, not yet formed into rows
         self.process_batch = declare(self, "process_batch", 100,
                                      "samples formed into rows at once (larger: less CPU per sample, more latency)",
@@ -115,56 +111,9 @@ class RegressorBuilderNode(ManagedNode):
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    @when_active
-    def on_wrench(self, msg: WrenchStamped) -> None:
-        try:
-            t, w = parse_wrench(msg, self.wrench_frame_id, now_s=self.now_s(), future_tolerance_s=self.future_tolerance)
-            if self.wrench_order.check(t):
-                self.wrenches.reset()
-        except Rejected as r:
-            self.drops.drop(r.reason, r.detail)
-            return
-        self.wrenches.add(t, w)
-        self.drops.ok()
-        self.drain()
-
-    @when_active
-    def on_joint_state(self, msg: JointState) -> None:
-        try:
-            sample = self.parser.parse(msg)
-        except Rejected as r:
-            self.drops.drop(r.reason, r.detail)
-            return
-        if not self.stream.rows.use_wrench:       # nothing to wait for
-            self.ready.append((sample, None, None))
-            self.flush_if_full()
-            return
-        if self.joint_samples and sample.t <= self.joint_samples[-1][0].t:
-            # the stream went back in time (the parser followed it): what waits belongs to the old one
-            self.drop_waiting("stream_restarted")
-        self.joint_samples.append((sample, time.monotonic()))
-        self.drain()
-
-    def drop_waiting(self, why: str) -> None:
-        while self.joint_samples:
-            s, _ = self.joint_samples.popleft()
-            self.drops.drop("no_matching_wrench", f"sample at {s.t:.4f} s: {why}")
-
-    def drain(self) -> None:
-        """Process queued joint samples in order; with wrench rows, each waits for the wrench
-        samples around its stamp (the two topics arrive in any order) until the wrench stream has
-        reached its stamp, or for at most ``wrench_wait_s`` of wall time."""
-        while self.joint_samples:
-            s, arrived = self.joint_samples[0]
-            if (not self.wrenches.ready(s.t) and len(self.joint_samples) < self.joint_samples.maxlen
-                    and time.monotonic() - arrived < self.wrench_wait):
-                return   # its wrenches may still come
-            self.joint_samples.popleft()
-            wrench, extra, why = self.wrenches.pair(s.t)
-            if why is not None:
-                self.drops.drop(why, f"no wrench pair within {self.wrench_max_gap:.4g} s around {s.t:.4f} s")
-                continue
-            self.ready.append((s, wrench, extra))
+    def take(self, sample, wrench, extra) -> None:
+        """A sample (with its wrench) ready to be formed into rows, in the next batch."""
+        self.ready.append((sample, wrench, extra))
         self.flush_if_full()
 
     def flush_if_full(self) -> None:
