@@ -68,7 +68,6 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
                                        future_tolerance_s=self.future_tolerance)
         self.drops = DropCounter(self)
         self.drops.set_status(DiagnosticStatus.OK, "waiting for an estimate")
-        self.ready: list = []          # (joint sample, wrench, interpolation bound) not yet compensated
         self.process_batch = declare(self, "process_batch", 10,
                                      "samples compensated at once (larger: less CPU per sample at kHz rates, more "
                                      "latency)", low=1, high=10**5)
@@ -124,31 +123,19 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
             self.drops.set_status(DiagnosticStatus.WARN, f"bounds not published: the estimate's box is {why}")
 
     def take(self, s, wrench, extra) -> None:
-        """A sample (with its wrench) to compensate, in the next batch, once an estimate is in."""
+        """A paired sample into the batch, once an estimate is in."""
         if self.box is None:
             self.drops.ignore("no_estimate_yet")
             return
-        self.ready.append((s, wrench, extra))
-        if len(self.ready) >= self.process_batch:
-            self.flush()
+        SensorIntake.take(self, s, wrench, extra)
 
-    def flush(self) -> None:
-        """The ready samples through the compensator, in one batch (cheaper per sample at kHz rates)."""
-        if not self.ready:
-            return
-        ready, self.ready = self.ready, []
-        samples = [s for s, _, _ in ready]
-        out, pushed = self.compensator.push_many(
-            [s.t for s in samples], [s.q for s in samples], [s.qd for s in samples],
-            None if samples[0].tau is None else [s.tau for s in samples], self.box,
-            *(([w for _, w, _ in ready], [e for _, _, e in ready]) if self.compensator.uses_wrench else ()))
-        if pushed.missed:
-            self.drops.counts["missed_samples"] += pushed.missed
-        for reason, detail in pushed.drops:
-            self.drops.drop(reason, detail)
-        self.drops.ok(pushed.accepted)
+    def process(self, t, q, qd, tau, wrench, extra):
+        """A batch of samples compensated with the newest box and published."""
+        out, pushed = self.compensator.push_many(t, q, qd, tau, self.box,
+                                                 *((wrench, extra) if self.compensator.uses_wrench else ()))
         for c in out:
             self.publish(c)
+        return pushed
 
     def publish(self, c) -> None:
         value_pub, bound_pub = self.pub[c.kind]

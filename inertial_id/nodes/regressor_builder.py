@@ -82,7 +82,6 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
                                   low=0.0, high=60.0))
         if use_wrench:
             self.create_timer(0.1, self.drain)    # samples whose wrench never comes are let go
-        self.ready: list = []     # (sample, wrench, interpolation bound) in stamp order, not yet formed into rows
         self.process_batch = declare(self, "process_batch", 100,
                                      "samples formed into rows at once (larger: less CPU per sample, more latency)",
                                      low=1, high=10**6)
@@ -111,36 +110,12 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def take(self, sample, wrench, extra) -> None:
-        """A sample (with its wrench) ready to be formed into rows, in the next batch."""
-        self.ready.append((sample, wrench, extra))
-        self.flush_if_full()
-
-    def flush_if_full(self) -> None:
-        if len(self.ready) >= self.process_batch:
-            self.flush()
-
-    def flush(self) -> None:
-        """Form the ready samples into rows, in one batch (cheaper per sample than one by one)."""
-        if not self.ready:
-            return
-        ready, self.ready = self.ready, []
-        samples = [s for s, _, _ in ready]
-        tau = None if any(s.tau is None for s in samples) else [s.tau for s in samples]
-        use_wrench = self.stream.rows.use_wrench
-        pushed = self.stream.push_many([s.t for s in samples], [s.q for s in samples], [s.qd for s in samples],
-                                       tau, [w for _, w, _ in ready] if use_wrench else None,
-                                       [e for _, _, e in ready] if use_wrench else None)
-        # samples the driver sent that never reached this node (a full DDS queue under load) show as
-        # stamp gaps at the driver's rate: counted, not silently lost
-        if pushed.missed:
-            self.drops.counts["missed_samples"] += pushed.missed
-        for reason, detail in pushed.drops:
-            self.drops.drop(reason, detail)
-        if pushed.accepted:
-            self.drops.ok(pushed.accepted)
+    def process(self, t, q, qd, tau, wrench, extra):
+        """A batch of samples formed into rows and published."""
+        pushed = self.stream.push_many(t, q, qd, tau, wrench, extra)
         for m in pushed.messages:
             self.publish(m)
+        return pushed
 
     def publish(self, m: RowMessage) -> None:
         msg = self.RegressorSample(kind=m.kind, body="payload", parameter_names=list(m.parameter_names),
