@@ -37,6 +37,18 @@ def random_state(robot, rng):
     return q, rng.uniform(-1, 1, robot.nv), rng.uniform(-3, 3, robot.nv)
 
 
+
+def assert_inside_bound(samples, speed, label: str, at_least: int) -> None:
+    """Every compensated sample, moving and held still (more than ``at_least`` of each), is inside
+    its bound; the largest ratio is printed."""
+    for moving in (True, False):
+        part = [c for c in samples if bool(speed[c.t] > 0.05) is moving]
+        assert len(part) > at_least
+        ratio = max(np.max(np.abs(c.residual) / c.bound) for c in part)
+        print(f"{label}, {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} "
+              f"over {len(part)} samples")
+        assert ratio <= 1.0
+
 def test_held_still_the_true_payload_leaves_nothing_of_the_gravity_wrench(xarm, rng):
     """Against gravity worked out by hand: the sensor holds the payload up with ``f = -m g`` and
     ``n = c x f`` (xArm7: the sensor frame is the payload frame)."""
@@ -115,13 +127,7 @@ def test_the_simulated_arms_wrench_stream_stays_inside_its_bound(xarm):
                 out[name] += got
     for name, samples in out.items():
         assert len(samples) > 450 and all(c.kind == "wrench" for c in samples)
-        for moving in (True, False):
-            part = [c for c in samples if bool(speed[c.t] > 0.05) is moving]
-            assert len(part) > 50
-            ratio = max(np.max(np.abs(c.residual) / c.bound) for c in part)
-            print(f"{name}, {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} "
-                  f"over {len(part)} samples")
-            assert ratio <= 1.0
+        assert_inside_bound(samples, speed, name, 50)
     # the box's share is what widens the bound; with the true payload only the noise bound is left
     assert all(np.all(c.box_bound == 0) for c in out["exact"])
     assert np.mean([np.max(c.box_bound) for c in out["box"]]) > 0.1
@@ -203,13 +209,7 @@ def test_the_simulated_gen3s_external_effort_stays_inside_its_bound(gen3):
         assert not pushed.drops
         out += got
     assert len(out) > 3900 and all(c.kind == "joint_torque" for c in out)
-    for moving in (True, False):
-        part = [c for c in out if bool(speed[c.t] > 0.05) is moving]
-        assert len(part) > 500
-        ratio = max(np.max(np.abs(c.residual) / c.bound) for c in part)
-        print(f"Gen3 {'moving' if moving else 'held still'}: max |residual| / bound = {ratio:.3f} "
-              f"over {len(part)} samples")
-        assert ratio <= 1.0
+    assert_inside_bound(out, speed, "Gen3", 500)
 
 
 def test_estimates_that_cannot_be_used_are_rejected_with_a_reason():
