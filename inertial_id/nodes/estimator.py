@@ -15,8 +15,8 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from ..core import params
-from ..core.estimators.intake import Skipped, check_rows
 from ..core.estimators.factory import METHODS, make_estimator
+from ..core.estimators.intake import Skipped, check_rows
 from ..core.estimators.consistent import SolverFailure
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.row_checks import RowLimits
