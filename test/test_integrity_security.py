@@ -37,8 +37,10 @@ def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_oper
     # besides the operator, only the estimator calls a service: the driver's set-load (~/apply)
     assert {n for n, r in rules.items() if r["request"]} == {"operator", "estimator"}
     assert rules["estimator"]["request"] == {robot.profile["apply"]["service"]}
+    # the operator drives the managed nodes' lifecycles too (ros2 lifecycle set)
+    lifecycle = {f"/{n}/{s}" for n in rules if n != "operator" for s in sp.LIFECYCLE_SERVICES}
     assert rules["operator"]["request"] == {"/estimator/reset", "/estimator/apply", "/excitation_planner/start",
-                                            "/excitation_planner/stop", "/sim_robot/end_streams"}
+                                            "/excitation_planner/stop", "/sim_robot/end_streams"} | lifecycle
 
 
 @pytest.mark.ros

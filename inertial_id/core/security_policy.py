@@ -24,6 +24,10 @@ COMMON_PUBLISH = ("/rosout", "/parameter_events")
 COMMON_SUBSCRIBE = ("/parameter_events",)
 COMMON_SERVICES = ("describe_parameters", "get_parameter_types", "get_parameters", "list_parameters",
                    "set_parameters", "set_parameters_atomically", "get_type_description")
+# what every managed node (rclpy.lifecycle: all of the suite's) adds: its transition events and the
+# lifecycle services `ros2 lifecycle` calls
+LIFECYCLE_SERVICES = ("change_state", "get_state", "get_available_states", "get_available_transitions",
+                      "get_transition_graph")
 ENCLAVE_ROOT = "/inertial_id"
 OPERATOR = "operator"
 
@@ -61,6 +65,9 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
         # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
         nodes["sim_robot"] = {"publish": streams + (TRUTH, ROBOT_DESCRIPTION, TF, CLOCK, DIAGNOSTICS),
                               "subscribe": (controller,), "services": ("end_streams",)}
+    for name, d in nodes.items():
+        d["publish"] += (f"/{name}/transition_event",)
+        d["services"] += LIFECYCLE_SERVICES
     return {name: {k: tuple(dict.fromkeys(v)) for k, v in d.items()} for name, d in nodes.items()}
 
 
