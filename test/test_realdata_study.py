@@ -37,9 +37,11 @@ def test_guarantees_hold_on_every_case(report):
         # every interval is a real interval and the data narrowed at least the mass or a first moment
         assert np.all(np.array(c["lower"]) <= np.array(c["upper"]))
         assert c["windows_used"] > 0 and c["windows_excluded"] > 0
-    # the calibration never saw the held-out run
+    # the calibration never saw the held-out run; its own check on that run is reported beside the cases
     for f in report["folds"]:
         assert f["held_out"] not in f["calibrated_on"]
+        assert set(f["held_out_validation"]["per_window"]) and len(f["effort_delay_s"]) == 7
+    assert len(s["held_out_validation_passed"]) == 3 and s["held_out_max_exceedance_ratio"] > 0
 
 
 def test_point_estimate_and_statistical_interval_are_reported(report):
@@ -49,23 +51,23 @@ def test_point_estimate_and_statistical_interval_are_reported(report):
     assert all("NOT guaranteed" in c["statistical"]["label"] for c in report["cases"])
 
 
-@pytest.mark.xfail(strict=True, reason="measured median guaranteed mass width 3.4 kg (target <= 2.0; 3.8-3.9 kg before "
-                   "the pseudo-inertia cuts): one kilogram moves a row by at most 0.4-1.2 of its bound (max-based bounds, "
-                   "0.3-1.4 N m s per 0.1 s window), and the mass trades against the first moment along the tool axis "
-                   "down to the prior's limits (the extreme boxes put m h_z at -0.2 or far out)")
+@pytest.mark.xfail(strict=True, reason="measured median guaranteed mass width 3.2 kg on the full study (target <= 2.0; "
+                   "3.4 kg with the stated safety factor 2 and no effort delay, which a held-out run exceeded by 2.0-2.5x "
+                   "at other window lengths): the bounds must cover a held-out run's largest error, run 1 keeps 55 of "
+                   "124 windows outside velocity-limit plateaus and stays near the prior, and the mass trades against "
+                   "the first moment along the tool axis up to the prior's limits")
 def test_mass_width_target(report):
     assert report["summary"]["median_mass_width_kg"] <= 2.0
 
 
 def test_point_mass_error_target(report):
-    # least absolute deviations over the calibrated rows: measured 4.4 % on the full study (least
-    # squares: 8.8 %); a run-specific bias remains (+0.41 kg on run 2, +0.13 kg on run 1 with every
-    # estimator tried), so this median rests on runs 1 and 3
+    # least absolute deviations over the calibrated rows, the effort taken at its calibrated delay:
+    # measured 1.6 % on the full study (4.4 % without the delay, least squares 8.8 %)
     assert report["summary"]["median_mass_error_rel"] <= 0.05
 
 
 def test_point_com_error_target(report):
-    # measured 32 mm on the full study (least squares: 55 mm)
+    # measured 21 mm on the full study (32 mm without the effort delay, least squares 55 mm)
     assert report["summary"]["median_com_error_m"] <= 0.05
 
 

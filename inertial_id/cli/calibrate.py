@@ -1,8 +1,8 @@
 """``inertial-id calibrate RUN [RUN...] --out FILE``: calibrate the robot from recordings without
 payload (run folders, bags, or a folder of the shared ``*_downsampled_N.csv`` layout): friction
-``[Fc, Fv, Ia]`` and torque sign per joint, the range of the per-run torque offset, velocity-limit
+``[Fc, Fv, Ia]``, torque sign and effort delay per joint, the range of the per-run torque offset, velocity-limit
 plateaus (excluded, counted), and the bound of the remaining model error per joint and momentum
-window length (largest error seen x --safety-factor), validated on --validate runs. Writes the
+window length (largest error seen x --safety-factor, raised to the runs' own run-to-run exceedance), validated on --validate runs. Writes the
 calibration YAML a profile names (``identification.calibration``) or ``estimate --calibration``
 takes. Exit code 1 when a held-out run exceeds the bound (the file is written, marked not validated)."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
-    from ..core.calibration.build import OFFSET_MARGIN_NM, SAFETY_FACTOR
+    from ..core.calibration.build import EFFORT_DELAY_GRID_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
     p = sub.add_parser("calibrate", help="calibrate friction, torque sign/offsets and error bounds from runs without payload",
                        description=__doc__)
     p.add_argument("runs", nargs="+", metavar="RUN", help="recordings without payload (run folder, bag, shared-layout folder)")
@@ -25,9 +25,13 @@ def register(sub) -> None:
     p.add_argument("--validate", nargs="+", default=[], metavar="RUN", help="held-out recordings to validate on")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     p.add_argument("--safety-factor", type=float, default=SAFETY_FACTOR,
-                   help=f"row bound = largest remaining error seen x this (default {SAFETY_FACTOR:g})")
+                   help=f"row bound = largest remaining error seen x this, at least (raised to the calibration runs' "
+                        f"own run-to-run exceedance; default {SAFETY_FACTOR:g})")
     p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
                    help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
+    p.add_argument("--max-effort-delay", type=float, default=max(EFFORT_DELAY_GRID_S), metavar="S",
+                   help="largest lag of the logged effort behind the states tried per joint, in 10 ms steps "
+                        f"(0: none; default {max(EFFORT_DELAY_GRID_S):g} s)")
     add_json_option(p, "the calibration and its report")
     p.set_defaults(func=run)
 
@@ -62,19 +66,23 @@ def leave_one_out_runs(paths, n_joints: int) -> list:
 
 def run(args) -> int:
     from ..core.calibration.build import calibrate
+    from ..core.calibration.file import MAX_EFFORT_DELAY_S
     from ..core.data_io import DataError
     from ..core.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
         raise UserError("--safety-factor must be a finite number >= 1")
     if not (np.isfinite(args.offset_margin) and args.offset_margin >= 0):
         raise UserError("--offset-margin must be a finite number >= 0")
+    if not 0 <= args.max_effort_delay <= MAX_EFFORT_DELAY_S:
+        raise UserError(f"--max-effort-delay must be between 0 and {MAX_EFFORT_DELAY_S:g} s")
     robot = load_robot(args.robot)
     if not robot.sensing["joint_torque"]:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
     try:
         runs, sources = read_recordings(args.runs, robot.nv)
         held, _ = read_recordings(args.validate, robot.nv)
-        cal = calibrate(robot, runs, held, args.safety_factor, offset_margin_Nm=args.offset_margin, sources=sources)
+        cal = calibrate(robot, runs, held, args.safety_factor, offset_margin_Nm=args.offset_margin, sources=sources,
+                        effort_delay_grid_s=np.round(np.arange(0.0, args.max_effort_delay + 1e-9, 0.01), 3))
     except (DataError, ValueError) as exc:
         raise UserError(str(exc)) from None
     cal.write(args.out)
@@ -84,6 +92,11 @@ def run(args) -> int:
     print(f"calibrated {robot.name} on {', '.join(r.name for r in runs)} ({cal.sample_rate_hz:.1f} Hz): "
           f"windows used {rep['windows_used']}, excluded at velocity-limit plateaus {rep['windows_excluded']} "
           f"({len(rep['plateaus'])} plateaus)")
+    print("logged effort lags the states by " + " ".join(f"{1000 * d:.0f}" for d in cal.delays())
+          + " ms per joint (rows pair each state with the effort that much later)")
+    if cal.safety_factor > args.safety_factor:
+        print(f"safety factor raised from {args.safety_factor:g} to {cal.safety_factor:.2f}: one calibration run's "
+              "largest error reached that multiple of the others' (leave one calibration run out)")
     support = rep["term_support"]
     h = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - cal.provenance["friction_window_s"]))
     print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} "

@@ -35,6 +35,7 @@ import numpy as np
 import pinocchio as pin
 
 from . import params
+from .effort_alignment import EffortAlignment
 from .model import Robot
 
 
@@ -208,18 +209,21 @@ class MomentumWindows:
     ``window_duration_s`` (scaled up for a longer window), and ``exclude`` (a
     :class:`~..calibration.plateaus.PlateauDetector`) drops the windows touching a sample the
     calibrated model cannot explain; ``excluded_windows`` counts them. ``torque_sign`` (nv,):
-    the logged effort is this sign times the rigid-body torque.
+    the logged effort is this sign times the rigid-body torque. ``effort_delay_s`` (nv,): the logged
+    effort lags the states by this much (:class:`~.effort_alignment.EffortAlignment`; the rows of a
+    sample come once its delayed effort has arrived).
     """
 
     def __init__(self, robot: Robot, window: int, torque_relative: float, torque_absolute_Nm: float,
                  model_error_Nm: float, window_bound_Nm_s=None, window_duration_s: float | None = None,
-                 exclude=None, torque_sign=None):
+                 exclude=None, torque_sign=None, effort_delay_s=None):
         if window < 1:
             raise ValueError("window must hold at least one sample")
         self.window_bound_Nm_s = None if window_bound_Nm_s is None else np.asarray(window_bound_Nm_s, dtype=float)
         self.window_duration_s = window_duration_s
         self.exclude = exclude
         self.torque_sign = None if torque_sign is None else np.asarray(torque_sign, dtype=float)
+        self.alignment = None if effort_delay_s is None else EffortAlignment(effort_delay_s)
         self._last_flag_t = -np.inf
         self._flagged = False       # the open window touched an excluded sample
         self._start_t = None
@@ -249,9 +253,11 @@ class MomentumWindows:
     def add_samples(self, t, q, qd, tau) -> None:
         """Samples ``t`` (N,) in increasing time, ``q, qd, tau`` (N, nv)."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
+        if self.alignment is not None and t.size:
+            t, q, qd, tau = self.alignment.push(t, q, qd, tau)
         if t.size == 0:
             return
-        q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau))
         if self.torque_sign is not None:
             tau = tau * self.torque_sign
         times = t if self._last is None else np.concatenate([[self._last[0]], t])

@@ -12,23 +12,30 @@ from . import fit as F
 from .file import Calibration
 from .plateaus import fit_detector
 
-# Row bound = largest remaining error seen in calibration x this. Held-out runs of the real Gen3
-# exceeded the calibration maximum by 1.2-1.8x (issue measurement); bound x1.2 let the truth be
-# excluded. The factor is stated in the file and checked on every --validate run.
+# Row bound = largest remaining error seen in calibration x this, at least (raised to the
+# calibration runs' own run-to-run exceedance, see calibrate). Held-out runs of the real Gen3
+# exceeded the calibration maximum by 1.2-1.8x (issue measurement), up to 2.5x on one joint (this
+# project's leave-one-run-out); bound x1.2 let the truth be excluded. The applied factor is stated in
+# the file and checked on every --validate run.
 SAFETY_FACTOR = 2.0
 # The per-run offset box: the calibration runs' range, widened by this on each side (N m): offsets
 # drift from run to run by about ±1 N m; today's is an unknown in the estimator, never yesterday's.
 OFFSET_MARGIN_NM = 2.0
 WINDOWS_S = (0.05, 0.1, 0.2)
+# Effort delays tried per joint (s): the real Gen3's logged torque lags by 80-140 ms; beyond 0.3 s a
+# lag is a stamp problem, not the drive's filter.
+EFFORT_DELAY_GRID_S = tuple(np.round(np.arange(0.0, 0.301, 0.01), 3))
 
 
 def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: float = SAFETY_FACTOR,
               windows_s=WINDOWS_S, offset_margin_Nm: float = OFFSET_MARGIN_NM, sources=None,
-              payload_bias: bool = True) -> Calibration:
+              payload_bias: bool = True, effort_delay_grid_s=EFFORT_DELAY_GRID_S) -> Calibration:
     """Fit friction, torque sign and offsets on ``runs`` (windows of the profile's
     ``momentum_window_s``, else 0.1 s), bound the remaining error per window length, validate on
     ``validate``. ``sources``: paths of the runs for the provenance. ``payload_bias``: with two
-    runs or more, the run-to-run bias of the payload estimate (:func:`payload_bias_rms`)."""
+    runs or more, the run-to-run bias of the payload estimate (:func:`payload_bias_rms`).
+    ``effort_delay_grid_s``: the effort delays tried per joint (:func:`.fit.fit_effort_delay`;
+    ``(0,)``: none)."""
     if not runs:
         raise ValueError("calibration needs at least one run")
     if safety_factor < 1:
@@ -38,18 +45,24 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     primary_s = robot.profile["identification"]["momentum_window_s"] or 0.1
     lengths = sorted({max(1, int(round(w * rate))) for w in (*windows_s, primary_s)})
     primary = max(1, int(round(primary_s * rate)))
-    data = {h: [F.joint_windows(robot, r, h, detector) for r in runs] for h in lengths}
-    used = data[primary]
-    if any(d.windows == 0 for d in used):
-        empty = [d.run for d in used if d.windows == 0]
+    empty = [r.name for r in runs if F.joint_windows(robot, r, primary, detector).windows == 0]
+    if empty:
         raise ValueError(f"runs {empty}: no momentum window left outside velocity-limit plateaus")
+    delay = F.fit_effort_delay(robot, runs, primary, detector, effort_delay_grid_s)
+    data = {h: [F.joint_windows(robot, r, h, detector, delay.delay_s) for r in runs] for h in lengths}
+    used = data[primary]
     fit = F.fit_friction(used)
-    n = robot.nv
+    exceedance = F.internal_exceedance(used, fit.sign) if len(used) > 1 else None
+    # The stated factor is a floor. On the real Gen3 a held-out run's largest error reached 2.5x the
+    # calibration's (one joint, 0.1 s windows) under a stated 2: how far one calibration run goes
+    # beyond the others (every joint, each run left out in turn) is the evidence the runs themselves
+    # give of how far a new run may go, so the factor is raised to the largest such ratio.
+    factor = safety_factor if exceedance is None else max(safety_factor, float(exceedance.max()))
     windows = {}
     for h, d in data.items():
         _, half = F.residual_ranges(d, fit.sign, fit.friction)
         worst = half.max(axis=0)
-        windows[h] = {"duration_s": h / rate, "max_error_Nm_s": worst, "bound_Nm_s": safety_factor * worst}
+        windows[h] = {"duration_s": h / rate, "max_error_Nm_s": worst, "bound_Nm_s": factor * worst}
     spread_lo, spread_hi = fit.offsets.min(axis=0), fit.offsets.max(axis=0)
     center = 0.5 * (spread_lo + spread_hi)
     half_width = 0.5 * (spread_hi - spread_lo) + offset_margin_Nm
@@ -60,19 +73,23 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
         "windows_excluded": {d.run: d.excluded for d in used},
         "plateaus": plateaus,
         "term_support": F.term_support(used, fit.sign),
-        "internal_exceedance": F.internal_exceedance(used, fit.sign).tolist() if len(used) > 1 else None,
+        "internal_exceedance": None if exceedance is None else exceedance.tolist(),
+        "effort_delay": {"grid_s": delay.grid_s.tolist(), "rms_Nm": delay.rms_Nm.tolist()},
     }
     cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
-                      windows, safety_factor, detector, report=report)
+                      windows, factor, detector, report=report, effort_delay_s=delay.delay_s)
     cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
+    cal.provenance["safety_factor_applied"] = factor
     if payload_bias and len(runs) > 1:
-        cal.payload_bias_rms = payload_bias_rms(robot, runs, safety_factor, windows_s, offset_margin_Nm)
+        cal.payload_bias_rms = payload_bias_rms(robot, runs, safety_factor, windows_s, offset_margin_Nm,
+                                                effort_delay_grid_s)
     if validate:
         cal.provenance["validation"] = validation(robot, cal, validate)
     return cal
 
 
-def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, offset_margin_Nm: float) -> np.ndarray:
+def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, offset_margin_Nm: float,
+                     effort_delay_grid_s=EFFORT_DELAY_GRID_S) -> np.ndarray:
     """(10,) RMS over the runs of the payload point estimate on a run without payload (the truth is
     zero) when the robot is calibrated on the other runs: the model error a run's own data cannot
     reveal, which a bootstrap within one run misses."""
@@ -81,7 +98,8 @@ def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, of
     with tempfile.TemporaryDirectory() as tmp:
         for k, run in enumerate(runs):
             sub = calibrate(robot, [r for i, r in enumerate(runs) if i != k], safety_factor=safety_factor,
-                            windows_s=windows_s, offset_margin_Nm=offset_margin_Nm, payload_bias=False)
+                            windows_s=windows_s, offset_margin_Nm=offset_margin_Nm, payload_bias=False,
+                            effort_delay_grid_s=effort_delay_grid_s)
             calibrated = robot_with_calibration(robot, sub, Path(tmp) / f"without_{k}.yaml")
             estimates.append(run_pipeline(calibrated, run)[1].estimate)
     return np.sqrt(np.mean(np.square(estimates), axis=0))
@@ -93,7 +111,7 @@ def validation(robot, cal: Calibration, runs: list[Run]) -> dict:
     safety factor and every offset within the offset box."""
     out = {"runs": [r.name for r in runs], "per_window": {}, "passed": True}
     for h, w in cal.windows.items():
-        data = [F.joint_windows(robot, r, h, cal.detector) for r in runs]
+        data = [F.joint_windows(robot, r, h, cal.detector, cal.delays()) for r in runs]
         offsets, half = F.residual_ranges(data, cal.torque_sign, cal.friction)
         ratio = half.max(axis=0) / np.maximum(w["max_error_Nm_s"], 1e-12)
         inside = np.abs(offsets - cal.offset_center_Nm) <= cal.offset_half_width_Nm
@@ -125,5 +143,6 @@ def provenance(runs, sources, safety_factor: float, offset_margin_Nm: float, win
         entries.append(e)
     return {"runs": entries, "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "safety_factor": safety_factor, "offset_margin_Nm": offset_margin_Nm, "friction_window_s": window_s,
-            "method": "momentum windows, nominal link inertials, least-squares [Fc, Fv, Ia] shared by the runs, "
+            "method": "momentum windows, nominal link inertials, the effort delay per joint on a grid, "
+                      "least-squares [Fc, Fv, Ia] shared by the runs, "
                       "one offset per run; bound = largest minimax residual x safety factor"}

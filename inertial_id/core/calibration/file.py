@@ -2,7 +2,8 @@
 
 A profile names it (``identification.calibration: path``, relative to the profile's folder) or a
 command-line / launch argument overrides that. Contents (SI units, joints in profile order):
-``torque_sign`` (logged effort = sign x rigid-body torque), ``friction`` ``Fc, Fv, Ia`` per joint,
+``torque_sign`` (logged effort = sign x rigid-body torque), ``effort_delay_s`` (the logged effort
+lags the logged states by this much, per joint), ``friction`` ``Fc, Fv, Ia`` per joint,
 ``offsets`` (each calibration run's offset and the box ``center ± half_width`` the estimator keeps
 the run's unknown offset in), ``windows`` (per momentum window length: the largest remaining error
 seen and the row bound = that x ``safety_factor``), ``plateaus`` (the detector of samples the model
@@ -20,7 +21,12 @@ from ..momentum import robot_parameters
 from ..profile import ProfileError
 from .plateaus import PlateauDetector
 
-CALIBRATION_VERSION = 1
+# Version 2 added effort_delay_s: a version-1 file was measured without it (read as zero delays);
+# a program reading version 1 only must refuse a version-2 file rather than ignore its delays.
+CALIBRATION_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+# A lag longer than this is not a sensor filter but a broken stamp: refuse the file.
+MAX_EFFORT_DELAY_S = 1.0
 
 
 class CalibrationError(ProfileError):
@@ -48,6 +54,7 @@ class Calibration:
     # RMS over the calibration runs of the payload estimate on a run without payload, calibrated on
     # the others (10,): the run-to-run bias the statistical interval adds (None: fewer than 2 runs)
     payload_bias_rms: np.ndarray | None = None
+    effort_delay_s: np.ndarray | None = None    # (nv,); None: zero
 
     def window(self, samples: int) -> dict:
         """The calibrated bound of a window of ``samples`` samples."""
@@ -62,7 +69,11 @@ class Calibration:
         """Keyword arguments of :class:`~..momentum.MomentumWindows` for this calibration."""
         w = self.window(samples)
         return {"window_bound_Nm_s": np.asarray(w["bound_Nm_s"], dtype=float), "window_duration_s": w["duration_s"],
-                "exclude": self.detector, "torque_sign": self.torque_sign}
+                "exclude": self.detector, "torque_sign": self.torque_sign, "effort_delay_s": self.delays()}
+
+    def delays(self) -> np.ndarray:
+        """(nv,) effort delays, s (zeros when the calibration has none)."""
+        return np.zeros(len(self.joints)) if self.effort_delay_s is None else np.asarray(self.effort_delay_s, dtype=float)
 
     def robot_box(self, model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(nominal, lower, upper) of the robot part ``theta_r``: link inertials at the model's
@@ -87,6 +98,7 @@ class Calibration:
             "version": CALIBRATION_VERSION, "kind": "inertial_id robot calibration", "robot": self.robot,
             "joints": list(j), "sample_rate_hz": float(self.sample_rate_hz),
             "torque_sign": [int(s) for s in self.torque_sign],
+            "effort_delay_s": self.delays().tolist(),
             "friction": {k: self.friction[:, i].tolist() for i, k in enumerate(("Fc_Nm", "Fv_Nm_s_rad", "Ia_kg_m2"))},
             "offsets": {"center_Nm": self.offset_center_Nm.tolist(), "half_width_Nm": self.offset_half_width_Nm.tolist()},
             "safety_factor": float(self.safety_factor),
@@ -108,18 +120,21 @@ class Calibration:
         where = path or "calibration"
         if not isinstance(d, dict) or d.get("kind") != "inertial_id robot calibration":
             raise CalibrationError(f"{where}: not an inertial_id calibration file")
-        if d.get("version") != CALIBRATION_VERSION:
-            raise CalibrationError(f"{where}: version {d.get('version')!r}, this program reads version {CALIBRATION_VERSION}")
+        if d.get("version") not in READABLE_VERSIONS:
+            raise CalibrationError(f"{where}: version {d.get('version')!r}, this program reads versions "
+                                   f"{', '.join(map(str, READABLE_VERSIONS))}")
         try:
             n = len(d["joints"])
             arrays = {"torque_sign": d["torque_sign"], "Fc": d["friction"]["Fc_Nm"], "Fv": d["friction"]["Fv_Nm_s_rad"],
                       "Ia": d["friction"]["Ia_kg_m2"], "center": d["offsets"]["center_Nm"],
-                      "half": d["offsets"]["half_width_Nm"]}
+                      "half": d["offsets"]["half_width_Nm"], "effort_delay_s": d.get("effort_delay_s", [0.0] * n)}
             for k, v in arrays.items():
                 v = np.asarray(v, dtype=float)
                 if v.shape != (n,) or not np.all(np.isfinite(v)):
                     raise CalibrationError(f"{where}: {k}: expected {n} finite numbers")
                 arrays[k] = v
+            if np.any(arrays["effort_delay_s"] < 0) or np.any(arrays["effort_delay_s"] > MAX_EFFORT_DELAY_S):
+                raise CalibrationError(f"{where}: effort_delay_s: expected delays in [0, {MAX_EFFORT_DELAY_S:g}] s")
             windows = {}
             for w in d["windows"]:
                 bound = np.asarray(w["bound_Nm_s"], dtype=float)
@@ -130,7 +145,8 @@ class Calibration:
             return cls(str(d["robot"]), list(d["joints"]), float(d["sample_rate_hz"]), arrays["torque_sign"],
                        np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],
                        windows, float(d["safety_factor"]), PlateauDetector.from_dict(d["plateaus"]),
-                       d.get("provenance") or {}, d.get("report") or {}, path, _bias(d, where))
+                       d.get("provenance") or {}, d.get("report") or {}, path, _bias(d, where),
+                       arrays["effort_delay_s"])
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -69,7 +70,11 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
         if boxed:
             par["lower"].value, par["upper"].value = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         try:
-            prob.solve(solver=cp.CLARABEL)
+            with warnings.catch_warnings():
+                # an inaccurate solution is accepted below by its status; cvxpy's warning would only
+                # reach the user's console
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+                prob.solve(solver=cp.CLARABEL)
         except cp.error.SolverError as exc:
             raise SolverFailure(f"Clarabel: {exc}") from None
         except BaseException as exc:
