@@ -100,7 +100,7 @@ def run(args) -> int:
     support = rep["term_support"]
     h = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - cal.provenance["friction_window_s"]))
     print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} "
-          f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows, x{cal.safety_factor:g})")
+          f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows, x{cal.safety_factor:.2f})")
     for j, name in enumerate(joints):
         lo = cal.offset_center_Nm[j] - cal.offset_half_width_Nm[j]
         hi = cal.offset_center_Nm[j] + cal.offset_half_width_Nm[j]
@@ -121,14 +121,14 @@ def run(args) -> int:
         return 0
     v = validation["per_window"][h]
     print(f"held-out {', '.join(validation['runs'])}: largest error / calibration largest per joint "
-          + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + f" (safety factor {cal.safety_factor:g}); "
+          + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + f" (safety factor {cal.safety_factor:.2f}); "
           f"offsets inside the box: {'yes' if v['offsets_inside_box'] else 'NO'}")
     if not validation["passed"]:
         for w in validation["per_window"].values():
             if not w["passed"]:
                 worst = int(np.argmax(w["exceedance_ratio"]))
                 print(f"NOT VALIDATED for {w['duration_s']:.2f} s windows: largest error / calibration largest "
-                      f"{max(w['exceedance_ratio']):.2f} on {joints[worst]} (safety factor {cal.safety_factor:g}), "
+                      f"{max(w['exceedance_ratio']):.2f} on {joints[worst]} (safety factor {cal.safety_factor:.2f}), "
                       f"offsets inside the box: {'yes' if w['offsets_inside_box'] else 'NO'}", file=sys.stderr)
         print("a held-out run exceeds the calibrated bound or offset box: bounds using this calibration may exclude "
               "the truth", file=sys.stderr)
