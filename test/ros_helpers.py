@@ -224,3 +224,45 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
         procs.stop()
 
 
+
+
+def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_result, info: dict, rate: float, ros_env):
+    """The last estimate of ``launch_file`` (``robot_profile:=profile use_sim_time:=true``) while
+    ``bag`` plays with /clock at ``rate``, once it covers the samples the offline run
+    (``offline.estimate_from_bag``'s ``result, info``) used; checked on the way: the builder drops
+    exactly what the offline path drops, nothing lost in transport."""
+    from inertial_id.core import bags
+    from inertial_id.nodes.monitor import MonitorNode
+    from inertial_id.nodes.replay import replay
+    from test_launch import start_launch, stop
+
+    proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
+    monitor = MonitorNode()
+    builder = builder_counters(monitor)
+    try:
+        js_topic = robot.sensing["joint_states_topic"]
+        assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
+                          and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
+        spin_for(monitor, 3.0)
+        seen, final_seen = final_estimate_seen(monitor, offline_result.samples_used)
+        counts = replay(bag, rate=rate, tail_s=30.0, stop_when=final_seen)
+        spin_for(monitor, 1.0)
+        # e.g. the first broadcaster sample: no wrench before its pair
+        lost = {k: int(v) for k, v in builder.items() if k.startswith("dropped.") and int(v) > 0}
+        expected = {f"dropped.{k}": v for k, v in {**info["joint_states_dropped"], **info["sample_counts"]}.items()
+                    if k not in ("paired", "interpolated", "accepted") and v > 0}
+        assert lost == expected, f"the builder dropped {lost}, offline {expected}"
+        assert len(set(seen)) >= 2, f"last live estimate: {monitor.estimate and monitor.estimate.samples_used} " \
+                                    f"samples, offline {offline_result.samples_used}"
+        return monitor.estimate, counts
+    finally:
+        monitor.destroy_node()
+        stop(proc)
+
+
+def largest_relative_difference(estimate, result) -> float:
+    """Largest difference of the bounds of an Estimate message and an offline result, relative to
+    each parameter's largest bound magnitude."""
+    lo, hi = np.asarray(estimate.lower), np.asarray(estimate.upper)
+    scale = np.maximum(np.abs(np.stack([lo, hi, result.lower, result.upper])).max(axis=0), 1e-12)
+    return float(np.max(np.abs(np.r_[lo - result.lower, hi - result.upper]) / np.r_[scale, scale]))

@@ -176,3 +176,37 @@ def test_calibration_round_trip_and_robot_box(tmp_path):
     np.testing.assert_allclose(nominal[nb:].reshape(7, 4)[:, :3], cal.friction)
     with pytest.raises(CalibrationError, match="no error bound for momentum windows of 20 samples"):
         back.window(20)
+
+
+@pytest.mark.ros
+@pytest.mark.shared_data
+def test_calibrated_rows_live_equal_offline(real_runs, ros_env, tmp_path):
+    """The held-out real run's bag played with /clock into ``kinova_gen3.launch.py`` with a profile
+    naming a calibration made on the other two runs (effort delays of 70-140 ms): the builder node
+    pairs each state with the delayed effort exactly as ``estimate --bag`` does; the live estimate
+    equals the offline one and contains 0 kg."""
+    from inertial_id.core import offline
+    from inertial_id.core.model import load_profile, load_robot
+    from ros_helpers import largest_relative_difference, live_estimate_of_bag
+
+    folders, bag_paths = real_runs
+    cal_path = tmp_path / "cal.yaml"
+    assert main(["calibrate", folders[0], folders[1], "--out", str(cal_path)]) == 0
+    assert load_calibration(cal_path).delays().max() >= 0.07
+    prof = load_profile("kinova_gen3")
+    prof["model"]["urdf"] = str(Path(prof.pop("_path")).parent.parent / prof["model"]["urdf"])
+    prof["identification"]["calibration"] = str(cal_path)
+    prof["sensing"]["joint_states_hz"] = 100.0          # the recordings' rate (downsampled from the robot's log)
+    profile = tmp_path / "gen3_calibrated.yaml"
+    profile.write_text(yaml.safe_dump(prof))
+    robot = load_robot(str(profile))
+    _, offline_result, info = offline.estimate_from_bag(bag_paths[2], robot, "guaranteed", "samples")
+    assert offline_result.bounds_guaranteed and offline_result.data_consistent
+    est, _ = live_estimate_of_bag("kinova_gen3.launch.py", str(profile), robot, bag_paths[2], offline_result, info,
+                                  1.0, ros_env)
+    lo, hi = np.asarray(est.lower), np.asarray(est.upper)
+    diff = largest_relative_difference(est, offline_result)
+    print(f"calibrated real run 3: live vs offline largest relative bound difference {diff:.3g}, "
+          f"mass [{lo[0]:.3f}, {hi[0]:.3f}] kg")
+    assert diff < 1e-6, diff
+    assert est.bounds_guaranteed and est.data_consistent and lo[0] <= 0.0 <= hi[0]

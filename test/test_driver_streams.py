@@ -285,11 +285,7 @@ def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, sec
     """A driver-faithful bag played with /clock into ``<robot>.launch.py use_sim_time:=true`` (the
     recorded driver topics as the real driver publishes them, best effort): the live estimate
     equals ``estimate --bag``'s, and no input was lost or refused."""
-    from inertial_id.nodes.monitor import MonitorNode
-    from inertial_id.nodes.replay import replay
-    from ros_helpers import builder_counters, spin_until
-    from ros_helpers import final_estimate_seen as final_estimate_seen_by
-    from test_launch import start_launch, stop
+    from ros_helpers import largest_relative_difference, live_estimate_of_bag
 
     profile = {"xarm7": lambda: "xarm7",
                "xarm7_broadcaster": lambda: xarm_broadcaster_profile(tmp_path / "xarm7_broadcaster.yaml"),
@@ -301,34 +297,10 @@ def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, sec
     _, offline_result, info = offline.estimate_from_bag(bag, robot, "guaranteed", "samples")
     truth = bags.read_truth(bag)
     assert np.all((truth >= offline_result.lower) & (truth <= offline_result.upper))
-
-    proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
-    monitor = MonitorNode()
-    builder = builder_counters(monitor)
-    try:
-        js_topic = robot.sensing["joint_states_topic"]
-        assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
-                          and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
-        spin_until(monitor, lambda: False, 3.0)
-        seen, final_estimate_seen = final_estimate_seen_by(monitor, offline_result.samples_used)
-        counts = replay(bag, rate=rate, tail_s=30.0, stop_when=final_estimate_seen)
-        assert counts[js_topic] == int(round(seconds * robot.sensing["joint_states_hz"]))
-        spin_until(monitor, lambda: False, 1.0)
-        # the builder drops exactly what the offline path drops (e.g. the first broadcaster sample:
-        # no wrench before its pair), nothing lost in transport
-        lost = {k: int(v) for k, v in builder.items() if k.startswith("dropped.") and int(v) > 0}
-        expected = {f"dropped.{k}": v for k, v in {**info["joint_states_dropped"], **info["sample_counts"]}.items()
-                    if k not in ("paired", "interpolated", "accepted") and v > 0}
-        assert lost == expected, f"the builder dropped {lost}, offline {expected}"
-        assert len(set(seen)) >= 2, f"last live estimate: {monitor.estimate and monitor.estimate.samples_used} " \
-                                    f"samples, offline {offline_result.samples_used}"
-        est = monitor.estimate
-    finally:
-        monitor.destroy_node()
-        stop(proc)
+    est, counts = live_estimate_of_bag(launch_file, profile, robot, bag, offline_result, info, rate, ros_env)
+    assert counts[robot.sensing["joint_states_topic"]] == int(round(seconds * robot.sensing["joint_states_hz"]))
     lo, hi = np.asarray(est.lower), np.asarray(est.upper)
-    scale = np.maximum(np.abs(np.stack([lo, hi, offline_result.lower, offline_result.upper])).max(axis=0), 1e-12)
-    diff = float(np.max(np.abs(np.r_[lo - offline_result.lower, hi - offline_result.upper]) / np.r_[scale, scale]))
+    diff = largest_relative_difference(est, offline_result)
     print(f"{robot_name}: live vs offline largest relative bound difference {diff:.3g}, "
           f"mass [{lo[0]:.4f}, {hi[0]:.4f}] kg, truth {truth[0]:.4f}")
     assert diff < 1e-6, diff

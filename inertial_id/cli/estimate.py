@@ -227,8 +227,10 @@ def input_accounting(info: dict) -> str:
     if "paired" in counts:
         paired, interpolated = counts.pop("paired"), counts.pop("interpolated", 0)
         parts.append(f"{paired} paired with a wrench ({interpolated} interpolated)")
-    accepted = counts.pop("accepted", 0)
+    accepted, missed = counts.pop("accepted", 0), counts.pop("missed_samples", 0)
     parts.append(f"{accepted} into the row builder (not used: {reasons(counts)})")
+    if missed:
+        parts.append(f"{missed} samples missing from the stream by their stamps at the driver's rate")
     return "; ".join(parts)
 
 

@@ -102,8 +102,9 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
     ``wrenches`` as ``(t_w, w)`` when the profile uses wrench rows). Each joint sample gets the
     wrench interpolated at its stamp, as the builder pairs them (tolerance: ``wrench_max_gap_s``,
     default from the profile's ``sensing.wrench_hz``); samples that cannot be paired are dropped and
-    counted by reason in ``counts`` (also ``paired``, ``interpolated``, and ``accepted``: samples
-    that entered the row builder). Yields
+    counted by reason in ``counts`` (also ``paired``, ``interpolated``, ``accepted``: samples
+    that entered the row builder, and ``missed_samples``: samples absent from the stream judging by
+    the stamps at the driver's rate, as the builder node counts them). Yields
     :class:`~.row_builder.RowMessage`."""
     builder = SampleRows.from_profile(robot, kinds)
     use_wrench = builder.rows.use_wrench and builder.need_rows
@@ -130,6 +131,8 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
                                    None if w is None else w[chunk], None if extra is None else extra[chunk])
         for reason, _ in pushed.drops:
             counts[reason] = counts.get(reason, 0) + 1
+        if pushed.missed:       # stamp gaps at the driver's rate, as the builder node counts them
+            counts["missed_samples"] = counts.get("missed_samples", 0) + pushed.missed
         counts["accepted"] = counts.get("accepted", 0) + pushed.accepted
         yield from pushed.messages
         if progress is not None:
