@@ -9,9 +9,9 @@ estimator uses) gives one equation, with the nominal link inertials moved to the
 torque offset of each run (a nuisance: it drifts from run to run), ``r`` the remaining model error
 (link inertials, friction shape, sensor errors, the forward-Euler sum). ``Fc, Fv, Ia`` are shared by
 all runs (least squares); the error bound of a window length is the largest ``|r|`` over the runs,
-each run with its own best (minimax) offset, times the stated safety factor: the estimator gets the
-offset as an unknown too, so that is the error it must cover. Windows touching a velocity-limit
-plateau are left out (:mod:`.plateaus`) and counted.
+each run with its own best (minimax) offset, times the safety factor (:func:`.build.calibrate`):
+the estimator gets the offset as an unknown too, so that is the error it must cover. Windows
+touching a velocity-limit plateau are left out (:mod:`.plateaus`) and counted.
 
 The logged effort may lag the logged states (a filter in the drive's torque channel): ``U`` is
 formed from the effort ``d_j`` later (:mod:`..effort_alignment`), ``d_j`` per joint the delay on a
