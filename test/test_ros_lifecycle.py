@@ -172,10 +172,19 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
         assert lifecycle.state() == "active"
         spin_for(node, 1.0)
         assert arm.commands == []
-        reply = call(node, start)
-        assert reply.success, reply.message
-        assert spin_until(node, lambda: status[-1].state == "executing", 30.0), f"no motion; log in {tmp_path}"
-        spin_for(node, 0.5)
+        for attempt in range(3):
+            seen = len(status)
+            reply = call(node, start)
+            assert reply.success, reply.message
+            assert spin_until(node, lambda: any(m.state == "executing" for m in status[seen:]), 30.0), \
+                f"no motion; log in {tmp_path}"
+            spin_for(node, 0.5)
+            if status[-1].state == "executing":
+                break
+            # on a loaded machine the next plan can miss its deadline: the planner brakes to rest and
+            # stops (its safe answer); wait for that and start again
+            print(f"attempt {attempt + 1}: {status[-1].state}: {status[-1].message}")
+            assert spin_until(node, lambda: status[-1].state == "done", 30.0), status[-1].message
         assert np.max(np.abs(arm.reference(arm.now())[1])) > 0.0           # it moves
 
         # deactivated mid-motion: a braking command, status braking, node inactive, arm at rest

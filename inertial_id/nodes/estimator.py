@@ -99,7 +99,11 @@ class EstimatorNode(ManagedNode):
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.results: deque = deque()        # estimates from the worker, published in order
-        self.bounds_due = self.result_due = False
+        self.result_due = False
+        # rows messages accepted when an idle period ended (None: none pending); the worker folds in
+        # what is left only if nothing arrived after it (the stream really stopped)
+        self.bounds_due = None
+        self.processed = 0                   # rows messages the worker took from the queue
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
         self.payload_outputs = PayloadOutputs(self, self.robot.profile, self.drops)   # inertia, ~/apply
@@ -226,6 +230,7 @@ class EstimatorNode(ManagedNode):
                     new_rows, new_box, dirty = False, True, False
                     continue
                 t, rows = args
+                self.processed += 1
                 refused, raised = self._core_counts()
                 try:
                     self.estimator.add(*rows)
@@ -244,8 +249,12 @@ class EstimatorNode(ManagedNode):
                 if due:
                     new_rows, new_box = False, True
                     self._update_bounds()
-            if self.bounds_due and new_rows:
-                self.bounds_due, new_rows, new_box = False, False, True
+            due, self.bounds_due = self.bounds_due, None
+            # an idle period with rows left over: the stream stopped, fold them in. Not when nothing was
+            # left (a latched request would update after the first rows of a stream that starts late,
+            # an update the offline schedule never makes) nor when rows came after the idle period.
+            if due is not None and new_rows and self.processed == due:
+                new_rows, new_box = False, True
                 self._update_bounds()
             # a new box is published at once, even if no rows follow (end of a recording or replay);
             # new rows alone at the publication period
@@ -283,7 +292,7 @@ class EstimatorNode(ManagedNode):
     def _idle_tick(self) -> None:
         """A timer period without any rows: the stream stopped; fold in what is left."""
         if self.rows_since_tick == self.drops.accepted:
-            self.bounds_due = True
+            self.bounds_due = self.drops.accepted
             self.wake.set()
         self.rows_since_tick = self.drops.accepted
 
