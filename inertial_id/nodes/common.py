@@ -339,8 +339,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
             print(f"{node_class.__name__}: {exc}", file=sys.stderr, flush=True)
             return 2
         if threads > 1:     # callbacks in separate callback groups run while another one computes
-            from rclpy.executors import MultiThreadedExecutor
-            rclpy.spin(node, MultiThreadedExecutor(num_threads=threads))
+            from .executor import QueueOnceExecutor
+            rclpy.spin(node, QueueOnceExecutor(threads))
         elif getattr(node, "executor_kind", "single_threaded") == "events":
             from rclpy.experimental import EventsExecutor
             executor = EventsExecutor()
