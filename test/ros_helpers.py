@@ -21,12 +21,12 @@ def spin_for(node, seconds: float) -> None:
     spin_until(node, lambda: False, seconds)
 
 
-def builder_counters(node) -> dict:
-    """The regressor_builder's /diagnostics counters (key -> value), updated as ``node`` spins."""
+def node_counters(node, name: str = "regressor_builder") -> dict:
+    """The /diagnostics counters (key -> value) of the node called ``name``, updated as ``node`` spins."""
     from diagnostic_msgs.msg import DiagnosticArray
     counters = {}
     node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: counters.update(
-        {v.key: v.value for s in m.status if s.name.endswith("regressor_builder") for v in s.values}), 10)
+        {v.key: v.value for s in m.status if s.name.endswith(name) for v in s.values}), 10)
     return counters
 
 
@@ -238,7 +238,7 @@ def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_res
 
     proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
     monitor = MonitorNode()
-    builder = builder_counters(monitor)
+    builder = node_counters(monitor)
     try:
         js_topic = robot.sensing["joint_states_topic"]
         assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1

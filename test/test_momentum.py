@@ -87,8 +87,10 @@ def test_rows_do_not_depend_on_how_the_stream_is_batched(robot, rng):
         batched.add_samples(t[a:b], q[a:b], qd[a:b], tau[a:b])
     A, B = one_by_one.take_rows(), batched.take_rows()
     assert A.rows == B.rows == robot.nv * ((n - 1) // 37) and A.samples == B.samples
-    for x, y in ((A.Y_r, B.Y_r), (A.U, B.U), (A.noise_bound, B.noise_bound)):
-        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12 * np.abs(x).max())
+    # to the last bit: the guaranteed box amplifies a rounding difference in the rows (a replay whose
+    # batches fell differently gave a box 1e-4 relative away from offline)
+    for x, y in ((A.Y, B.Y), (A.Y_r, B.Y_r), (A.U, B.U), (A.noise_bound, B.noise_bound)):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_payload_columns_are_the_end_body_columns_in_the_payload_frame(robot):

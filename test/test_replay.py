@@ -8,7 +8,7 @@ from inertial_id.cli.record_sim import record
 from inertial_id.core import bags, offline
 from inertial_id.core.model import load_robot
 
-from ros_helpers import builder_counters, spin_until, start_replay_pipeline
+from ros_helpers import node_counters, spin_until, start_replay_pipeline
 from ros_helpers import final_estimate_seen as final_estimate_seen_by
 
 pytestmark = pytest.mark.ros
@@ -35,7 +35,7 @@ def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_pa
     nodes, monitor = start_replay_pipeline(ros_env, tmp_path, lossless_inputs=True)
     try:
         spin_until(monitor, lambda: False, 3.0)      # builder and estimator discover each other too
-        builder = builder_counters(monitor)
+        builder = node_counters(monitor)
         seen, final_estimate_seen = final_estimate_seen_by(monitor, offline_result.samples_used)
         counts = replay(bag, rate=0.125, tail_s=30.0, stop_when=final_estimate_seen, lossless=True)
         assert counts[bags.JOINT_STATES] == 2500

@@ -103,6 +103,7 @@ class EstimatorNode(ManagedNode):
         # rows messages accepted when an idle period ended (None: none pending); the worker folds in
         # what is left only if nothing arrived after it (the stream really stopped)
         self.bounds_due = None
+        self.idle_updated = False        # the last bounds update folded in an idle period's rows
         self.processed = 0                   # rows messages the worker took from the queue
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
@@ -231,6 +232,12 @@ class EstimatorNode(ManagedNode):
                     continue
                 t, rows = args
                 self.processed += 1
+                if self.idle_updated:
+                    # the stream had only paused: offline makes that update at the end of the data
+                    # only, so from here the box may differ from an offline run in the last digits
+                    self.idle_updated = False
+                    self.drops.event("rows_after_idle_update")
+                    self.get_logger().info("rows again after a bounds period without any: the stream had paused")
                 refused, raised = self._core_counts()
                 try:
                     self.estimator.add(*rows)
@@ -255,6 +262,7 @@ class EstimatorNode(ManagedNode):
             # an update the offline schedule never makes) nor when rows came after the idle period.
             if due is not None and new_rows and self.processed == due:
                 new_rows, new_box = False, True
+                self.idle_updated = True
                 self._update_bounds()
             # a new box is published at once, even if no rows follow (end of a recording or replay);
             # new rows alone at the publication period
@@ -299,6 +307,7 @@ class EstimatorNode(ManagedNode):
     def _reset(self) -> None:
         self.estimator = self._new_estimator()
         self.schedule = UpdateSchedule(self.bounds_period)
+        self.idle_updated = False
         self.last_stamp_s = self.resume_after_s = None
         if self.state_path is not None:
             remove_state(self.state_path)
