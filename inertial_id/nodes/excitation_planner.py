@@ -18,6 +18,9 @@ identification as a thin node over :class:`~inertial_id.core.planning.receding.R
   or was stopped) is a fault too, seen by a timer on the steady clock.
 - Plans are optimised in a process of their own (:mod:`inertial_id.core.planning.worker`): CasADi
   holds the GIL through a solve, and in a thread it starved the joint-state callback for up to ~1 s.
+  Joint states have a callback group of their own, on two threads of
+  :class:`~inertial_id.nodes.executor.QueueOnceExecutor` (rclpy's own multi-threaded executor left
+  them waiting up to 1.7 s behind copies of queued callbacks).
 - ``excitation_status`` carries the state, the certificate's finite margins and clearance, the
   excitation cost and the condition number cond(W_e) of the last plan's excitation matrix.
 
