@@ -34,6 +34,12 @@ def spin_busy_node(executor, seconds: float = 3.0):
         submitted[args[0] if args else fn] += 1         # the task itself: ids are reused
         return submit(fn, *args)
     executor._executor.submit = counted
+    spin(executor, node, seconds)
+    return fast, submitted
+
+
+def spin(executor, node, seconds: float) -> None:
+    """Spin ``node`` on ``executor`` for ``seconds``; both are disposed of after."""
     executor.add_node(node)
     try:
         end = time.monotonic() + seconds
@@ -43,7 +49,6 @@ def spin_busy_node(executor, seconds: float = 3.0):
         executor.remove_node(node)
         node.destroy_node()
         executor.shutdown()
-    return fast, submitted
 
 
 def test_a_waiting_callback_is_submitted_once_and_every_callback_runs(ros_env):
@@ -71,14 +76,5 @@ def test_a_callbacks_exception_ends_the_spin(ros_env):
     def fail():
         raise RuntimeError("from a callback")
     node.create_timer(0.01, fail)
-    executor = QueueOnceExecutor(2)
-    executor.add_node(node)
-    try:
-        with pytest.raises(RuntimeError, match="from a callback"):
-            end = time.monotonic() + 5.0
-            while time.monotonic() < end:
-                executor.spin_once(timeout_sec=0.05)
-    finally:
-        executor.remove_node(node)
-        node.destroy_node()
-        executor.shutdown()
+    with pytest.raises(RuntimeError, match="from a callback"):
+        spin(QueueOnceExecutor(2), node, 5.0)
