@@ -1,6 +1,6 @@
 """The planning step with the real certifier: certified plans only, continuity with the given
 state, limits in dense samples, more excitation than random free points, refusals propagate."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from inertial_id.core.model import load_robot, payload_params
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
-from inertial_id.core.planning.optimizer import PlanOptimizer, PlanRequest
+from inertial_id.core.planning.optimizer import SHRINK, PlanOptimizer, PlanRequest
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +81,14 @@ def test_next_plan_continues_the_executing_one(gen3):
     assert dense_limits_ok(robot, res.plan)
 
 
-def test_optimised_plans_excite_more_than_random_free_points(gen3):
+@pytest.mark.parametrize("optimize_s", [None, 3.0])
+def test_optimised_plans_excite_more_than_random_free_points(gen3, optimize_s):
     robot, settings, cert, opt = gen3
+    if optimize_s is not None:
+        # SLSQP to convergence (about 15 iterations), from no learned screen gap: more time must not
+        # mean less excitation (its optimum sits on the screen's bound and is refused; it used to be
+        # shrunk to the braking plan)
+        opt = PlanOptimizer(robot, replace(settings, optimize_s=optimize_s), cert)
     ours, random = [], []
     for seed in range(3):
         req = rest_request(robot, settings, seed=seed)
@@ -115,6 +121,38 @@ def test_never_returns_an_uncertified_plan(gen3):
     assert res.plan is None and not res.certified
     assert calls and "joint_2" in res.reason
     assert res.attempts == len(calls)
+
+
+@dataclass
+class Verdict:
+    certified: bool
+    min_torque_margin_Nm: float
+    reason: str = ""
+
+
+@pytest.mark.parametrize("limit", [0.03, 0.3, 0.6, 0.9, 1.5])
+def test_the_largest_step_the_certifier_accepts_is_found(gen3, limit):
+    """From rest the braking plan holds still, so a plan's peak speed is proportional to its step: a
+    certifier that accepts peak speeds up to ``limit`` times the full step's accepts exactly the
+    steps up to ``limit``; the search must return the largest of them, whatever the screen says."""
+    robot, settings, cert, _ = gen3
+    req = rest_request(robot, settings, seed=4)
+    full = PlanOptimizer(robot, settings, cert, certify_fn=lambda *a: Verdict(True, 1.0))
+    full_plan = full.plan(req, optimise=False, deadline_s=10.0).plan
+
+    def peak_speed(plan):
+        return np.abs(plan.evaluate(np.linspace(0.0, plan.duration_s, 200))[1]).max()
+    v_max = limit * peak_speed(full_plan)
+
+    steps = []
+
+    def certify(robot_, settings_, plan, lower, upper):
+        steps.append(round(peak_speed(plan) / peak_speed(full_plan), 6))
+        ok = peak_speed(plan) <= v_max * (1 + 1e-9)
+        return Verdict(ok, 1.0 if ok else -1.0, "" if ok else "too fast")
+    res = PlanOptimizer(robot, settings, cert, certify_fn=certify).plan(req, optimise=False, deadline_s=10.0)
+    assert res.certified and res.scale == max(a for a in SHRINK if a <= limit)
+    assert res.attempts == len(steps) == len(set(steps))        # no step certified twice
 
 
 def test_information_objective_prefers_unexplored_directions(gen3):

@@ -8,10 +8,13 @@ them, so the Bezier convex-hull property turns the position, velocity and accele
 (:mod:`.excitation`) is smooth; SLSQP handles the linear constraints exactly, gradients by finite
 differences (the regressor comes from pinocchio, which has no derivative of it).
 
-Torque limits and obstacles are left to the certifier, which is independent of this optimiser:
-when it refuses the optimum, the free points are pulled toward the braking plan (every free point at
-the third control point, so the plan stops as soon as its initial state allows) and certified again,
-until one is certified or the deadline passes. A plan is returned only with a certificate.
+Torque limits and obstacles are left to the certifier, which is independent of this optimiser. The
+optimised step from the braking plan (every free point at the anchor, or at the third control point,
+so the plan stops as soon as its initial state allows) is shrunk to the largest of the SHRINK
+fractions the certifier accepts, searched by bisection within the deadline. A torque screen, much
+cheaper than the certifier and optimistic by a gap learned from the certifier's verdicts, keeps the
+optimiser near plans the certifier will accept and picks the first step to certify. A plan is
+returned only with a certificate.
 """
 from __future__ import annotations
 
@@ -103,7 +106,7 @@ class PlanOptimizer:
         self.cert_settings = cert_settings
         self.certify = certify_fn or cached_certify(robot, cert_settings)
         self.excitation = PayloadExcitation(robot)
-        self.screen_gap = 0.0         # N m: how far the screen has been optimistic (learned)
+        self.screen_gap = 0.0         # N m: the screen's optimism on the last plan accepted (raised by refusals)
         self._upper = np.triu(np.ones((robot.nv, robot.nv)))
         self._strict = np.triu(np.ones((robot.nv, robot.nv)), 1)
         n, d, m = robot.nv, settings.degree, settings.free_points
@@ -294,26 +297,7 @@ class PlanOptimizer:
             x = candidates[0]
         t1 = time.perf_counter()
         result = PlanResult(None, None, optimize_s=t1 - t0)
-        self.screen_gap *= 0.8
-        for i, alpha in enumerate(SHRINK):
-            if result.attempts and time.perf_counter() > deadline:
-                result.reason = f"deadline passed after {result.attempts} certifier calls"
-                break
-            plan = self.plan_from(req, x_brake + alpha * (x - x_brake))
-            estimate = self.screen(plan, req.lower, req.upper)
-            if estimate < self.screen_gap and i < len(SHRINK) - 1:
-                continue
-            cert = self.certify(self.robot, self.cert_settings, plan, req.lower, req.upper)
-            result.attempts += 1
-            result.certificate = cert
-            if cert.certified:
-                result.plan, result.scale = plan, alpha
-                break
-            if cert.min_torque_margin_Nm < 0:
-                self.screen_gap = max(self.screen_gap, estimate - cert.min_torque_margin_Nm)
-        else:
-            why = result.certificate.reason if result.certificate is not None else "no candidate"
-            result.reason = f"no certificate at any of {len(SHRINK)} step sizes: {why}"
+        self._certify_largest_step(req, x, x_brake, deadline, result)
         result.certify_s = time.perf_counter() - t1
         if result.plan is not None:
             F = self.excitation.information(result.plan, self.settings.cost_samples)
@@ -321,14 +305,76 @@ class PlanOptimizer:
             result.condition_number = self.excitation.condition_number(result.plan, self.settings.report_samples)
         return result
 
+    def _certify_largest_step(self, req: PlanRequest, x, x_brake, deadline: float, result: PlanResult) -> None:
+        """Certify the largest step of SHRINK from the braking plan toward ``x`` that the certifier
+        accepts, filling ``result``. The first step tried is the largest the screen expects to pass
+        (its margin at least the learned gap); after a refusal the next such smaller step follows,
+        and once a step is certified the steps between it and the smallest refused one are bisected
+        with the certifier alone (it accepts the smaller steps of one direction, nearly always, once
+        it accepted a larger one), until they are adjacent or the next call could end past the
+        deadline: more time never gives a smaller step. The last step (the plan to the anchor) is
+        always tried before giving up."""
+        last = len(SHRINK) - 1
+        refused, accepted = -1, len(SHRINK)        # step indices: every step in (refused, accepted) untried
+        estimates = {}
+        longest_call = 0.0          # s, of the certifier calls so far
+
+        def plan_at(i):
+            return self.plan_from(req, x_brake + SHRINK[i] * (x - x_brake))
+
+        def screened(i):
+            if i not in estimates:
+                estimates[i] = self.screen(plan_at(i), req.lower, req.upper)
+            return estimates[i]
+
+        while True:
+            if accepted <= last:
+                i = (refused + accepted) // 2
+                if i == refused:
+                    break
+            else:
+                i = next((k for k in range(refused + 1, last) if screened(k) >= self.screen_gap), last)
+                if i <= refused:
+                    break
+            now = time.perf_counter()
+            if result.plan is not None and now + longest_call > deadline:
+                break           # a better step is not worth missing the deadline with a certified plan in hand
+            if result.attempts and now > deadline:
+                result.reason = f"deadline passed after {result.attempts} certifier calls"
+                break
+            plan = plan_at(i)
+            cert = self.certify(self.robot, self.cert_settings, plan, req.lower, req.upper)
+            longest_call = max(longest_call, time.perf_counter() - now)
+            result.attempts += 1
+            if cert.certified:
+                accepted = i
+                result.plan, result.scale, result.certificate = plan, SHRINK[i], cert
+                continue
+            refused = i
+            if result.plan is None:
+                result.certificate = cert
+            if cert.min_torque_margin_Nm < 0:
+                self.screen_gap = max(self.screen_gap, screened(i) - cert.min_torque_margin_Nm)
+            if i == last and result.plan is None:
+                result.reason = f"no certificate at any of {len(SHRINK)} step sizes: {cert.reason}"
+                break
+        if result.plan is not None:
+            # the screen's optimism on the plan accepted: what the next optimisation keeps in reserve
+            self.screen_gap = max(0.0, screened(accepted) - result.certificate.min_torque_margin_Nm)
+
     def _optimise(self, evaluate, need, G, lo, hi, x0, xlo, xhi, stop_at: float) -> np.ndarray:
         """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``;
-        returns the best point seen that meets the linear limits (screen met if any point did)."""
-        best = [x0.copy(), (evaluate(x0)[1] < need, evaluate(x0)[0])]
+        returns the best point seen that meets the linear limits: the lowest cost among those that
+        meet the screen, or, while none has, the one nearest to meeting it (the least excitation
+        SLSQP's early, infeasible iterates trade for cost would be undone by shrinking anyway)."""
+        def rank(x):
+            cost, margin = evaluate(x)
+            return (False, cost) if margin >= need else (True, -margin)
+        best = [x0.copy(), rank(x0)]
 
         def f(x):
-            cost, margin = evaluate(x)
-            key = (margin < need, cost)
+            cost, _ = evaluate(x)
+            key = rank(x)
             if key < best[1] and self._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi):
                 best[0], best[1] = x.copy(), key
             return cost
