@@ -216,8 +216,11 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
         node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
         topic = robot.profile["controller"]["topic"]
         on_topic = planner_parameters.get("command_interface", "topic") == "topic"
-        assert spin_until(node, lambda: len(status) > 0 and (node.count_publishers(topic) >= 1 or not on_topic),
-                          90.0), f"planner did not come up; logs in {tmp_path}"
+        counters = node_counters(node, "excitation_planner")
+        # up, and holding joint states: a start is refused until the planner has recent ones (on a
+        # loaded machine they arrive well after its status does)
+        assert spin_until(node, lambda: len(status) > 0 and (node.count_publishers(topic) >= 1 or not on_topic)
+                          and int(counters.get("accepted", 0)) > 0, 90.0), f"planner did not come up; logs in {tmp_path}"
         yield node, arm, status, node.create_client(Trigger, "/excitation_planner/start"), robot, settings
     finally:
         node.destroy_node()
