@@ -316,11 +316,13 @@ class PlanOptimizer:
         always tried before giving up."""
         last = len(SHRINK) - 1
         refused, accepted = -1, len(SHRINK)        # step indices: every step in (refused, accepted) untried
-        estimates = {}
+        plans, estimates = {}, {}
         longest_call = 0.0          # s, of the certifier calls so far
 
         def plan_at(i):
-            return self.plan_from(req, x_brake + SHRINK[i] * (x - x_brake))
+            if i not in plans:
+                plans[i] = self.plan_from(req, x_brake + SHRINK[i] * (x - x_brake))
+            return plans[i]
 
         def screened(i):
             if i not in estimates:
@@ -373,11 +375,10 @@ class PlanOptimizer:
         best = [x0.copy(), rank(x0)]
 
         def f(x):
-            cost, _ = evaluate(x)
             key = rank(x)
             if key < best[1] and self._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi):
                 best[0], best[1] = x.copy(), key
-            return cost
+            return evaluate(x)[0]
 
         def stop(*_):
             if time.perf_counter() > stop_at:
