@@ -37,10 +37,40 @@ def test_joint_torque_rows_never_make_the_box_guaranteed(rng):
     x = np.r_[2.0, 0.02, 0.0, 0.2, 0.03, 0.0, 0.04, 0.0, 0.0, 0.02]
     A = rng.normal(size=(60, 10))
     b = A @ x
-    est.add("wrench", A, b, np.full(60, 1e-3), np.full(60, 1e-3), 10)
+    est.add("wrench", A, b, np.full(60, 1e-3), np.full(60, 1e-3), 10, acceleration_bound=np.zeros((10, 6)))
     est.update_bounds()
     assert est.result().bounds_guaranteed
     est.add("joint_torque", A, b, np.full(60, 1e-3), np.full(60, 1e-3), 10)
     est.update_bounds()
     r = est.result()
     assert not r.bounds_guaranteed and r.data_consistent
+
+
+def test_wrench_rows_without_an_acceleration_bound_are_not_guaranteed(rng):
+    """Their acceleration was differentiated: without a bound on its error the box rests on nothing."""
+    est = make_estimator(robot_model.load_robot("xarm7"), "guaranteed")
+    x = np.r_[2.0, 0.02, 0.0, 0.2, 0.03, 0.0, 0.04, 0.0, 0.0, 0.02]
+    A = rng.normal(size=(60, 10))
+    est.add("wrench", A, A @ x, np.full(60, 1e-3), np.full(60, 1e-3), 10)
+    est.update_bounds()
+    r = est.result()
+    assert not r.bounds_guaranteed and "acceleration error bound" in r.message
+
+
+def test_an_acceleration_bound_widens_each_wrench_row_by_its_worst_payload_of_the_box(rng):
+    """The share bounds the change of every row for every payload of the current box and every
+    acceleration error within the bound (sampled), and shrinks with the box."""
+    robot = robot_model.load_robot("xarm7")
+    est = make_estimator(robot, "guaranteed").estimator
+    C = est.acceleration_sensitivity
+    da = rng.uniform(0.0, 0.5, (3, 6))
+    share = est.acceleration_share(da).reshape(3, 6)
+    lo, hi = est.bounds.lower, est.bounds.upper
+    pis = rng.uniform(lo, hi, size=(2000, 10))
+    for s in range(3):
+        errors = rng.uniform(-1.0, 1.0, size=(2000, 6)) * da[s]
+        change = np.einsum("kl,lip,kp->ki", errors, C, pis)
+        assert np.all(np.abs(change) <= share[s] * (1 + 1e-12))
+        assert np.max(np.abs(change)) > 0.3 * np.max(share[s])       # not a vacuous bound
+    est.bounds.lower, est.bounds.upper = lo + 0.25 * (hi - lo), hi - 0.25 * (hi - lo)
+    assert np.all(est.acceleration_share(da) <= share.ravel())

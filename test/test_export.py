@@ -22,8 +22,8 @@ def identified(tmp_path_factory):
     """An estimate result of the guaranteed estimator on 1.5 s of the simulated xArm7 moving the dumbbell."""
     robot = robot_model.load_robot("xarm7")
     est = make_estimator(robot, "guaranteed", None)
-    for A, b, e, s in honest_wrench_rows(robot, 1.5):
-        est.add("wrench", A, b, e, s, A.shape[0] // 6, None)
+    for A, b, e, s, da in honest_wrench_rows(robot, 1.5):
+        est.add("wrench", A, b, e, s, A.shape[0] // 6, None, da)
     r = est.result()
     result = {"robot": "xarm7", "method": "guaranteed", "parameter_names": list(r.parameter_names),
               "estimate": r.estimate.tolist(), "lower": r.lower.tolist(), "upper": r.upper.tolist(),

@@ -170,9 +170,10 @@ def wrench_row_batches(robot, seconds: float, seed: int = 0):
 
 
 def honest_wrench_rows(robot, seconds: float, seed: int = 0):
-    """(A, b, e, sigma) of 20-sample messages of a simulated xArm7 moving the dumbbell."""
-    return [tuple(np.concatenate([getattr(r, f) for r in batch]) if f != "A" else np.vstack([r.A for r in batch])
-                  for f in ("A", "b", "noise_bound", "noise_sigma"))
+    """(A, b, e, sigma, acceleration_bound) of 20-sample messages of a simulated xArm7 moving the dumbbell."""
+    return [(np.vstack([r.A for r in batch]), *(np.concatenate([getattr(r, f) for r in batch])
+                                                for f in ("b", "noise_bound", "noise_sigma")),
+             np.stack([r.acceleration_bound for r in batch]))
             for batch in wrench_row_batches(robot, seconds, seed)]
 
 
@@ -184,12 +185,12 @@ def xarm_rows():
 
 def forged(mass_kg: float):
     """The issue's forged message: one row ``[9.81, 0, ...]`` with the weight of ``mass_kg`` and a
-    stated bound of 1e-9 (plus the five other rows of a wrench sample, zero)."""
+    stated bound of 1e-9 (plus the five other rows of a wrench sample, zero), claiming an exact acceleration."""
     A = np.zeros((6, 10))
     A[0, 0] = 9.81
     b = np.zeros(6)
     b[0] = 9.81 * mass_kg
-    return A, b, np.full(6, 1e-9), np.full(6, 1e-9)
+    return A, b, np.full(6, 1e-9), np.full(6, 1e-9), np.zeros((1, 6))
 
 
 @pytest.mark.parametrize("mass_kg", [2.28, 2.37, 5.0, 0.5])
@@ -200,8 +201,8 @@ def test_a_forged_row_leaves_the_truth_in_the_box_or_the_box_not_guaranteed(xarm
     est = make_estimator(robot, "guaranteed")
     stream = list(rows) if when != "alone" else []
     stream.insert(0 if when == "first" else len(stream) // 2, forged(mass_kg))
-    for k, (A, b, e, sigma) in enumerate(stream):
-        est.add("wrench", A, b, e, sigma, len(b) // 6)
+    for k, (A, b, e, sigma, da) in enumerate(stream):
+        est.add("wrench", A, b, e, sigma, len(b) // 6, None, da)
         if k % 10 == 9:
             est.update_bounds()
     est.update_bounds()

@@ -46,10 +46,11 @@ class Rig:
 
     def send(self, messages, t_start: float = 0.0):
         names = params.parameter_names("payload")
-        for k, (A, b, e, sigma) in enumerate(messages):
+        for k, (A, b, e, sigma, da) in enumerate(messages):
             msg = self.RegressorSample(kind="wrench", body="payload", parameter_names=names, rows=A.shape[0],
                                        samples=A.shape[0] // 6, regressor=A.ravel().tolist(),
-                                       measurement=b.tolist(), noise_bound=e.tolist(), noise_sigma=sigma.tolist())
+                                       measurement=b.tolist(), noise_bound=e.tolist(), noise_sigma=sigma.tolist(),
+                                       acceleration_bound=np.ravel(da).tolist())
             s_to_stamp(self.t0 + t_start + 0.04 * k, msg.header.stamp)
             msg.header.frame_id = self.robot.ft_frame
             self.pub.publish(msg)
@@ -88,8 +89,8 @@ def test_forged_rows_over_dds_never_give_a_wrong_guaranteed_box(ros_env, tmp_pat
         assert spin_until(rig.node, lambda: int(rig.status.get("dropped.noise_bound_below_profile", 0)) >= 2, 10.0), \
             rig.status
         half = len(honest) // 2
-        A, b, e, s = forged(2.28)
-        rig.send(honest[:half] + [(A, b, np.full(6, 0.35), np.full(6, 0.1))] + honest[half:], t_start=1.0)
+        A, b, e, s, da = forged(2.28)
+        rig.send(honest[:half] + [(A, b, np.full(6, 0.35), np.full(6, 0.1), da)] + honest[half:], t_start=1.0)
         assert spin_until(rig.node, lambda: rig.estimates and rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0]
                           < 0.2, 30.0), "the honest rows did not identify the mass"
         spin_for(rig.node, 1.5)
@@ -101,8 +102,8 @@ def test_forged_rows_over_dds_never_give_a_wrong_guaranteed_box(ros_env, tmp_pat
         assert rig.call("/estimator/reset").success
         spin_for(rig.node, 1.0)
         n = len(rig.estimates)
-        A, b, e, s = forged(5.0)
-        rig.send([(A, b, np.full(6, 0.35), np.full(6, 0.1))] + honest, t_start=20.0)
+        A, b, e, s, da = forged(5.0)
+        rig.send([(A, b, np.full(6, 0.35), np.full(6, 0.1), da)] + honest, t_start=20.0)
         assert spin_until(rig.node, lambda: any(not x.data_consistent for x in rig.estimates[n:]), 30.0), \
             "the contradiction was not reported"
         second = rig.estimates[n:]

@@ -107,8 +107,8 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
         early = rig.call("/estimator/apply")
         assert not early.success and "no estimate" in early.message, early.message
         # contradicting row first: the box is not guaranteed
-        A, b, e, s = forged(5.0)
-        rig.send([(A, b, np.full(6, 0.35), np.full(6, 0.1))] + honest)
+        A, b, e, s, da = forged(5.0)
+        rig.send([(A, b, np.full(6, 0.35), np.full(6, 0.1), da)] + honest)
         assert spin_until(rig.node, lambda: rig.estimates and not rig.estimates[-1].data_consistent, 30.0)
         spin_for(rig.node, 1.0)
         refused = rig.call("/estimator/apply")

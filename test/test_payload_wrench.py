@@ -123,10 +123,11 @@ def test_the_simulated_arms_wrench_stream_stays_inside_its_bound(xarm):
             speed[m.t] = np.max(np.abs(m.qd))
             for name, s in streams.items():
                 got, pushed = s.push(m.t, m.q, m.qd, None, boxes[name], m.wrench)
-                assert not pushed.drops
+                # a window that may hold a velocity reversal gives no row (core.acceleration_bound)
+                assert all(reason == "velocity_reversal" for reason, _ in pushed.drops)
                 out[name] += got
     for name, samples in out.items():
-        assert len(samples) > 450 and all(c.kind == "wrench" for c in samples)
+        assert len(samples) > 150 and all(c.kind == "wrench" for c in samples)
         assert_inside_bound(samples, speed, name, 50)
     # the box's share is what widens the bound; with the true payload only the noise bound is left
     assert all(np.all(c.box_bound == 0) for c in out["exact"])

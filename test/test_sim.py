@@ -4,6 +4,8 @@ import pytest
 
 from inertial_id.core import model as robot_model
 from inertial_id.core import trajectory
+from inertial_id.core.acceleration_bound import acceleration_share
+from inertial_id.core.regressor import PayloadRegressor
 from inertial_id.core.row_builder import RowBuilder
 from inertial_id.core.sim import Simulator
 
@@ -31,8 +33,14 @@ def run_sim(name, seconds, noise=True):
 def test_rows_with_the_true_payload_respect_their_error_bounds(name):
     """The bounded-noise assumption the guaranteed bounds rest on, checked against the simulator."""
     robot, truth, rows, track_err = run_sim(name, 4.0)
-    assert len(rows) > 1500
-    ratios = np.concatenate([np.abs(r.A @ truth - r.b) / r.noise_bound for r in rows])
+    # wrench rows: none from a window that may hold a velocity reversal; their bound adds what the
+    # differentiated acceleration's error does to the payload (here: the true one)
+    assert len(rows) > (1500 if name == "kinova_gen3" else 600)
+    sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if robot.ft_frame_id is not None else None
+    ratios = np.concatenate([np.abs(r.A @ truth - r.b) / (
+        r.noise_bound if r.kind != "wrench" else r.noise_bound + acceleration_share(sensitivity, truth, truth,
+                                                                                    r.acceleration_bound))
+        for r in rows])
     assert ratios.max() <= 1.0
     assert ratios.max() > 0.5          # the bounds are not vacuous: noise does reach them
     assert track_err < 0.03            # rad: computed-torque tracking despite the unknown payload

@@ -520,6 +520,12 @@ def read_rows(path, topic: str = ROWS):
     return rows_of((t_ns, m) for _, t_ns, m in messages(path, [topic]))
 
 
+def acceleration_bound_of(m) -> np.ndarray | None:
+    """A RegressorSample's ``acceleration_bound`` (flat; the intake checks its shape); None when empty."""
+    da = np.asarray(m.acceleration_bound, dtype=float)
+    return da if da.size else None
+
+
 def rows_of(msgs):
     """:func:`read_rows` of ``[(log_time_ns, RegressorSample)]``."""
     for _, m in msgs:
@@ -530,7 +536,8 @@ def rows_of(msgs):
         yield RowMessage(stamp_s(m.header.stamp), m.kind, list(m.parameter_names), A.reshape(m.rows, cols),
                          np.asarray(m.measurement, dtype=float), np.asarray(m.noise_bound, dtype=float),
                          np.asarray(m.noise_sigma, dtype=float), int(m.samples),
-                         np.asarray(m.kinematics, dtype=float) if len(m.kinematics) else None)
+                         np.asarray(m.kinematics, dtype=float) if len(m.kinematics) else None,
+                         acceleration_bound_of(m))
 
 
 def read_truth(path) -> np.ndarray | None:

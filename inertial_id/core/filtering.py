@@ -96,3 +96,12 @@ class StreamingDifferentiator:
             return None
         (t0, _, v0, _), (t1, q1, v1, tau1), (t2, _, v2, _) = self._window
         return t1, q1, v1, (v2 - v0) / (t2 - t0), tau1
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the signals pass the low-pass before differencing."""
+        return self._sos is not None
+
+    def velocity_window(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(t (3,), v (3, n))``: the stamps and (filtered) velocities the last acceleration came from."""
+        return np.array([w[0] for w in self._window]), np.array([w[2] for w in self._window])

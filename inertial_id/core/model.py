@@ -191,6 +191,7 @@ class Robot:
     velocity_limit: np.ndarray
     acceleration_limit: np.ndarray
     torque_limit: np.ndarray
+    jerk_limit: np.ndarray            # rad/s^3; inf where the profile states none
     profile: dict = field(repr=False)
 
     @property
@@ -286,6 +287,7 @@ def load_robot(profile: dict | str) -> Robot:
         velocity_limit=_limit(profile, "velocity", model.velocityLimit, n),
         acceleration_limit=_limit(profile, "acceleration", np.full(n, np.inf), n),
         torque_limit=torque_limit,
+        jerk_limit=_limit(profile, "jerk", np.full(n, np.inf), n),
         profile=profile,
     )
 

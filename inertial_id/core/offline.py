@@ -67,7 +67,7 @@ class RowIntake:
         """A row message, checked as the estimator node checks it (:func:`~.estimators.intake.check_rows`:
         dropped with a counted reason, or added; another estimator's kinds are passed over)."""
         checked = check_rows(self.estimator, self.limits, m.kind, m.parameter_names, m.b.size, m.samples,
-                             m.A, m.b, m.noise_bound, m.noise_sigma, m.kinematics)
+                             m.A, m.b, m.noise_bound, m.noise_sigma, m.kinematics, m.acceleration_bound)
         if isinstance(checked, Skipped):
             if not checked.ignored:
                 self._drop(checked.reason)

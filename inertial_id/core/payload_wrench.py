@@ -19,8 +19,13 @@ assumptions of the estimator's guaranteed box (``bounds_guaranteed`` and ``data_
 torques add the robot's own share: the nominal robot is removed, and the largest torque its link and
 friction parameters can add inside the estimators' robot box (:mod:`.robot_box`) is in the bound.
 
-Sensor offset: the estimator estimates none (its wrench rows assume a sensor tared without payload);
-a known offset is subtracted here before anything else, zero by default.
+Wrench rows carry the bound of their differentiated acceleration's error (``acceleration_bound``,
+:mod:`.acceleration_bound`): what it does for any payload of the box is added to the noise bound; rows
+without it (no jerk limit stated) make the compensated sample not guaranteed.
+
+Sensor offset: the estimator takes the sensor's zero as an unknown within the profile's box
+(``noise.wrench.offset_N`` / ``offset_Nm``) and so does this bound: that box is added to it. A known
+offset is subtracted here before anything else, zero by default.
 """
 from __future__ import annotations
 
@@ -30,8 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import params
+from .acceleration_bound import acceleration_share
 from .regressor import PayloadRegressor, friction_regressor, joint_torque_regressor
 from .robot_box import estimator_robot_box
+from .sensors import NoiseModel
 from .row_builder import SampleRows
 
 PARAMETERS = 10
@@ -99,16 +106,17 @@ class Compensated:
     guaranteed: bool
 
 
-def compensate(t: float, kind: str, A, b, noise_bound, box: PayloadBox, robot_bound=0.0) -> Compensated:
+def compensate(t: float, kind: str, A, b, noise_bound, box: PayloadBox, robot_bound=0.0,
+               guaranteed: bool = True) -> Compensated:
     """Rows ``A pi = b`` (payload columns; ``b`` the measurement with the nominal robot moved to its side)
     with their error bound: the residual ``b - A pi_hat`` and its bound (``robot_bound``: what the robot's
-    own parameters may add to ``b``)."""
+    own parameters may add to ``b``; ``guaranteed`` false: the rows' own bound is not)."""
     A = np.asarray(A, dtype=float)
     noise = np.asarray(noise_bound, dtype=float)
     spread = box_deviation(A, box.estimate, box.lower, box.upper)
     robot = np.broadcast_to(np.asarray(robot_bound, dtype=float), noise.shape)
     return Compensated(t, kind, np.asarray(b, dtype=float) - A @ box.estimate, noise + spread + robot, noise, spread,
-                       robot, box.guaranteed)
+                       robot, box.guaranteed and guaranteed)
 
 
 def robot_torque_columns(model, data, q, v, a) -> np.ndarray:
@@ -168,6 +176,8 @@ class PayloadCompensator:
         self.rows = SampleRows(robot, use_joint_torque, use_wrench, rate_hz, cutoff_hz, momentum_window=0,
                                batch_samples=1, max_gap_s=max_gap_s, kinds=kinds)
         self.offset = np.zeros(6) if wrench_offset_S is None else np.asarray(wrench_offset_S, dtype=float)
+        self.sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if use_wrench else None
+        self.offset_bound = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
         # joint torques: the nominal robot is not exact; its parameters are in the estimators' robot box
         self.robot_box = estimator_robot_box(robot) if use_joint_torque else None
         if use_joint_torque:
@@ -191,9 +201,14 @@ class PayloadCompensator:
                                      wrench_extra)
         out = []
         for m in pushed.messages:      # one message per sample; joint-torque ones in the order of their rows
-            robot = box_deviation(self._torque_core.robot_rows.popleft(), *self.robot_box) \
-                if m.kind == "joint_torque" else 0.0
-            out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box, robot))
+            if m.kind == "joint_torque":
+                robot = box_deviation(self._torque_core.robot_rows.popleft(), *self.robot_box)
+                out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box, robot))
+            elif m.acceleration_bound is None:
+                out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box, guaranteed=False))
+            else:
+                share = acceleration_share(self.sensitivity, box.lower, box.upper, m.acceleration_bound)
+                out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound + share + self.offset_bound, box))
         return out, pushed
 
     def push(self, t: float, q, qd, tau, box: PayloadBox, wrench=None, wrench_extra=None):

@@ -198,6 +198,10 @@ class Limits(Section):
     position_upper: Optional[Vector()] = None
     velocity: Optional[Vector(ge=0.0)] = None
     acceleration: Optional[Vector(ge=0.0)] = None
+    # largest |jerk| (rad/s^3) of the arm's motion between velocity reversals and impacts: what the
+    # wrench rows' acceleration error bound assumes of the signal between two samples
+    # (inertial_id.core.acceleration_bound); without it, wrench rows are not guaranteed
+    jerk: Optional[Vector(ge=0.0)] = None
     torque: Optional[Vector(ge=0.0)] = None
 
 
@@ -212,6 +216,10 @@ class WrenchNoise(Section):
     force_sigma_N: Number(0.0) = 0.0
     torque_sigma_Nm: Number(0.0) = 0.0
     bound_sigmas: Number(0.0) = 3.0
+    # the sensor's zero offset per axis is somewhere within +-these (datasheet zero error and drift,
+    # or what is left of a tare): estimated as an unknown of every run; 0: the sensor is tared
+    offset_N: Number(0.0) = 0.0
+    offset_Nm: Number(0.0) = 0.0
 
 
 class Noise(Section):

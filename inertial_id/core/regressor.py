@@ -106,6 +106,19 @@ class PayloadRegressor:
         A_S = frame_wrench_regressor(self.model, self.data, self.frame_S)
         return A_S @ self.T_SP, np.asarray(wrench_S, dtype=float)
 
+    def sensor_jacobian(self, q) -> np.ndarray:
+        """``(6, nv)`` Jacobian of the sensor frame's spatial velocity ``[v; w]`` in its own coordinates:
+        an error ``da`` of the joint accelerations moves the frame acceleration the wrench rows use
+        by ``J @ da``."""
+        return pin.computeFrameJacobian(self.model, self.data, q, self.frame_S, LOCAL)
+
+    def wrench_acceleration_sensitivity(self) -> np.ndarray:
+        """``(6, 6, 10)``: ``C[l] @ pi_P`` is the change of the 6 wrench rows per unit of the sensor
+        frame's spatial acceleration along axis ``l`` (``[linear xyz, angular xyz]``). Constant: the
+        rows are affine in that acceleration (``I a + v x* I v``)."""
+        zero = pin.Motion.Zero()
+        return np.stack([pin.bodyRegressor(zero, pin.Motion(np.eye(6)[l])) @ self.T_SP for l in range(6)])
+
     def sensor_kinematics(self) -> np.ndarray:
         """``[a(3), w(3), alpha(3), g(3)]`` of the sensor frame, in its coordinates, for the state of
         the last :meth:`wrench_rows` call: classical linear acceleration without gravity, angular

@@ -11,7 +11,13 @@ sensor. Each row carries a guaranteed error bound and a standard deviation:
   and encoder quantization); sigma = e / sqrt(3) (uniform error).
 - wrench rows: ``bound_sigmas * sigma`` plus ``model_error_Nm`` / ``model_error_N``, plus the bound
   of the error of interpolating the wrench at the joint stamp (``wrench_extra``, from
-  :func:`~.driver_streams.pair_wrenches`; zero when the stamps coincide).
+  :func:`~.driver_streams.pair_wrenches`; zero when the stamps coincide). The differentiated
+  acceleration's own error is carried apart, as ``acceleration_bound``: per sample, the bound on the
+  error of the sensor frame's spatial acceleration (``|J_S| @ da``, :mod:`.acceleration_bound`); what
+  it does to a row depends on the payload, so the estimator adds it for every payload of its current
+  box. A sample whose window may hold a velocity reversal gives no wrench rows (counted as
+  ``velocity_reversal``); without the profile's jerk and acceleration limits, or with the low-pass
+  on, the bound is unknown (None) and the wrench rows are not guaranteed.
 
 :class:`SampleRows` is the whole path from a synchronized sample stream to the contents of the
 RegressorSample messages (:class:`RowMessage`): gap restarts, batches, momentum windows. The
@@ -24,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import params
+from .acceleration_bound import acceleration_error_bound, reversal_joints
 from .filtering import StreamingDifferentiator
 from .momentum import MomentumWindows, robot_parameter_names
 from .profile import ProfileError
@@ -53,6 +60,7 @@ class MeasurementRows:
     noise_bound: np.ndarray
     noise_sigma: np.ndarray
     kinematics: np.ndarray | None = None   # wrench rows: see PayloadRegressor.sensor_kinematics
+    acceleration_bound: np.ndarray | None = None   # wrench rows: (6,) sensor-frame acceleration error bound
 
 
 class RowBuilder:
@@ -73,7 +81,12 @@ class RowBuilder:
         self.core = PayloadRegressor(robot)
         self.diff = StreamingDifferentiator(robot.nv, fs_hz, cutoff_hz)
         self.max_acceleration = ABSURD_ACCELERATION_FACTOR * np.asarray(robot.acceleration_limit, float)
+        self.velocity_error = self.noise.velocity_rad_s
+        # the acceleration error of wrench rows can be bounded only under the stated limits, unfiltered
+        self.bounds_acceleration = bool(np.all(np.isfinite(robot.jerk_limit)) and
+                                        np.all(np.isfinite(robot.acceleration_limit)) and not self.diff.filtered)
         self._wrenches: dict[float, tuple] = {}
+        self.skipped: list[tuple[str, str]] = []     # (reason, detail) of rows not formed by the last push
 
     def reset(self) -> None:
         """Forget the differentiator's window and the buffered wrenches (e.g. after a gap)."""
@@ -82,6 +95,7 @@ class RowBuilder:
 
     def push(self, t: float, q, qd, tau, wrench=None, wrench_extra=None) -> list[MeasurementRows]:
         """``wrench_extra`` (6,): a bound added to the wrench rows' bounds (interpolation error)."""
+        self.skipped = []
         if self.use_wrench:
             if wrench is None:
                 raise ValueError("wrench rows need a wrench with every sample")
@@ -107,12 +121,23 @@ class RowBuilder:
             w, w_extra = self._wrenches.pop(tk)
             for old in [s for s in self._wrenches if s < tk]:
                 del self._wrenches[old]
+            t_window, v_window = self.diff.velocity_window()
+            reversing = reversal_joints(t_window, v_window, self.velocity_error, self.robot.acceleration_limit)
+            if reversing.size and self.bounds_acceleration:
+                self.skipped.append(("velocity_reversal", f"joints {(reversing + 1).tolist()} may reverse "
+                                     f"within {t_window[0]:.3f}..{t_window[2]:.3f} s: no wrench rows"))
+                return rows
             A, b = self.core.wrench_rows(qk, vk, ak, w)
+            kinematics = self.core.sensor_kinematics()
             sigma = self.noise.wrench_sigma()
             e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
             if w_extra is not None:
                 e = e + w_extra
-            rows.append(MeasurementRows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), self.core.sensor_kinematics()))
+            da = None
+            if self.bounds_acceleration:
+                da_joint = acceleration_error_bound(t_window, v_window, self.velocity_error, self.robot.jerk_limit)
+                da = np.abs(self.core.sensor_jacobian(qk)) @ da_joint
+            rows.append(MeasurementRows("wrench", tk, A, b, e, np.maximum(sigma, e / 3.0), kinematics, da))
         return rows
 
 
@@ -129,6 +154,7 @@ class RowMessage:
     noise_sigma: np.ndarray
     samples: int
     kinematics: np.ndarray | None = None     # wrench rows: the sensor kinematics (RegressorSample.kinematics)
+    acceleration_bound: np.ndarray | None = None   # wrench rows: (samples, 6) (RegressorSample.acceleration_bound)
 
 
 @dataclass
@@ -249,6 +275,7 @@ class SampleRows:
                 out.drops.append(("absurd_acceleration", str(exc)))
                 rejected.append(k)
                 continue
+            out.drops.extend(self.rows.skipped)
             for r in built:
                 self.pending.setdefault(r.kind, []).append(r)
             for kind, batch in list(self.pending.items()):
@@ -271,6 +298,8 @@ class SampleRows:
 
     def _batch(self, kind: str, batch) -> RowMessage:
         kin = np.concatenate([r.kinematics for r in batch]) if kind == "wrench" else None
+        bounded = kind == "wrench" and all(r.acceleration_bound is not None for r in batch)
+        da = np.stack([r.acceleration_bound for r in batch]) if bounded else None
         return RowMessage(batch[-1].t, kind, self.names, np.vstack([r.A for r in batch]),
                           np.concatenate([r.b for r in batch]), np.concatenate([r.noise_bound for r in batch]),
-                          np.concatenate([r.noise_sigma for r in batch]), len(batch), kin)
+                          np.concatenate([r.noise_sigma for r in batch]), len(batch), kin, da)

@@ -3,7 +3,8 @@ how the simulator's sensors actually err (:class:`SensorNoise`), kept apart so t
 tested in simulation is not built into the simulator.
 
 The stated model (profile ``noise:``): joint torque ``|error| <= relative |tau| + absolute_Nm``;
-wrench standard deviations with a bound at ``bound_sigmas`` of them; encoder resolution.
+wrench standard deviations with a bound at ``bound_sigmas`` of them and the box of the F/T sensor's
+unknown zero offset; encoder resolution; the bound on the reported joint velocities' error.
 
 The simulated sensors draw errors without looking at those bounds: unbounded distributions
 (Gaussian, or Student-t for heavy tails) whose spread is a fraction of the stated bound
@@ -29,6 +30,9 @@ class NoiseModel:
     force_sigma_N: float = 0.0
     torque_sigma_Nm: float = 0.0
     bound_sigmas: float = 3.0
+    velocity_rad_s: float = 0.0
+    wrench_offset_N: float = 0.0
+    wrench_offset_Nm: float = 0.0
 
     @classmethod
     def from_profile(cls, profile: dict) -> "NoiseModel":
@@ -38,11 +42,16 @@ class NoiseModel:
         wr = n.get("wrench", {})
         return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
                    np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
-                   wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0))
+                   wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0),
+                   n.get("velocity_rad_s", 0.0), wr.get("offset_N", 0.0), wr.get("offset_Nm", 0.0))
 
     def torque_bound(self, tau) -> np.ndarray:
         """Guaranteed bound (N m) of the joint torque error at measured torque ``tau``."""
         return self.torque_relative * np.abs(tau) + self.torque_absolute_Nm
+
+    def wrench_offset_bound(self) -> np.ndarray:
+        """(6,) bound of the F/T sensor's unknown zero offset, ``[f (N) x3, n (N m) x3]`` (zero: tared)."""
+        return np.array([self.wrench_offset_N] * 3 + [self.wrench_offset_Nm] * 3)
 
     def wrench_sigma(self) -> np.ndarray:
         """(6,) standard deviation of the wrench noise, ``[f (N) x3, tau (N m) x3]``."""

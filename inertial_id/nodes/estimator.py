@@ -15,6 +15,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from ..core import params
+from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS, make_estimator
 from ..core.estimators.intake import Skipped, check_rows
 from ..core.estimators.consistent import SolverFailure
@@ -91,6 +92,7 @@ class EstimatorNode(ManagedNode):
             (None if state_file in ("", "none") else state_file)
         self.estimator = self._new_estimator()
         self.resets = 0
+        self.prior_said = None       # the parameters last said to be at the prior (publish_one)
         self.restored = False
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
         self.resume_after_s = None        # after a restore: rows up to this stamp are in the state
@@ -198,7 +200,8 @@ class EstimatorNode(ManagedNode):
                 self.drops.ignore("already_in_saved_state")
                 return
         checked = check_rows(self.estimator, self.limits, msg.kind, msg.parameter_names, msg.rows, msg.samples,
-                             msg.regressor, msg.measurement, msg.noise_bound, msg.noise_sigma, msg.kinematics)
+                             msg.regressor, msg.measurement, msg.noise_bound, msg.noise_sigma, msg.kinematics,
+                             msg.acceleration_bound)
         if isinstance(checked, Skipped):
             if checked.ignored:
                 self.drops.ignore(checked.reason)     # another estimator may use them
@@ -326,6 +329,11 @@ class EstimatorNode(ManagedNode):
     def publish_one(self, r) -> None:
         if not r.data_consistent:
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
+        why = prior_explanation(r.parameter_names, r.lower[:10], r.upper[:10], *self.robot.payload_prior(),
+                                r.samples_used, {k: v for k, v in self.drops.counts.items() if "." not in k})
+        if why and why.split(";")[0] != self.prior_said:     # said again only when other parameters are stuck
+            self.get_logger().info(why)
+        self.prior_said = why.split(";")[0] if why else None
         if not (np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.lower)) and np.all(np.isfinite(r.upper))):
             self.drops.drop("non_finite_estimate", "estimate not finite yet; not published")
             self.payload_outputs.latest = None      # ~/apply takes only the newest estimate

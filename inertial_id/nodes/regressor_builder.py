@@ -128,6 +128,8 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         msg.noise_sigma = m.noise_sigma.tolist()
         if m.kinematics is not None:
             msg.kinematics = m.kinematics.ravel().tolist()
+        if m.acceleration_bound is not None:
+            msg.acceleration_bound = m.acceleration_bound.ravel().tolist()
         self.pub.publish(msg)
 
 def main(args=None) -> int:

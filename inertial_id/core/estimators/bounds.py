@@ -218,13 +218,15 @@ class IntervalBounds:
     """Guaranteed per-parameter box of ``x``, intersected with the feasible set of each batch of bounded-error rows (module docstring)."""
     def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
                  cuts=None, keep_rows: bool = False, max_rows: int | None = None,
-                 hold_until_determined: bool = False):
+                 hold_until_determined: bool = False, bound_nuisance: bool = False):
         """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
         ``hold_until_determined``: keep the prior until enough rows have arrived (module docstring);
         ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
         when ``G`` also has the nuisance columns);
         ``keep_rows``: solve each update over the rows so far, not only the new batch;
-        ``max_rows``: with ``keep_rows``, keep at most this many (the nearest to binding)."""
+        ``max_rows``: with ``keep_rows``, keep at most this many (the nearest to binding);
+        ``bound_nuisance``: the nuisance parameters are constants of the run (a sensor offset), so each
+        update also narrows their box (two more LPs each), which the next update starts from."""
         if max_rows is not None and max_rows < 1:
             raise ValueError("max_rows must be at least 1")
         self.max_rows = max_rows
@@ -246,6 +248,7 @@ class IntervalBounds:
         self.cuts = (G, g)
         self.pad_rel = pad_rel
         self.keep_rows = keep_rows
+        self.bound_nuisance = bound_nuisance
         self._kept = (np.zeros((0, n + self.r_lower.size)), np.zeros(0), np.zeros(0))
         # identity of each kept row, and the optimal basis of each objective (k, sign) at the last
         # update: (row ids, column status, row status); warm starts only
@@ -305,11 +308,12 @@ class IntervalBounds:
         lp = _RangeLP(M_lp, np.concatenate([b_all - e_all, np.full(g.size, -np.inf)]),
                       np.concatenate([b_all + e_all, g]),
                       np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
-        new_lo, new_hi = self.lower.copy(), self.upper.copy()
+        new_lo = np.concatenate([self.lower, self.r_lower])
+        new_hi = np.concatenate([self.upper, self.r_upper])
         bases = {}
         # smallest slack of each row over the optimal points, relative to its bound
         slack = np.full(b_all.size, np.inf)
-        for k in range(n):
+        for k in range(n + (self.r_lower.size if self.bound_nuisance else 0)):
             for sign in (1.0, -1.0):
                 c = np.zeros(M_lp.shape[1])
                 c[k] = sign
@@ -330,7 +334,9 @@ class IntervalBounds:
                     new_lo[k] = max(new_lo[k], value - pad)
                 else:
                     new_hi[k] = min(new_hi[k], value + pad)
-        self.lower, self.upper = new_lo, np.maximum(new_hi, new_lo)
+        new_hi = np.maximum(new_hi, new_lo)
+        self.lower, self.upper = new_lo[:n], new_hi[:n]
+        self.r_lower, self.r_upper = new_lo[n:], new_hi[n:]
         self._count(lp)
         self._bases.update(bases)
         if self.keep_rows:

@@ -18,9 +18,13 @@ References:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import params
 from ..momentum import WindowRows, robot_parameter_names
 from ..profile import ProfileError
+from ..regressor import PayloadRegressor
+from ..sensors import NoiseModel
 from .payload import PayloadEstimator
 from .protocol import EstimationMethod, method_class, method_names, register
 from .row_checks import NoiseFloors
@@ -74,11 +78,14 @@ class RowsEstimator(_Adapter):
         self.kinds = kinds
         self.column_names = estimator.names
         self.needs_kinematics = needs_kinematics    # rows must carry the sensor kinematics (pmd)
+        # wrench rows must carry their acceleration error bound (the profile states what it rests on)
+        self.needs_acceleration_bound = False
 
-    def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+    def add(self, kind, A, b, e, sigma, samples, kinematics=None, acceleration_bound=None) -> None:
         """Rows ``A theta = b`` of ``kind`` with bounds ``e`` (raised to the floor) and noise ``sigma``."""
         e = self._raised(kind, e, samples)
-        self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"))
+        self.estimator.add_rows(A, b, e, sigma, samples, kinematics=kinematics, guaranteed=(kind == "wrench"),
+                                acceleration_bound=acceleration_bound, wrench=(kind == "wrench"))
 
 
 class MomentumEstimator(_Adapter):
@@ -91,7 +98,7 @@ class MomentumEstimator(_Adapter):
         super().__init__(estimator, floors)
         self.column_names = estimator.names + robot_parameter_names(estimator.robot.model)
 
-    def add(self, kind, A, b, e, sigma, samples, kinematics=None) -> None:
+    def add(self, kind, A, b, e, sigma, samples, kinematics=None, acceleration_bound=None) -> None:
         """Rows of whole momentum windows (one per joint; a partial window is refused and counted)."""
         if A.shape[0] % self.estimator.robot.nv:      # rows come in whole windows, one per joint
             refused = self.estimator.refused
@@ -126,8 +133,15 @@ def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
 def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=None) -> RowsEstimator:
     """A :class:`PayloadEstimator` of ``method`` on per-sample rows of ``kinds``."""
     lo, hi = robot.payload_prior()
-    est = PayloadEstimator(method, params.parameter_names("payload"), lo, hi, max_bound_rows or MAX_BOUND_ROWS, pmd=pmd)
-    return RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors(robot.profile))
+    wrench = robot.ft_frame_id is not None and "wrench" in kinds
+    sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if wrench else None
+    offsets = NoiseModel.from_profile(robot.profile).wrench_offset_bound() if wrench and pmd is None else None
+    est = PayloadEstimator(method, params.parameter_names("payload"), lo, hi, max_bound_rows or MAX_BOUND_ROWS, pmd=pmd,
+                           acceleration_sensitivity=sensitivity, offset_bound=offsets)
+    rows = RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors(robot.profile))
+    rows.needs_acceleration_bound = wrench and bool(np.all(np.isfinite(robot.jerk_limit)) and
+                                                    np.all(np.isfinite(robot.acceleration_limit)))
+    return rows
 
 
 class _LeastSquaresRows(EstimationMethod):

@@ -21,6 +21,7 @@ class CheckedRows(NamedTuple):
     noise_sigma: np.ndarray
     samples: int
     kinematics: np.ndarray | None
+    acceleration_bound: np.ndarray | None = None     # wrench rows: (samples, 6)
 
 
 class Skipped(NamedTuple):
@@ -33,11 +34,12 @@ class Skipped(NamedTuple):
 
 
 def check_rows(estimator: Estimator, limits: RowLimits, kind: str, parameter_names, rows: int, samples: int,
-               A, b, e, sigma, kinematics=None) -> CheckedRows | Skipped:
-    """The rows of one message (``A`` flat or ``(rows, columns)``, ``kinematics`` empty or None when
-    absent) checked for ``estimator``: its kind, its columns, the profile's limits
-    (:meth:`~.row_checks.RowLimits.rejection`) and, for a method that needs them, the sensor
-    kinematics of each sample."""
+               A, b, e, sigma, kinematics=None, acceleration_bound=None) -> CheckedRows | Skipped:
+    """The rows of one message (``A`` flat or ``(rows, columns)``, ``kinematics`` and
+    ``acceleration_bound`` empty or None when absent) checked for ``estimator``: its kind, its
+    columns, the profile's limits (:meth:`~.row_checks.RowLimits.rejection`), for a method that
+    needs them the sensor kinematics of each sample, and the acceleration bound's shape (6 values a
+    sample of wrench rows, finite and non-negative)."""
     if kind not in estimator.kinds:
         return Skipped(f"{kind}_rows", f"{kind} rows are not this estimator's", ignored=True)
     names = list(parameter_names)
@@ -52,4 +54,15 @@ def check_rows(estimator: Estimator, limits: RowLimits, kind: str, parameter_nam
         k = np.asarray(() if kinematics is None else kinematics, dtype=float)
         if k.size != 2 * rows or rows % 6 or not np.all(np.isfinite(k)):
             return Skipped("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
-    return CheckedRows(kind, A.reshape(rows, len(names)), b, e, sigma, int(samples), k)
+    da = None
+    if kind == "wrench" and getattr(estimator, "needs_acceleration_bound", False) and \
+            (acceleration_bound is None or not len(acceleration_bound)):
+        return Skipped("no_acceleration_bound", "wrench rows without the bound of their differentiated "
+                       "acceleration's error (the profile states the limits it rests on)")
+    if acceleration_bound is not None and len(acceleration_bound):
+        da = np.asarray(acceleration_bound, dtype=float)
+        if kind != "wrench" or rows % 6 or da.size != rows or not np.all(np.isfinite(da)) or np.any(da < 0):
+            return Skipped("acceleration_bound", f"{da.size} acceleration bounds for {rows} {kind} rows, or "
+                           "not finite and non-negative")
+        da = da.reshape(-1, 6)
+    return CheckedRows(kind, A.reshape(rows, len(names)), b, e, sigma, int(samples), k, da)

@@ -18,6 +18,20 @@ rows whose right side uses the nominal robot model (joint-torque rows) hold only
 exact, so callers add them with ``guaranteed=False``. Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
 the rows buffered since the last call.
 
+Wrench rows use a differentiated acceleration. Their error from it depends on the payload: an error
+``da`` of the sensor frame's spatial acceleration (bounded per sample by the sender,
+``acceleration_bound``, :mod:`inertial_id.core.acceleration_bound`) changes row ``i`` by
+``sum_l da_l (C_l pi)_i`` (``acceleration_sensitivity``, :meth:`~inertial_id.core.regressor.PayloadRegressor.wrench_acceleration_sensitivity`).
+Each row's bound is raised, when it is added, by the largest that can be over the current box (which
+holds the truth, and only shrinks): valid for the truth, tighter as the box tightens. Wrench rows
+without an acceleration bound are not guaranteed.
+
+F/T offsets (``offset_bound``, ``[f (N) x3, n (N m) x3]``, from the profile): the sensor's zero is an
+unknown of the run, within that box, never assumed tared. Wrench rows get six more columns (the
+offset, added to every sample's reading): nuisance parameters of the bounds LP and estimated with the
+payload by the least squares, whose payload part is reported. The offset is a constant of the run: each
+update narrows its box too, and the next starts from there.
+
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
 from __future__ import annotations
@@ -28,6 +42,7 @@ from enum import Enum
 import numpy as np
 
 from .. import params
+from ..acceleration_bound import acceleration_share
 from .batch import WeightedLeastSquares
 from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, consistent_estimate
@@ -68,7 +83,8 @@ class PayloadEstimate:
 class PayloadEstimator:
     """Rows of one kind (joint torque or wrench) into one of the row methods (``rls``, ``lmi``, ``pmd``), with a guaranteed box from the wrench rows."""
     def __init__(self, method: str, parameter_names, prior_lower, prior_upper,
-                 max_bound_rows: int = 3000, seed: int = 0, pmd=None):
+                 max_bound_rows: int = 3000, seed: int = 0, pmd=None, acceleration_sensitivity=None,
+                 offset_bound=None):
         if method not in ROW_METHODS:
             raise ValueError(f"unknown estimation method '{method}' (choose from {', '.join(ROW_METHODS)})")
         self.point = ROW_METHODS[method]
@@ -79,10 +95,19 @@ class PayloadEstimator:
         self.names = list(parameter_names)
         n = len(self.names)
         lo, hi = np.asarray(prior_lower, float), np.asarray(prior_upper, float)
-        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True)
-        self.wls = WeightedLeastSquares(n)
+        # the sensor offset's box (module docstring); none: the sensor is taken as tared
+        self.offset_bound = None if offset_bound is None or not np.any(np.asarray(offset_bound, float) > 0) else \
+            np.asarray(offset_bound, dtype=float)
+        k = 0 if self.offset_bound is None else 6
+        self.columns = n + k
+        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True,
+                                     **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
+                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
+        self.wls = WeightedLeastSquares(n + k)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
+        if k:
+            centre, spread = np.r_[centre, np.zeros(k)], np.r_[spread, self.offset_bound]
         self.rls = RecursiveLeastSquares(centre, np.diag(spread**2))
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.max_bound_rows = max_bound_rows
@@ -91,14 +116,27 @@ class PayloadEstimator:
         self.message = ""
         self.rows_guaranteed = True
         self.refused: dict[str, int] = {}     # rows refused before they reach any solver, by reason
+        # (6, 6, 10) wrench-row change per unit of sensor-frame acceleration (module docstring)
+        self.acceleration_sensitivity = None if acceleration_sensitivity is None else \
+            np.asarray(acceleration_sensitivity, dtype=float)
 
     def add_rows(self, A, b, noise_bound, noise_sigma, samples: int = 1, kinematics=None,
-                 guaranteed: bool = True) -> None:
+                 guaranteed: bool = True, acceleration_bound=None, wrench: bool | None = None) -> None:
         """Rows ``A x = b`` with per-row error bounds and sigmas. For ``pmd``: wrench rows (6 per
-        sample) with ``kinematics`` of each sample (``[a, w, alpha, g]``, 12 values, sensor frame)."""
+        sample) with ``kinematics`` of each sample (``[a, w, alpha, g]``, 12 values, sensor frame).
+        ``acceleration_bound``: ``(samples, 6)`` for wrench rows (module docstring); ``guaranteed``
+        rows without it, on an estimator that has the sensitivity, are taken as not guaranteed.
+        ``wrench``: the rows are wrench rows, 6 a sample (default: ``guaranteed``), which carry the
+        sensor offset's columns."""
         A = np.atleast_2d(np.asarray(A, float))
         b = np.asarray(b, float)
         sigma = np.asarray(noise_sigma, float)
+        if guaranteed and self.acceleration_sensitivity is not None:
+            if acceleration_bound is None or np.size(acceleration_bound) != b.size:
+                guaranteed = False
+                self.message = "wrench rows without an acceleration error bound: the box is not guaranteed"
+            else:
+                noise_bound = np.asarray(noise_bound, float) + self.acceleration_share(acceleration_bound)
         bad = unsolvable(A, b, noise_bound) or \
             (None if np.all(np.isfinite(sigma)) and np.all(sigma > 0) else ("non_positive_noise", "")) or \
             (None if kinematics is None else unsolvable(kinematics, [], []))
@@ -114,12 +152,22 @@ class PayloadEstimator:
             k = np.asarray(kinematics, float).reshape(-1, 12)
             self.pmd.update(k[:, 0:3], k[:, 3:6], k[:, 6:9], k[:, 9:12], b.reshape(-1, 6))
         w = 1.0 / np.square(np.maximum(sigma, 1e-12))
+        if self.offset_bound is not None:        # the offset's columns: identity on wrench rows
+            wrench = guaranteed if wrench is None else wrench
+            offset = np.tile(np.eye(6), (b.size // 6, 1)) if wrench and b.size % 6 == 0 else np.zeros((b.size, 6))
+            A = np.hstack([A, offset])
         self.wls.update(A, b, w)
         if self.point is Point.RECURSIVE:
             self.rls.update(A, b, w)
         self.rows_guaranteed &= guaranteed
         self._pending.append((A, b, np.asarray(noise_bound, float)))
         self.samples_used += samples
+
+    def acceleration_share(self, acceleration_bound) -> np.ndarray:
+        """Per wrench row, the largest error that a sensor-frame acceleration error within
+        ``acceleration_bound`` ``(samples, 6)`` causes for any payload of the current box."""
+        return acceleration_share(self.acceleration_sensitivity, self.bounds.lower, self.bounds.upper,
+                                  acceleration_bound)
 
     def update_bounds(self) -> None:
         """Intersect the box with the buffered rows. Every buffered row is a valid constraint, so
@@ -136,7 +184,8 @@ class PayloadEstimator:
         if b.size > self.max_bound_rows:
             keep = self._rng.choice(b.size, self.max_bound_rows, replace=False)
             A, b, e = A[keep], b[keep], e[keep]
-        upd = self.bounds.update(A, b, e)
+        n = len(self.names)
+        upd = self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None)
         if not upd.consistent:
             self.message = (f"data contradict the assumed noise bounds: {upd.violating_rows.size} rows "
                             f"violate them (largest excess {upd.max_violation:.3g})")
@@ -145,8 +194,7 @@ class PayloadEstimator:
         """What a restart needs, rows not yet in the box included. The ``pmd`` estimate is not part
         of it: it starts again from the rows that follow."""
         b = self.bounds
-        n = len(self.names)
-        pending = [np.vstack([p[0] for p in self._pending]) if self._pending else np.zeros((0, n))] + \
+        pending = [np.vstack([p[0] for p in self._pending]) if self._pending else np.zeros((0, self.columns))] + \
             [np.concatenate([p[i] for p in self._pending]) if self._pending else np.zeros(0) for i in (1, 2)]
         return {"lower": b.lower, "upper": b.upper, "data_consistent": b.data_consistent, "rows_used": b.rows_used,
                 "determined": b.determined, "pending_A": pending[0], "pending_b": pending[1], "pending_e": pending[2],
@@ -156,7 +204,7 @@ class PayloadEstimator:
 
     def restore(self, state: dict) -> None:
         """Continue from a saved state; ValueError when it does not fit this estimator."""
-        n = len(self.names)
+        n = self.columns
         arrays = {k: np.asarray(state[k], dtype=float) for k in ("information", "rhs", "rls_x", "rls_P")}
         if arrays["information"].shape != (n, n) or arrays["rls_P"].shape != (n, n) or \
                 arrays["rhs"].shape != (n,) or arrays["rls_x"].shape != (n,) or \
@@ -181,7 +229,7 @@ class PayloadEstimator:
         """The method's estimate with the box, covariance and consistency flags."""
         n = len(self.names)
         cov = np.full((n, n), np.nan)
-        estimate = self.rls.x.copy() if self.point is Point.RECURSIVE else np.full(n, np.nan)
+        estimate = self.rls.x[:n].copy() if self.point is Point.RECURSIVE else np.full(n, np.nan)
         message = self.message
         if self.pmd is not None and self.pmd.samples_used:
             try:
@@ -190,12 +238,16 @@ class PayloadEstimator:
                 message = str(exc)
         try:
             x_ls, cov = self.wls.solve()
+            # the payload's part; with offsets, the information is the payload's marginal (the
+            # offsets estimated along)
+            x_ls, cov = x_ls[:n], cov[:n, :n]
+            information = self.wls.information if self.offset_bound is None else np.linalg.inv(cov)
             if self.point is Point.CONSISTENT:
-                estimate = consistent_estimate(x_ls, self.wls.information, self.bounds.lower, self.bounds.upper)
+                estimate = consistent_estimate(x_ls, information, self.bounds.lower, self.bounds.upper)
         except np.linalg.LinAlgError:
             message = message or "not enough excitation yet: the data leave parameters undetermined"
             if self.point is Point.CONSISTENT:
-                estimate = np.clip(self.rls.x, self.bounds.lower, self.bounds.upper)
+                estimate = np.clip(self.rls.x[:n], self.bounds.lower, self.bounds.upper)
         except (InfeasibleError, SolverFailure) as exc:
             message = str(exc)
             estimate = np.clip(x_ls, self.bounds.lower, self.bounds.upper)

@@ -26,8 +26,9 @@ class Estimator(Protocol):
     def refused(self) -> dict[str, int]:
         """Rows the estimator itself refused (after the intake checks), counted by reason."""
 
-    def add(self, kind: str, A, b, e, sigma, samples: int, kinematics=None) -> None:
-        """Rows of ``kind`` with error bounds ``e`` and noise ``sigma`` from ``samples`` samples."""
+    def add(self, kind: str, A, b, e, sigma, samples: int, kinematics=None, acceleration_bound=None) -> None:
+        """Rows of ``kind`` with error bounds ``e`` and noise ``sigma`` from ``samples`` samples;
+        wrench rows: ``acceleration_bound`` ``(samples, 6)`` (RegressorSample.acceleration_bound)."""
 
     def update_bounds(self) -> None:
         """Fold the rows added since the last call into the box."""
