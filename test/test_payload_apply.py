@@ -85,9 +85,11 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
     import yaml
     robot = robot_model.load_robot("xarm7")
     honest = honest_wrench_rows(robot, 3.0)
-    # 3 s of rows in 0.5 s bounds updates leave the COM ~14 mm wide: the threshold is the profile's
+    # 3 s of rows in 0.5 s bounds updates, with the acceleration error and the sensor offset unknown,
+    # leave the mass ~0.2 kg and the COM some cm wide: what is tested is the apply, so the thresholds
+    # are this test profile's
     raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
-    raw["apply"] = {**raw["apply"], "max_com_width_m": 0.03}
+    raw["apply"] = {**raw["apply"], "max_mass_width_kg": 0.5, "max_com_width_m": 0.2}
     profile = tmp_path / "xarm7_apply.yaml"
     profile.write_text(yaml.safe_dump(raw))
     est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": "none"}
@@ -120,7 +122,7 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
         n = len(rig.estimates)
         rig.send(honest, t_start=20.0)
         assert spin_until(rig.node, lambda: len(rig.estimates) > n and rig.estimates[-1].bounds_guaranteed and
-                          rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0] < 0.05, 30.0), "no narrow box"
+                          rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0] < 0.5, 30.0), "no narrow box"
         spin_for(rig.node, 2.0)              # the last bounds update lands
         assert received == []
         final = rig.estimates[-1]

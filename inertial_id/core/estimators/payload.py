@@ -49,6 +49,8 @@ from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
 
+KEPT_OFFSET_ROWS = 1200   # rows kept across updates when the sensor offset is unknown (shared by every update)
+
 
 
 class Point(Enum):
@@ -102,7 +104,8 @@ class PayloadEstimator:
         self.columns = n + k
         self.bounds = IntervalBounds(lo, hi, hold_until_determined=True,
                                      **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
-                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
+                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True,
+                                                           "keep_rows": True, "max_rows": KEPT_OFFSET_ROWS}))
         self.wls = WeightedLeastSquares(n + k)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
