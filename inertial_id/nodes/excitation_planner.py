@@ -21,6 +21,12 @@ identification as a thin node over :class:`~inertial_id.core.planning.receding.R
   Joint states have a callback group of their own, on two threads of
   :class:`~inertial_id.nodes.executor.QueueOnceExecutor` (rclpy's own multi-threaded executor left
   them waiting up to 1.7 s behind copies of queued callbacks).
+- Estimates count only from the node named ``estimator_node``, and only while the graph, read anew
+  for each estimate, shows it as the estimate topic's sole publisher and the only node of that name
+  (messages carry no sender identity on Humble and Jazzy: :mod:`~inertial_id.nodes.compat`); any
+  other estimate is dropped as ``estimate_from_other_node`` with the reason. A publisher that sends
+  one estimate and leaves the graph before the planner takes it is not seen: only DDS-Security
+  (SROS2 permissions on the topic) rules that out, as it rules out a node taking the estimator's name.
 - ``excitation_status`` carries the state, the certificate's finite margins and clearance, the
   excitation cost and the condition number cond(W_e) of the last plan's excitation matrix.
 
@@ -46,6 +52,7 @@ from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.profile import ProfileError
+from .compat import topic_publishers
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration
 from .inputs import JointStateParser, Rejected
@@ -57,6 +64,30 @@ MIN_CLOCK_PACE = 0.1
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
+
+
+def estimate_sender_refusal(publishers, nodes, estimator_node: str) -> str:
+    """Why an estimate just taken on a topic whose publishers are ``publishers`` ((node name, node
+    namespace) each) cannot be attributed to the node named ``estimator_node`` ('' when it can),
+    given the graph's ``nodes`` ((name, namespace) each). Only the topic's sole publisher being that
+    node, and the only node of that name in its namespace, attributes it. Fail safe: while anyone
+    else publishes the topic no estimate is taken, the estimator's included (which of them sent it
+    cannot be told), and an estimate with no publisher in the graph (gone before the graph was read,
+    or not announced yet) is refused too."""
+    if not publishers:
+        return "no publisher of estimates in the graph (gone, or not announced yet)"
+    others = sorted({f"{ns.rstrip('/')}/{name}" for name, ns in publishers if name != estimator_node})
+    if others:
+        if all(name != estimator_node for name, _ in publishers):
+            return f"published by {', '.join(others)}, not '{estimator_node}'"
+        return f"'{estimator_node}' is not the only publisher of estimates: {', '.join(others)} too"
+    if len(publishers) > 1:
+        return f"{len(publishers)} publishers of estimates named '{estimator_node}'"
+    ns = publishers[0][1]
+    twins = sum(1 for name, namespace in nodes if name == estimator_node and namespace == ns)
+    if twins > 1:
+        return f"{twins} nodes named '{ns.rstrip('/')}/{estimator_node}'"
+    return ""
 
 
 class ExcitationPlannerNode(ManagedNode):
@@ -120,9 +151,9 @@ class ExcitationPlannerNode(ManagedNode):
         self.create_subscription(JointState, topic, self.on_joint_state, SENSOR_QOS,
                                  callback_group=MutuallyExclusiveCallbackGroup())
         self.estimator_node = declare(self, "estimator_node", "estimator",
-                                      "name of the node whose InertialEstimate messages the planner uses; estimates "
-                                      "from any other publisher are dropped (estimate_from_other_node)")
-        self.trusted_gids: set[bytes] = set()
+                                      "name of the node whose InertialEstimate messages the planner uses; an "
+                                      "estimate is dropped (estimate_from_other_node) unless that node is the "
+                                      "topic's only publisher in the graph")
         self.estimate_topic = self.create_subscription(InertialEstimate, "inertial_estimate", self.on_estimate,
                                                        RELIABLE_QOS).topic_name
         self.create_service(Trigger, "~/start", self.on_start)
@@ -156,33 +187,25 @@ class ExcitationPlannerNode(ManagedNode):
         self.unchecked.append((s.t, s.q, s.qd))
         self.drops.ok()
 
-    def estimate_sender(self, publisher_gid) -> str:
-        """Why an estimate from ``publisher_gid`` is not the configured estimator's ('' if it is).
-        Attribution by the graph: the publisher must be the one node named ``estimator_node``
-        (two nodes of that name are an anomaly: nothing is trusted). Without DDS-Security anyone can
-        take that name; SROS2 permissions are what make it binding (README)."""
-        gid = bytes(publisher_gid["data"]) if publisher_gid else None
-        if gid is None:
-            return "no publisher identity"
-        if gid not in self.trusted_gids:            # the graph may have changed: look again
-            publishers = self.get_publishers_info_by_topic(self.estimate_topic)
-            named = [bytes(p.endpoint_gid) for p in publishers if p.node_name == self.estimator_node]
-            if len(named) > 1:
-                return f"{len(named)} nodes named '{self.estimator_node}' publish estimates"
-            self.trusted_gids = set(named)
-            if gid not in self.trusted_gids:
-                others = sorted({p.node_name for p in publishers if bytes(p.endpoint_gid) == gid})
-                return f"published by {', '.join(others) or 'an unknown participant'}, not '{self.estimator_node}'"
-        return ""
+    def estimate_sender(self) -> str:
+        """Why the estimate just taken may not be the configured estimator's ('' when it can only be
+        that). Only Kilted's message info names the sender (:mod:`.compat`), so on every distribution
+        alike the graph decides, read anew for each estimate (they come at ~0.5 Hz; a publisher that
+        appeared since the last one is seen): see :func:`estimate_sender_refusal`. Without
+        DDS-Security anyone can take the estimator's name; SROS2 permissions are what make it binding
+        (README)."""
+        return estimate_sender_refusal(topic_publishers(self, self.estimate_topic),
+                                       self.get_node_names_and_namespaces(), self.estimator_node)
 
-    def on_estimate(self, msg, info) -> None:
-        why = self.estimate_sender(info.get("publisher_gid"))
+    def on_estimate(self, msg) -> None:
+        why = self.estimate_sender()
         if why:
             self.drops.drop("estimate_from_other_node", why)
             return
         if msg.header.frame_id != self.robot.payload_frame or len(msg.lower) != 10 or len(msg.upper) != 10:
             self.drops.drop("estimate_frame_or_size", f"frame '{msg.header.frame_id}', {len(msg.lower)} bounds")
             return
+        self.drops.event("estimate_used")
         self.send(self.rh.on_estimate(self.now(), msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent))
         self.say()
 

@@ -13,7 +13,7 @@ def lost_message_events(drops, reason: str):
     """Event callbacks that count, under ``reason``, the messages DDS reports lost on a
     subscription (sequence gaps from a writer, samples overwritten before this node took them):
     input lost to load is counted like any other drop."""
-    from rclpy.event_handler import SubscriptionEventCallbacks
+    from .compat import SubscriptionEventCallbacks
 
     def on_lost(info) -> None:
         if info.total_count_change > 0:

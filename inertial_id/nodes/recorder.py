@@ -9,13 +9,12 @@ import threading
 import time
 from dataclasses import dataclass
 
-from rclpy.event_handler import SubscriptionEventCallbacks
-from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.interfaces import QosDurability, QosReliability
 
 from ..core.bags import BagWriter
+from .compat import SubscriptionEventCallbacks, events_executor
 
 RECORD_DEPTH = 1000     # room for bursts while the writer is busy
 
@@ -135,8 +134,9 @@ class BackgroundRecorder:
         self.writer = BagWriter(path, storage, topics)
         self.node = RecorderNode(self.writer, topics, periods_s)
         # a kHz sensor stream costs ~0.8 ms of CPU per message through the default executor (a core
-        # at 1 kHz: the recorder falls seconds behind, and its log times with it), a quarter of that here
-        self.executor = EventsExecutor()
+        # at 1 kHz: the recorder falls seconds behind, and its log times with it), a quarter of that
+        # through the events executor (single-threaded where rclpy has none: Humble)
+        self.executor = events_executor()
         self.executor.add_node(self.node)
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._spin, name="bag-recorder", daemon=True)
