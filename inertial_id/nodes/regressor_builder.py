@@ -34,8 +34,9 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         # would need 1.5 cores); the events executor about a third of that. Read before spinning,
         # so at construction rather than on configure
         self.executor_kind = declare(self, "executor", "events",
-                                     "rclpy executor: 'events' (rclpy.experimental.EventsExecutor, less CPU per "
-                                     "message, for kHz driver streams) or 'single_threaded'",
+                                     "rclpy executor: 'events' (rclpy's events executor, less CPU per message, for "
+                                     "kHz driver streams; single-threaded where the distribution has none, as "
+                                     "Humble) or 'single_threaded'",
                                      choices=("events", "single_threaded"))
 
     def configure(self) -> None:

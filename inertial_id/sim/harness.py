@@ -1,0 +1,318 @@
+"""The guarantee tested on MuJoCo: a payload carried along an exciting trajectory by an arm with
+friction, its sensor samples through the offline estimation path, the box scored against the truth.
+
+One case (:class:`Case`): the robot on :class:`~.engine.MujocoSimulator` with a payload (mass,
+centre of mass, principal moments along tilted axes), the joint physics of a real arm (armature,
+viscous damping, Coulomb friction), sensor errors within the profile's stated bounds (uniform,
+Gaussian clipped at 3 sigma, or the worst constant bias), tracking a seeded Fourier excitation
+about the profile's home. The samples, at the driver's rate, go where ``estimate --bag`` sends
+recorded samples: :func:`~inertial_id.core.offline.rows_from_stream` (pairing, differentiation,
+rows with their stated bounds) into :class:`~inertial_id.core.offline.RowIntake` (the estimator
+node's checks, schedule and estimator). Only the samples cross over: the estimator reads nothing of
+the engine.
+
+Scored per case: per parameter containment of the truth, width, point error; the guaranteed and
+consistent flags; a **silent wrong answer** is a box labelled guaranteed and consistent that misses
+the truth on some parameter. And the rows themselves: the true payload's residual ``A pi - b``
+against each row's stated bound, split into the sensor's part (reading minus true wrench) and the
+model part (the rest: differentiated acceleration, encoder quantization, interpolation), near a
+joint velocity reversal and away from one.
+
+``python -m inertial_id.sim.harness [--stress] [--json FILE]`` runs :func:`default_cases` (and
+:func:`stress_cases`) and prints a table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+# a row is "at a reversal" when a joint's true velocity changes sign within this time of its sample
+REVERSAL_WINDOW_S = 0.05
+XARM7_DAMPING = (10.0, 10.0, 5.0, 5.0, 2.0, 2.0, 2.0)     # N m s/rad, the public xArm description's
+
+
+@dataclass(frozen=True)
+class Case:
+    """One simulated run (module docstring). Payload parameters in the profile's payload frame."""
+
+    name: str
+    robot: str = "xarm7"
+    mass_kg: float = 1.5
+    com_m: tuple = (0.02, -0.01, 0.08)
+    principal_kgm2: tuple = (0.004, 0.006, 0.008)
+    principal_rpy_rad: tuple = (0.3, -0.2, 0.5)
+    distribution: str = "gaussian_clipped"        # none | uniform | gaussian_clipped | bias
+    armature_kgm2: float | tuple = 0.1
+    damping_Nms_rad: float | tuple = XARM7_DAMPING
+    frictionloss_Nm: float | tuple = 1.0
+    duration_s: float = 20.0
+    trajectory_seed: int = 0
+    noise_seed: int = 0
+    wrench_offset: tuple = (0.0,) * 6
+    wrench_drift_per_s: tuple = (0.0,) * 6
+    wrench_lag_s: float = 0.0
+    method: str | None = None                    # default: the profile's identification.method
+    extra: dict = field(default_factory=dict)    # free notes carried into the result
+
+
+def default_cases() -> list[Case]:
+    """Ten xArm7 cases with a 1.5 kg payload (COM offset, tilted principal axes), Coulomb friction
+    1 N m, damping, armature 0.1: three each of uniform, clipped-Gaussian and worst-bias errors at the
+    stated bounds over other trajectories, and one without friction for reference."""
+    cases = []
+    for dist in ("uniform", "gaussian_clipped", "bias"):
+        for k in range(3):
+            cases.append(Case(f"{dist}-{k}", distribution=dist, trajectory_seed=k, noise_seed=100 + k))
+    cases.append(Case("no-friction", distribution="gaussian_clipped", frictionloss_Nm=0.0, trajectory_seed=0,
+                      noise_seed=100))
+    return cases
+
+
+def sweep_cases(n: int, first_seed: int = 10) -> list[Case]:
+    """``n`` more cases like :func:`default_cases` (friction, 1.5 kg), the error distribution cycling
+    uniform / clipped Gaussian / worst bias, each over its own trajectory and noise seed."""
+    kinds = ("uniform", "gaussian_clipped", "bias")
+    return [Case(f"sweep-{kinds[k % 3]}-{first_seed + k}", distribution=kinds[k % 3], trajectory_seed=first_seed + k,
+                 noise_seed=1000 + first_seed + k) for k in range(n)]
+
+
+def stress_cases() -> list[Case]:
+    """Cases whose sensors break the stated assumptions (the honest outcome is a flag, or the truth
+    inside anyway): an untared F/T offset beyond the bound, a drifting one, the driver's filter lag;
+    and a heavier payload with worst-bias errors."""
+    return [
+        Case("offset-1N", wrench_offset=(1.0, -0.6, 0.4, 0.03, -0.02, 0.01), noise_seed=200),
+        Case("drift", wrench_drift_per_s=(0.02, 0.01, -0.02, 0.0005, 0.0, -0.0005), noise_seed=201),
+        Case("lag-10ms", wrench_lag_s=0.01, noise_seed=202),
+        Case("2.5kg-bias", mass_kg=2.5, com_m=(0.03, 0.02, 0.12), principal_kgm2=(0.012, 0.018, 0.01),
+             distribution="bias", trajectory_seed=3, noise_seed=203),
+    ]
+
+
+def exciting_trajectory(robot, duration_s: float, seed: int):
+    """The profile's Fourier excitation (period, harmonics, amplitudes about ``sim.home``) with
+    coefficients drawn from ``seed``, shrunk until its samples pass the joint limits."""
+    from ..core.trajectory import check_limits, fourier_excitation
+    ex = robot.profile["excitation"]
+    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    amp = np.asarray(ex["amplitude_rad"], dtype=float)
+    for _ in range(40):
+        traj = fourier_excitation(home, amp, ex["period_s"], ex["harmonics"], duration_s, ex["sample_hz"], seed)
+        if check_limits(traj, robot.position_lower, robot.position_upper, robot.velocity_limit,
+                        robot.acceleration_limit).ok:
+            return traj
+        amp = 0.9 * amp
+    raise RuntimeError("no excitation within the joint limits")
+
+
+def simulate(case: Case):
+    """``(robot, pi_true, recording, simulator)`` of one case."""
+    from ..core.model import load_robot
+    from .engine import MujocoSimulator
+    from .errors import SensorErrors
+    from .mjcf import JointPlant, payload_from_principal
+    robot = load_robot(case.robot)
+    pi_true = payload_from_principal(case.mass_kg, case.com_m, case.principal_kgm2, case.principal_rpy_rad)
+    plant = JointPlant.make(robot.nv, case.armature_kgm2, case.damping_Nms_rad, case.frictionloss_Nm)
+    errors = SensorErrors.at_profile_bounds(robot, case.distribution, wrench_offset=tuple(case.wrench_offset),
+                                            wrench_drift_per_s=tuple(case.wrench_drift_per_s),
+                                            wrench_lag_s=case.wrench_lag_s)
+    cfg = robot.profile["sim"]
+    sim = MujocoSimulator(robot, pi_true, float(cfg["step_hz"]), cfg["kp"], cfg["kd"], cfg["ki"], errors,
+                          case.noise_seed, plant=plant)
+    traj = exciting_trajectory(robot, case.duration_s, case.trajectory_seed)
+    sim.command(traj)
+    rec = sim.record(case.duration_s + 0.5)
+    return robot, pi_true, rec, sim
+
+
+def estimate(robot, rec, method: str | None = None):
+    """``(result, intake, rows, counts)``: the recording's samples through ``rows_from_stream`` into
+    ``RowIntake``, as ``estimate --bag`` takes recorded samples (the wrench stamped like the joint
+    states, as the xArm's driver does)."""
+    from ..core.offline import RowIntake, rows_from_stream
+    method = method or robot.profile.get("identification", {}).get("method", "guaranteed")
+    intake = RowIntake(robot, method)
+    counts: dict = {}
+    tau = rec.tau if robot.sensing["joint_torque"] else None
+    wrenches = (rec.t, rec.wrench) if robot.sensing["wrench"] else None
+    rows = []
+    for m in rows_from_stream(robot, intake.estimator.kinds, rec.t, rec.q, rec.qd, tau, wrenches, counts=counts):
+        intake.add(m)
+        rows.append(m)
+    return intake.finish(), intake, rows, counts
+
+
+def reversal_times(rec) -> np.ndarray:
+    """Times (s) at which some joint's true velocity changes sign between two samples."""
+    v = rec.qd_true
+    k = np.flatnonzero(np.any(v[1:] * v[:-1] < 0, axis=1))
+    return 0.5 * (rec.t[k] + rec.t[k + 1])
+
+
+def _sample_index(rec, rows_b: np.ndarray, t_guess: np.ndarray) -> np.ndarray:
+    """Index in ``rec`` of each sample whose measured wrench is ``rows_b`` (samples, 6): the wrench
+    is stamped like the joint states, so the row's right side is the recorded reading itself;
+    where it is not found (a builder that changed it), the nearest stamp to ``t_guess``."""
+    lookup: dict[bytes, list] = {}
+    for k, w in enumerate(np.ascontiguousarray(rec.wrench)):
+        lookup.setdefault(w.tobytes(), []).append(k)
+    near = np.clip(np.searchsorted(rec.t, t_guess - 1e-9), 0, rec.t.size - 1)
+    found = [lookup.get(np.ascontiguousarray(b).tobytes(), [n]) for b, n in zip(rows_b, near)]
+    return np.array([min(ks, key=lambda k: abs(k - n)) for ks, n in zip(found, near)])
+
+
+def row_errors(robot, rec, rows, pi_true) -> dict:
+    """The true payload's wrench-row residuals against the rows' stated bounds (``noise_bound`` as
+    the builder sends it, before any share the estimator adds): per row ``|A pi_true - b| / bound``;
+    the model part ``|A pi_true - w_true|`` (N, N m: what the differentiated acceleration, encoder
+    quantization and interpolation cost), at a reversal and elsewhere; the rows beyond their bound."""
+    rate = float(robot.sensing["joint_states_hz"])
+    reversals = reversal_times(rec)
+    out = {"rows": 0, "beyond_bound": 0, "beyond_bound_at_reversal": 0, "max_ratio": 0.0,
+           "max_model_error_force_N": {"at_reversal": 0.0, "elsewhere": 0.0},
+           "max_model_error_torque_Nm": {"at_reversal": 0.0, "elsewhere": 0.0},
+           "worst": None}
+    for m in rows:
+        if m.kind != "wrench":
+            continue
+        b = m.b.reshape(m.samples, 6)
+        idx = _sample_index(rec, b, m.t - (m.samples - 1 - np.arange(m.samples)) / rate)
+        t_samples = rec.t[idx]
+        r = (m.A @ pi_true - m.b).reshape(m.samples, 6)
+        bound = m.noise_bound.reshape(m.samples, 6)
+        model = (m.A @ pi_true).reshape(m.samples, 6) - rec.wrench_true[idx]
+        ratio = np.abs(r) / bound
+        near = (np.min(np.abs(t_samples[:, None] - reversals[None, :]), axis=1) <= REVERSAL_WINDOW_S
+                if reversals.size else np.zeros(m.samples, dtype=bool))
+        out["rows"] += r.size
+        out["beyond_bound"] += int((ratio > 1.0).sum())
+        out["beyond_bound_at_reversal"] += int((ratio[near] > 1.0).sum())
+        for key, cols in (("max_model_error_force_N", slice(0, 3)), ("max_model_error_torque_Nm", slice(3, 6))):
+            for label, sel in (("at_reversal", near), ("elsewhere", ~near)):
+                if sel.any():
+                    out[key][label] = max(out[key][label], float(np.abs(model[sel, cols]).max()))
+        i = int(np.argmax(ratio.max(axis=1)))
+        if ratio[i].max() > out["max_ratio"]:
+            out["max_ratio"] = float(ratio[i].max())
+            dt = float(np.min(np.abs(reversals - t_samples[i]))) if reversals.size else float("inf")
+            out["worst"] = {"t_s": float(t_samples[i]), "residual": r[i].tolist(), "bound": bound[i].tolist(),
+                            "model_error": model[i].tolist(), "to_nearest_reversal_s": dt}
+    return out
+
+
+def differentiation_errors(robot, rec, pi_true) -> dict:
+    """What a central difference of the recorded velocities at the driver's rate costs, independent
+    of the row builder: per sample the acceleration error ``|a_cd - qdd_true|`` (rad/s^2) and the
+    true payload's wrench-row error ``|A(q, qd, a_cd) pi - w_true|`` (N, N m) with the measured
+    positions and velocities, at a reversal (within ``REVERSAL_WINDOW_S``) and elsewhere."""
+    from ..core.regressor import PayloadRegressor
+    if rec.wrench_true is None:
+        return {}
+    reg = PayloadRegressor(robot)
+    reversals = reversal_times(rec)
+    h = rec.t[2:] - rec.t[:-2]
+    a_cd = (rec.qd[2:] - rec.qd[:-2]) / h[:, None]
+    k = np.arange(1, rec.t.size - 1)
+    err = np.empty((k.size, 6))
+    for n, i in enumerate(k):
+        A, _ = reg.wrench_rows(rec.q[i], rec.qd[i], a_cd[n], np.zeros(6))
+        err[n] = A @ pi_true - rec.wrench_true[i]
+    acc = np.abs(a_cd - rec.qdd_true[k]).max(axis=1)
+    near = (np.min(np.abs(rec.t[k][:, None] - reversals[None, :]), axis=1) <= REVERSAL_WINDOW_S
+            if reversals.size else np.zeros(k.size, dtype=bool))
+    out = {}
+    for label, sel in (("at_reversal", near), ("elsewhere", ~near)):
+        out[label] = {"samples": int(sel.sum()),
+                      "max_acceleration_error_rad_s2": float(acc[sel].max()) if sel.any() else 0.0,
+                      "max_force_error_N": float(np.abs(err[sel, :3]).max()) if sel.any() else 0.0,
+                      "max_torque_error_Nm": float(np.abs(err[sel, 3:]).max()) if sel.any() else 0.0}
+    return out
+
+
+def run_case(case: Case) -> dict:
+    """Simulate, estimate and score one case (module docstring)."""
+    from ..core import params
+    t0 = time.perf_counter()
+    robot, pi_true, rec, sim = simulate(case)
+    t_sim = time.perf_counter() - t0
+    r, intake, rows, counts = estimate(robot, rec, case.method)
+    t_est = time.perf_counter() - t0 - t_sim
+    lower, upper, x = np.asarray(r.lower), np.asarray(r.upper), np.asarray(r.estimate)
+    inside = (pi_true >= lower) & (pi_true <= upper)
+    silent = bool(r.bounds_guaranteed and r.data_consistent and not inside.all())
+    tracking = np.abs(rec.q_true - rec.q_desired).max(axis=0)
+    return {
+        "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
+        "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),
+        "inside": inside.tolist(), "all_inside": bool(inside.all()), "width": (upper - lower).tolist(),
+        "point_error": (x - pi_true).tolist(), "bounds_guaranteed": bool(r.bounds_guaranteed),
+        "data_consistent": bool(r.data_consistent), "silent_wrong_answer": silent, "message": r.message,
+        "samples_used": int(r.samples_used), "messages_dropped": dict(intake.dropped), "sample_counts": counts,
+        "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
+        "central_difference": differentiation_errors(robot, rec, pi_true),
+        "max_tracking_error_rad": tracking.tolist(), "wall_simulate_s": t_sim, "wall_estimate_s": t_est,
+    }
+
+
+def run_cases(cases, workers: int = 1) -> list[dict]:
+    """:func:`run_case` of each case (``workers`` > 1: in parallel processes)."""
+    if workers <= 1:
+        return [run_case(c) for c in cases]
+    from ..core.fanout import map_tasks
+    return map_tasks(run_case, list(cases), workers=workers)
+
+
+def table(results) -> str:
+    """One line per case: flags, mass interval and width, mass and COM errors, containment, rows."""
+    lines = [f"{'case':18s} {'guar':>4s} {'cons':>4s} {'in':>3s} {'silent':>6s} {'mass [kg] lower..upper':>24s} "
+             f"{'width':>7s} {'m err':>8s} {'miss':>14s} {'used':>5s} {'rows>bd':>7s} {'@rev':>5s} "
+             f"{'rows modelF rev/else N':>22s} {'cd modelF rev/else N':>21s}"]
+    for res in results:
+        lo, hi, names = res["lower"][0], res["upper"][0], res["parameter_names"]
+        missed = ",".join(n.split(".")[1] for n, ok in zip(names, res["inside"]) if not ok) or "-"
+        rw = res["rows"]
+        mf = rw["max_model_error_force_N"]
+        cd = res.get("central_difference") or {}
+        cd_rev, cd_else = (cd.get(k, {}).get("max_force_error_N", float("nan")) for k in ("at_reversal", "elsewhere"))
+        lines.append(f"{res['case']:18s} {'y' if res['bounds_guaranteed'] else 'N':>4s} "
+                     f"{'y' if res['data_consistent'] else 'N':>4s} {'y' if res['all_inside'] else 'N':>3s} "
+                     f"{'YES' if res['silent_wrong_answer'] else '-':>6s} {lo:11.4f}..{hi:<11.4f} "
+                     f"{hi - lo:7.4f} {res['point_error'][0]:+8.4f} {missed:>14s} {res['samples_used']:5d} "
+                     f"{rw['beyond_bound']:7d} {rw['beyond_bound_at_reversal']:5d} "
+                     f"{mf['at_reversal']:11.3f}/{mf['elsewhere']:<10.3f} {cd_rev:10.3f}/{cd_else:<10.3f}")
+    silent = sum(r["silent_wrong_answer"] for r in results)
+    lines.append(f"{silent} silent wrong answers in {len(results)} cases; "
+                 f"{sum(r['bounds_guaranteed'] and r['data_consistent'] for r in results)} guaranteed and consistent; "
+                 f"{sum(r['all_inside'] for r in results)} contain the truth")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """Run the default cases and print the table (``--json``: the results)."""
+    p = argparse.ArgumentParser(prog="python -m inertial_id.sim.harness", description=__doc__.splitlines()[0])
+    p.add_argument("--json", metavar="FILE", help="write the per-case results here")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--cases", default=None, help="comma-separated names of the cases to run (default: all)")
+    p.add_argument("--stress", action="store_true", help="also the cases that break the stated assumptions")
+    p.add_argument("--sweep", type=int, default=0, metavar="N", help="also N cases over other trajectories")
+    args = p.parse_args(argv)
+    cases = default_cases() + (stress_cases() if args.stress else []) + sweep_cases(args.sweep)
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        cases = [c for c in cases if c.name in wanted]
+    results = run_cases(cases, args.workers)
+    print(table(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
