@@ -9,7 +9,7 @@ import sys
 
 # Subcommand modules, in the order they are listed by --help.
 COMMANDS = ("demo", "launch", "planner_services", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study", "baseline_study",
-            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "report",
+            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "sim_study", "report",
             "security_policy", "export")
 
 
