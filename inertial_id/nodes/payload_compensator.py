@@ -48,8 +48,9 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
             raise ProfileError(f"profile '{self.robot.name}' has neither joint torque nor wrench sensing: "
                                "nothing to compensate")
         offset = declare(self, "wrench_offset", [0.0] * 6,
-                         "sensor offset subtracted from every measured wrench, [fx fy fz (N) tx ty tz (N m)] in the "
-                         "sensor frame (the estimator estimates none: zero for a sensor tared without payload)")
+                         "known sensor offset subtracted from every measured wrench, [fx fy fz (N) tx ty tz (N m)] in "
+                         "the sensor frame; what is left unknown lies in the profile's noise.wrench.offset_N/_Nm box, "
+                         "which the bound includes")
         if len(offset) != 6 or not np.all(np.isfinite(offset)):
             raise ProfileError(f"parameter wrench_offset: expected 6 finite numbers, got {list(offset)}")
         rate_hz = declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
