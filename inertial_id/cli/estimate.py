@@ -8,8 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from . import UserError
 from .common import add_json_option, non_negative_float, positive_int, write_json
 
@@ -117,6 +115,7 @@ def fleet_row(name: str, result: dict) -> dict:
 def estimate_bag(args):
     """The estimation of one bag: (result dict, final estimate, robot, estimator, input accounting);
     UserError when the bag cannot be read."""
+    import numpy as np
     from ..core import bags, offline
     from ..core.model import load_robot
     from .progress import progress_bar
@@ -247,7 +246,9 @@ def no_data_reason(info: dict) -> str:
 
 
 def guarantee_notes(r, robot, estimator, info) -> list[str]:
-    """What the console must say about the box: when it is not guaranteed and why, and what it rests on."""
+    """What the console must say about the box: when it is not guaranteed and why, what it rests on,
+    and why any parameter's interval is still the prior's."""
+    from ..core.estimators.explain import prior_explanation
     notes = []
     if not r.data_consistent:
         notes.append(f"BOUNDS NOT GUARANTEED: the data contradict the stated error bounds ({r.message or 'no detail'}); "
@@ -255,6 +256,13 @@ def guarantee_notes(r, robot, estimator, info) -> list[str]:
     elif not r.bounds_guaranteed:
         notes.append(f"BOUNDS NOT GUARANTEED: method '{r.method}' on these rows assumes the nominal robot model exact"
                      + (f" ({r.message})" if r.message else ""))
+    excluded = {k: v for k, v in (info.get("sample_counts") or {}).items()
+                if k not in ("paired", "interpolated", "accepted")}
+    excluded.update(info.get("messages_dropped") or {})
+    why = prior_explanation(r.parameter_names, r.lower[:10], r.upper[:10], *robot.payload_prior(), r.samples_used,
+                            excluded)
+    if why:
+        notes.append(why)
     calibration = getattr(estimator, "calibration", None)
     if calibration is not None:
         v = calibration.provenance.get("validation")
@@ -270,5 +278,6 @@ def guarantee_notes(r, robot, estimator, info) -> list[str]:
 
 def relative_difference(a, b) -> float:
     """max |a - b| / max(|a|, |b|, 1e-12), elementwise."""
+    import numpy as np
     a, b = np.asarray(a, float), np.asarray(b, float)
     return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-12)))

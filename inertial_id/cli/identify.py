@@ -10,14 +10,12 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-
 from . import UserError
 from .common import add_json_option, write_json
+from .defaults import DEFAULT_LMI_MARGIN, SOLVERS
 
 
 def register(sub) -> None:
-    from ..core.identification.solvers import DEFAULT_LMI_MARGIN, SOLVERS
     p = sub.add_parser("identify", help="identify the full dynamic model from recorded runs",
                        description=__doc__)
     p.add_argument("--model", required=True, help="robot profile name, profile YAML or URDF path")
@@ -72,6 +70,7 @@ def load_chain(model_arg: str):
 
 def check_arguments(args) -> None:
     """Options that would make the run meaningless, refused before any work."""
+    import numpy as np
     if args.downsample < 1:
         raise UserError("--downsample must be at least 1 (keep every N-th sample)")
     if args.filter_order < 1:
@@ -85,6 +84,7 @@ def check_arguments(args) -> None:
 def prior_options(args) -> tuple[bool, float | None, bool]:
     """(regularise, fixed weight or None for auto, ellipsoids) from the options; the prior and the
     ellipsoids belong to the lmi method and are refused with others rather than ignored."""
+    import numpy as np
     lmi = args.method == "lmi"
     explicit = args.regularization == "entropic" or args.ellipsoids or args.weight != "auto"
     if not lmi and explicit:
@@ -106,6 +106,7 @@ def prior_options(args) -> tuple[bool, float | None, bool]:
 
 
 def run(args) -> int:
+    import numpy as np
     from ..core import closed_chain as cc
     from ..core.data_io import DataError, Pipeline, read_run, segment_bounds
     from ..core.identification import problem as P

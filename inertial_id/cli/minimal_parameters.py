@@ -5,8 +5,6 @@ References: Lin, "An Identification Method for Estimating the Inertia Parameters
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import UserError
 from .common import add_json_option, float_list, write_json
 
@@ -29,6 +27,7 @@ def register(sub) -> None:
 
 
 def report(args) -> dict:
+    import numpy as np
     from ..core import builtin_models as bm
     from ..core.identifiability import minimal
     from ..core.studies.minimal_parameters_noise import noise_study

@@ -1,0 +1,78 @@
+"""Every command pays for what building the parser imports: ``inertial-id --help`` (and each
+subcommand's ``--help``) must load none of the heavy numerics, which a command imports when it runs.
+The values the parsers restate to stay light (``inertial_id.cli.defaults``) must equal their owners'."""
+import importlib
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+# cvxpy ~1.5 s, scipy.stats ~0.8 s, pinocchio, casadi, matplotlib, rclpy: each alone exceeds the 0.3 s
+# CPU the whole `--help` may take (issue 31); numpy, ~0.2 s, would leave almost none of it either
+HEAVY = ("cvxpy", "casadi", "scipy.stats", "matplotlib", "pinocchio", "rclpy", "numpy")
+
+
+def modules_after(code: str) -> list:
+    """The HEAVY modules loaded after ``code`` runs in a fresh interpreter."""
+    probe = f"import json, sys\n{code}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_help_imports_no_heavy_module():
+    # main(), as the inertial-id script runs it: builds the whole parser, prints the help, exits 0
+    code = ("from inertial_id.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code")
+    assert modules_after(code) == []
+
+
+def test_each_subcommand_help_imports_no_heavy_module():
+    # the benchmarks' own parsers are left out: each imports its benchmark, which loads what it measures
+    code = ("import contextlib, io\n"
+            "from inertial_id.cli import COMMANDS, build_parser, main\n"
+            "names = [a for a in build_parser()._subparsers._group_actions[0].choices]\n"
+            "assert len(names) >= len(COMMANDS), names\n"
+            "for name in names:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try:\n            main([name, '--help'])\n"
+            "        except SystemExit as exc:\n            assert exc.code == 0, (name, exc.code)")
+    assert modules_after(code) == []
+
+
+def test_a_benchmark_gets_its_options_when_used():
+    from inertial_id.benchmarks import BENCHMARKS
+    from inertial_id.cli import build_parser
+    args = build_parser().parse_args(["bench", "commands", "--plans", "3", "--json", "-"])
+    assert (args.benchmark, args.plans, args.json, args.all_cores) == ("commands", 3, "-", False)
+    assert callable(args.func)
+    listed = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
+    for name in (*BENCHMARKS, "cli"):
+        assert re.search(rf"^    {name}\b", listed, re.M), name
+
+
+@pytest.mark.parametrize("name, owner, value", [
+    ("SAFETY_FACTOR", "inertial_id.core.calibration.build", lambda m: m.SAFETY_FACTOR),
+    ("OFFSET_MARGIN_NM", "inertial_id.core.calibration.build", lambda m: m.OFFSET_MARGIN_NM),
+    ("MAX_EFFORT_DELAY_S", "inertial_id.core.calibration.build", lambda m: max(m.EFFORT_DELAY_GRID_S)),
+    ("SOLVERS", "inertial_id.core.identification.solvers", lambda m: tuple(m.SOLVERS)),
+    ("DEFAULT_LMI_MARGIN", "inertial_id.core.identification.solvers", lambda m: m.DEFAULT_LMI_MARGIN),
+    ("PMD_NOISE_LEVELS", "inertial_id.core.studies.pmd", lambda m: tuple(sorted(m.NOISE_LEVELS))),
+    ("BASELINE_POSES", "inertial_id.core.studies.static_baseline", lambda m: m.POSES),
+    ("BASELINE_MAX_POSES", "inertial_id.core.studies.static_baseline", lambda m: len(m.WRIST_OFFSETS_RAD)),
+    ("REALDATA_MASSES_KG", "inertial_id.core.studies.realdata", lambda m: tuple(m.MASSES_KG)),
+    ("REALDATA_BOOTSTRAP_REPLICATES", "inertial_id.core.studies.realdata", lambda m: m.BOOTSTRAP_REPLICATES),
+    ("LAUNCH_ARGUMENTS", "inertial_id.nodes.launch", lambda m: m.LAUNCH_ARGUMENTS),
+    ("SIM_ARGUMENTS", "inertial_id.nodes.launch", lambda m: m.SIM_ARGUMENTS),
+])
+def test_restated_values_equal_their_owners(name, owner, value):
+    from inertial_id.cli import defaults
+    assert getattr(defaults, name) == value(importlib.import_module(owner))
+
+
+def test_launch_epilog_equals_the_one_from_the_launch_module():
+    from inertial_id.cli.launch import arguments_help
+    from inertial_id.nodes import launch
+    assert arguments_help() == arguments_help(launch)
