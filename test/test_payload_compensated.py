@@ -13,7 +13,9 @@ ROBOT = "xarm7"
 EXCITATION_S = 12.0
 HELD_S = 5.0
 # a bound this wide on the force says little: the identification must have narrowed the box first
-IDENTIFIED_FORCE_BOUND_N = 2.0
+# (from the 5.2 kg prior's ~50 N; the box's share, the unknown F/T offset's 0.5 N and the
+# differentiated acceleration's error leave ~2-4 N once identified)
+IDENTIFIED_FORCE_BOUND_N = 5.0
 
 
 def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env, tmp_path):
