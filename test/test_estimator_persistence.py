@@ -44,7 +44,8 @@ def test_restart_continues_from_the_saved_box_and_reset_is_explicit(ros_env, tmp
                                       samples=len(batch), regressor=A.ravel().tolist(),
                                       measurement=np.concatenate([r.b for r in batch]).tolist(),
                                       noise_bound=np.concatenate([r.noise_bound for r in batch]).tolist(),
-                                      noise_sigma=np.concatenate([r.noise_sigma for r in batch]).tolist())
+                                      noise_sigma=np.concatenate([r.noise_sigma for r in batch]).tolist(),
+                                      acceleration_bound=np.concatenate([r.acceleration_bound for r in batch]).tolist())
                 s_to_stamp(t0 + batch[-1].t, msg.header.stamp)
                 msg.header.frame_id = robot.ft_frame
                 pub.publish(msg)

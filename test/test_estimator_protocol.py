@@ -72,7 +72,7 @@ def _rows_message(est, rows=6, kind="wrench", **changes):
     rng = np.random.default_rng(1)
     fields = dict(kind=kind, parameter_names=list(est.column_names), rows=rows, samples=1,
                   A=rng.normal(size=rows * 10), b=rng.normal(size=rows), e=np.full(rows, 1.0),
-                  sigma=np.full(rows, 0.3), kinematics=rng.normal(size=2 * rows))
+                  sigma=np.full(rows, 0.3), kinematics=rng.normal(size=2 * rows), acceleration_bound=np.zeros(rows))
     fields.update(changes)
     return fields
 
@@ -88,7 +88,9 @@ def test_check_rows_takes_drops_and_passes_over():
     for changes, reason in [(dict(parameter_names=["x"] * 10), "parameter_names"),
                             (dict(b=np.full(6, np.nan)), "non_finite"),
                             (dict(kinematics=np.zeros(0)), "pmd_needs_wrench_kinematics"),
-                            (dict(kinematics=None), "pmd_needs_wrench_kinematics")]:
+                            (dict(kinematics=None), "pmd_needs_wrench_kinematics"),
+                            (dict(acceleration_bound=None), "no_acceleration_bound"),
+                            (dict(acceleration_bound=np.full(5, 0.1)), "acceleration_bound")]:
         skipped = check_rows(pmd, limits, **_rows_message(pmd, **changes))
         assert isinstance(skipped, Skipped) and not skipped.ignored and skipped.reason == reason
     lmi = factory.make_estimator(r, "lmi")     # no kinematics needed: none passed on

@@ -93,6 +93,7 @@ class MomentumEstimator(_Adapter):
 
     kinds = ("momentum",)
     needs_kinematics = False
+    needs_acceleration_bound = False
 
     def __init__(self, estimator, floors: NoiseFloors | None = None):
         super().__init__(estimator, floors)

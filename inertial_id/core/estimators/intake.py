@@ -55,7 +55,7 @@ def check_rows(estimator: Estimator, limits: RowLimits, kind: str, parameter_nam
         if k.size != 2 * rows or rows % 6 or not np.all(np.isfinite(k)):
             return Skipped("pmd_needs_wrench_kinematics", "wrench rows without valid sensor kinematics")
     da = None
-    if kind == "wrench" and getattr(estimator, "needs_acceleration_bound", False) and \
+    if kind == "wrench" and estimator.needs_acceleration_bound and \
             (acceleration_bound is None or not len(acceleration_bound)):
         return Skipped("no_acceleration_bound", "wrench rows without the bound of their differentiated "
                        "acceleration's error (the profile states the limits it rests on)")

@@ -30,7 +30,7 @@ F/T offsets (``offset_bound``, ``[f (N) x3, n (N m) x3]``, from the profile): th
 unknown of the run, within that box, never assumed tared. Wrench rows get six more columns (the
 offset, added to every sample's reading): nuisance parameters of the bounds LP and estimated with the
 payload by the least squares, whose payload part is reported. The offset is a constant of the run: each
-update narrows its box too, and the next starts from there.
+update narrows its box too (saved with the state), and the next starts from there.
 
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
@@ -48,8 +48,6 @@ from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, consistent_estimate
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
-
-KEPT_OFFSET_ROWS = 1200   # rows kept across updates when the sensor offset is unknown (shared by every update)
 
 
 
@@ -104,8 +102,7 @@ class PayloadEstimator:
         self.columns = n + k
         self.bounds = IntervalBounds(lo, hi, hold_until_determined=True,
                                      **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
-                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True,
-                                                           "keep_rows": True, "max_rows": KEPT_OFFSET_ROWS}))
+                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
         self.wls = WeightedLeastSquares(n + k)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
@@ -203,7 +200,8 @@ class PayloadEstimator:
                 "determined": b.determined, "pending_A": pending[0], "pending_b": pending[1], "pending_e": pending[2],
                 "information": self.wls.information, "rhs": self.wls.rhs, "wls_rows": self.wls.rows_used,
                 "rls_x": self.rls.x, "rls_P": self.rls.P, "samples_used": self.samples_used,
-                "rows_guaranteed": self.rows_guaranteed, "message": self.message}
+                "rows_guaranteed": self.rows_guaranteed, "message": self.message,
+                "offset_lower": b.r_lower, "offset_upper": b.r_upper}
 
     def restore(self, state: dict) -> None:
         """Continue from a saved state; ValueError when it does not fit this estimator."""
@@ -215,6 +213,13 @@ class PayloadEstimator:
             raise ValueError("saved estimator state does not fit this estimator")
         self.bounds.restore(state["lower"], state["upper"], bool(state["data_consistent"]), int(state["rows_used"]),
                             determined=bool(state["determined"]) if "determined" in state else None)
+        if "offset_lower" in state:      # the offset's box as the updates so far narrowed it, never wider
+            lo, hi = (np.asarray(state[k], dtype=float) for k in ("offset_lower", "offset_upper"))
+            b = self.bounds
+            if lo.shape != b.r_lower.shape or hi.shape != b.r_upper.shape or np.any(np.isnan(lo + hi)) or np.any(lo > hi):
+                raise ValueError("saved sensor offset box does not fit this estimator")
+            b.r_lower, b.r_upper = np.maximum(b.r_lower, lo), np.minimum(b.r_upper, hi)
+            b.r_upper = np.maximum(b.r_upper, b.r_lower)
         if "pending_A" in state:
             A, b, e = (np.asarray(state[k], dtype=float) for k in ("pending_A", "pending_b", "pending_e"))
             if A.ndim != 2 or A.shape[1] != n or b.shape != e.shape or b.shape != (A.shape[0],) or \

@@ -20,6 +20,7 @@ class Estimator(Protocol):
     kinds: tuple[str, ...]        # RegressorSample kinds it consumes; the others are not its
     column_names: list[str]       # the parameter_names its rows must carry, in order
     needs_kinematics: bool        # wrench rows must carry the sensor kinematics of each sample
+    needs_acceleration_bound: bool   # wrench rows must carry their acceleration error bound
     bounds_raised: int            # row error bounds raised to the profile's floor so far
 
     @property
