@@ -5,16 +5,34 @@
 # `make test` adds the test tools (requirements-test.lock; the ROS 2 launch packages from
 # $(SHARED)/vendor/ros2_launch when that folder exists), builds the package with colcon in a ROS
 # workspace (build/ws) against the wheels, and runs its tests with `colcon test`.
+# ROS_DISTRO picks the wheels: kilted (default: .venv, requirements.lock) or jazzy (.venv-jazzy,
+# requirements-jazzy.lock; `make setup ROS_DISTRO=jazzy`, `make test-distro ROS_DISTRO=jazzy`).
+# Humble has no PyPI wheels: requirements-humble.lock lists the Python packages a Humble install
+# does not package (`make check-humble-lock` checks that it resolves to Python 3.10 wheels).
 
 PYTHON ?= python3
-VENV := .venv
+ROS_DISTRO ?= kilted
+WHEEL_DISTROS := kilted jazzy
+ifeq ($(filter $(ROS_DISTRO),$(WHEEL_DISTROS)),)
+$(error ROS_DISTRO=$(ROS_DISTRO): PyPI has ROS 2 wheels for $(WHEEL_DISTROS) only (Humble: install ROS, then pip install -r requirements-humble.lock))
+endif
+# Per distribution: the venv, its lock and its build folders; Kilted keeps the unsuffixed names.
+DISTRO_SUFFIX := $(if $(filter kilted,$(ROS_DISTRO)),,-$(ROS_DISTRO))
+VENV := .venv$(DISTRO_SUFFIX)
+LOCK := requirements$(DISTRO_SUFFIX).lock
+MSG_BUILD := build/msgs$(DISTRO_SUFFIX)
+VENDOR_BUILD := build/vendor$(DISTRO_SUFFIX)
+# The Jazzy lock is the whole environment and is installed as it stands (--no-deps); `pip check` may
+# then report only the requirement its header explains (pinocchio's cmeel-boost asks numpy >= 2), and
+# the launch wheels of $(SHARED)/vendor (test-deps) naming ROS packages by their ROS names.
+PIP_LOCK_OPTS_jazzy := --no-deps
+PIP_CHECK_ALLOW_jazzy := ^(cmeel-boost [0-9.]+ has requirement numpy>=2.0, but you have numpy 1.26.4|launch(-ros|-xml|-yaml)? [0-9.]+ requires [a-z0-9-]+, which is not installed)\.$$
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.setup-done
 TEST_STAMP := $(VENV)/.test-deps-done
-MSG_BUILD := build/msgs
 SHARED ?= ../shared
 LAUNCH_VENDOR := $(SHARED)/vendor/ros2_launch
-WS := build/ws
+WS := build/ws$(DISTRO_SUFFIX)
 ROBOT ?= kinova_gen3
 PYTEST_ARGS ?=
 
@@ -27,16 +45,17 @@ CMAKE_INTO_VENV = cmake -S $(1) -B $(2) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -
         cmake --build $(2) -j2 >> $(2).log 2>&1 && cmake --install $(2) >> $(2).log 2>&1 || (tail -30 $(2).log; exit 1)
 
 # An interface package from a source tarball $(1) whose top folder is $(2), built into the venv
-VENDOR_INTERFACES = tar xzf $(1) -C build/vendor && $(ROS_ENV) && $(call CMAKE_INTO_VENV,build/vendor/$(2),build/vendor/build-$(2),\
+VENDOR_INTERFACES = tar xzf $(1) -C $(VENDOR_BUILD) && $(ROS_ENV) && $(call CMAKE_INTO_VENV,$(VENDOR_BUILD)/$(2),$(VENDOR_BUILD)/build-$(2),\
 	-DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON)
 
-.PHONY: setup test-deps colcon demo test bench clean
+.PHONY: setup test-deps colcon demo test test-distro check-humble-lock bench clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.lock pyproject.toml package.xml CMakeLists.txt $(wildcard msg/*.msg cmake/*) scripts/node_executable.py.in
+$(STAMP): $(LOCK) pyproject.toml package.xml CMakeLists.txt $(wildcard msg/*.msg cmake/*) scripts/node_executable.py.in
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(PIP_LOCK_OPTS_$(ROS_DISTRO)) -r $(LOCK)
+	$(if $(PIP_CHECK_ALLOW_$(ROS_DISTRO)),$(BIN)/python -m pip check --disable-pip-version-check | grep -vE '$(PIP_CHECK_ALLOW_$(ROS_DISTRO))' | { ! grep .; })
 	@# Messages and node executables: an ordinary ament_cmake build against the wheels (README).
 	rm -rf $(MSG_BUILD) && mkdir -p build
 	$(ROS_ENV) && $(call CMAKE_INTO_VENV,.,$(MSG_BUILD),-DINERTIAL_ID_INSTALL_PYTHON=OFF)
@@ -58,7 +77,7 @@ $(TEST_STAMP): $(STAMP) requirements-test.lock
 	@# FollowJointTrajectory, xarm_msgs' services); without that folder the tests that need them skip.
 	@if [ -d "$(LAUNCH_VENDOR)" ]; then \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(LAUNCH_VENDOR)/*.whl && \
-	  rm -rf build/vendor && mkdir -p build/vendor && \
+	  rm -rf $(VENDOR_BUILD) && mkdir -p $(VENDOR_BUILD) && \
 	  $(call VENDOR_INTERFACES,$(LAUNCH_VENDOR)/composition_interfaces-src.tar.gz,composition_interfaces) && \
 	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/control_msgs/control_msgs-6.8.0-src.tar.gz,control_msgs) && \
 	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/xarm_msgs/xarm_msgs-src.tar.gz,xarm_msgs) && \
@@ -83,8 +102,38 @@ test: colcon
 	$(abspath $(BIN))/python $(abspath scripts/test_summary.py) $(abspath $(WS))/build/inertial_id/test_results/inertial_id/pytest.xunit.xml \
 	    --shared $(abspath $(SHARED)) && exit $$status
 
+# The tests that depend on the ROS distribution, with plain pytest from $(VENV) (no colcon), e.g. on
+# Jazzy's wheels and numpy 1.26: `make test-distro ROS_DISTRO=jazzy`. Two pytest runs, one verdict
+# (scripts/test_summary.py, as for make test): every test marked ros (DDS, launch, demo, recording,
+# planner, ...) and the fast ROS-free unit tests of the core numerics (DISTRO_CORE_TESTS).
+DISTRO_CORE_TESTS := $(patsubst %,test/test_%.py,params regressor log_cholesky minimal_parameters model \
+    profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
+    planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
+    identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
+    certifier_soundness data_io effort_alignment)
+DISTRO_REPORTS := build/test-distro$(DISTRO_SUFFIX)
+test-distro: test-deps
+	rm -rf $(DISTRO_REPORTS) && mkdir -p $(DISTRO_REPORTS)
+	$(ROS_ENV) && status=0; \
+	$(BIN)/python -m pytest -q -m "ros and not bench" --junitxml=$(DISTRO_REPORTS)/ros.xml $(PYTEST_ARGS) test || status=1; \
+	$(BIN)/python -m pytest -q -m "not ros and not bench" --junitxml=$(DISTRO_REPORTS)/core.xml $(PYTEST_ARGS) \
+	    $(DISTRO_CORE_TESTS) || status=1; \
+	$(BIN)/python scripts/test_summary.py $(DISTRO_REPORTS)/ros.xml $(DISTRO_REPORTS)/core.xml \
+	    --shared $(abspath $(SHARED)) && exit $$status
+
+# The Humble lock (no ROS wheels: ROS comes from apt there) is a wheel for CPython 3.10 on Ubuntu 22.04
+# (glibc 2.35) for every package, with every dependency that applies on 3.10 pinned: pip download of
+# the lock into a temporary folder, then the wheels' own requirements read for Python 3.10.
+check-humble-lock:
+	$(PYTHON) scripts/check_lock.py requirements-humble.lock --python-version 3.10 --glibc 2.35
+
 bench: setup
 	$(BIN)/inertial-id bench regressor --robot $(ROBOT)
 
 clean:
 	rm -rf $(VENV) build
+
+# The docs site (docs/, Sphinx from requirements-test.lock) into build/docs; a warning fails the build.
+.PHONY: docs
+docs: test-deps
+	rm -rf build/docs build/docs-doctrees && $(BIN)/python -m sphinx -W --keep-going -q -b html -d build/docs-doctrees docs build/docs

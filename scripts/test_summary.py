@@ -1,10 +1,11 @@
-"""Summary line of a pytest JUnit report (what `colcon test` leaves), and the verdict as exit code:
-non-zero when a test failed or errored, when no test ran, or when a test was skipped while the
-shared folder (../shared: recordings, reference models, launch packages) is present, unless the
-skip list (test/skip_list.txt, one ``module::test  reason`` a line) names it with its reason.
-Strict expected failures (xfail) are counted apart: they fail the run the day they pass.
+"""Summary line of pytest JUnit reports (what `colcon test` leaves; several count as one run), and
+the verdict as exit code: non-zero when a test failed or errored, when no test ran, or when a test
+was skipped while the shared folder (../shared: recordings, reference models, launch packages) is
+present, unless the skip list (test/skip_list.txt, one ``module::test  reason`` a line) names it
+with its reason. Strict expected failures (xfail) are counted apart: they fail the run the day
+they pass.
 
-Usage: test_summary.py REPORT.xml [--shared DIR] [--skip-list FILE]
+Usage: test_summary.py REPORT.xml [REPORT.xml ...] [--shared DIR] [--skip-list FILE]
 """
 import argparse
 import sys
@@ -50,17 +51,20 @@ def outcomes(root) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("report")
+    parser.add_argument("reports", nargs="+", metavar="report")
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--skip-list", default=str(ROOT / "test" / "skip_list.txt"))
     args = parser.parse_args(argv)
+    result, messages = {}, {}
     try:
-        root = ET.parse(args.report).getroot()
+        for report in args.reports:
+            found, skips = outcomes(ET.parse(report).getroot())
+            result.update(found)
+            messages.update(skips)
         allowed = read_skip_list(Path(args.skip_list))
     except (OSError, ET.ParseError, ValueError) as exc:
         print(f"test summary: {exc}", file=sys.stderr)
         return 1
-    result, messages = outcomes(root)
     count = {k: sum(v == k for v in result.values()) for k in ("passed", "failed", "skipped", "xfailed")}
     print(f"pytest: {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped, "
           f"{count['xfailed']} xfailed (expected)")
