@@ -150,7 +150,9 @@ def check_launch(file: str, items: list[str]) -> None:
     path = launch.find_launch_file(file)
     profile, with_sim = launch.declared_node_set(path)
     arguments = launch.parse_arguments(items)
-    launch.check_argument_names(path, arguments, with_sim)
+    from inertial_id.nodes.launch import launch_arguments
+    declared = {name for name, _, _ in launch_arguments(with_sim)}
+    assert set(arguments) <= declared, f"{path.name} declares no {sorted(set(arguments) - declared)}"
     own = arguments.get("robot_profile", "")
     if own.endswith(".yaml") and not (ROOT / own).is_file() and not Path(own).is_file():
         arguments["robot_profile"] = profile
