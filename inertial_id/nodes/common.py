@@ -355,8 +355,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
             from .executor import QueueOnceExecutor
             rclpy.spin(node, QueueOnceExecutor(threads))
         elif getattr(node, "executor_kind", "single_threaded") == "events":
-            from rclpy.experimental import EventsExecutor
-            executor = EventsExecutor()
+            from .compat import events_executor
+            executor = events_executor()        # single-threaded where rclpy has none (Humble)
             executor.add_node(node)
             while rclpy.ok():
                 executor.spin_once(timeout_sec=0.5)
