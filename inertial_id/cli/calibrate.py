@@ -10,14 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from . import UserError
 from .common import add_json_option, write_json
+from .defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
 
 
 def register(sub) -> None:
-    from ..core.calibration.build import EFFORT_DELAY_GRID_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
     p = sub.add_parser("calibrate", help="calibrate friction, torque sign/offsets and error bounds from runs without payload",
                        description=__doc__)
     p.add_argument("runs", nargs="+", metavar="RUN", help="recordings without payload (run folder, bag, shared-layout folder)")
@@ -29,9 +27,9 @@ def register(sub) -> None:
                         f"own run-to-run exceedance; default {SAFETY_FACTOR:g})")
     p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
                    help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
-    p.add_argument("--max-effort-delay", type=float, default=max(EFFORT_DELAY_GRID_S), metavar="S",
+    p.add_argument("--max-effort-delay", type=float, default=MAX_EFFORT_DELAY_S, metavar="S",
                    help="largest lag of the logged effort behind the states tried per joint, in 10 ms steps "
-                        f"(0: none; default {max(EFFORT_DELAY_GRID_S):g} s)")
+                        f"(0: none; default {MAX_EFFORT_DELAY_S:g} s)")
     add_json_option(p, "the calibration and its report")
     p.set_defaults(func=run)
 
@@ -65,16 +63,17 @@ def leave_one_out_runs(paths, n_joints: int) -> list:
 
 
 def run(args) -> int:
+    import numpy as np
     from ..core.calibration.build import calibrate
-    from ..core.calibration.file import MAX_EFFORT_DELAY_S
+    from ..core.calibration.file import MAX_EFFORT_DELAY_S as LARGEST_EFFORT_DELAY_S
     from ..core.data_io import DataError
     from ..core.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
         raise UserError("--safety-factor must be a finite number >= 1")
     if not (np.isfinite(args.offset_margin) and args.offset_margin >= 0):
         raise UserError("--offset-margin must be a finite number >= 0")
-    if not 0 <= args.max_effort_delay <= MAX_EFFORT_DELAY_S:
-        raise UserError(f"--max-effort-delay must be between 0 and {MAX_EFFORT_DELAY_S:g} s")
+    if not 0 <= args.max_effort_delay <= LARGEST_EFFORT_DELAY_S:
+        raise UserError(f"--max-effort-delay must be between 0 and {LARGEST_EFFORT_DELAY_S:g} s")
     robot = load_robot(args.robot)
     if not robot.sensing["joint_torque"]:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")

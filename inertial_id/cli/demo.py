@@ -6,8 +6,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 from . import RunFailed, UserError
 from .common import positive_float, write_json
 
@@ -38,6 +36,7 @@ def register(sub) -> None:
 
 
 def com_error_m(truth, estimate) -> float:
+    import numpy as np
     return float(np.linalg.norm(np.asarray(estimate[1:4]) / estimate[0] - np.asarray(truth[1:4]) / truth[0]))
 
 
@@ -79,6 +78,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
     seconds, and a simulator whose clock stops for :data:`SIM_STALL_S` wall seconds is a failure
     (RuntimeError with the reason)."""
+    import numpy as np
     from ..nodes.launch import NODES, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})

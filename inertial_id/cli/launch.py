@@ -16,20 +16,22 @@ import sys
 import time
 from pathlib import Path
 
-from . import UserError
+from . import UserError, defaults
 
 
-def arguments_help() -> str:
-    """The launch arguments of this package's launch files, for ``--help``."""
-    from ..nodes.launch import SIM_ARGUMENTS, launch_arguments
+def arguments_help(source=defaults) -> str:
+    """The launch arguments of this package's launch files, for ``--help``: from ``source``, a module
+    with ``SIM_ARGUMENTS`` and ``launch_arguments``; by default the restatement in :mod:`.defaults`,
+    since importing :mod:`inertial_id.nodes.launch` loads the robot profile machinery (seconds)."""
     lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
-    for (name, default, description), (_, robot_default, _) in zip(launch_arguments(True), launch_arguments(False)
-                                                                   + SIM_ARGUMENTS):
+    for (name, default, description), (_, robot_default, _) in zip(source.launch_arguments(True),
+                                                                   source.launch_arguments(False)
+                                                                   + source.SIM_ARGUMENTS):
         shown = "the file's robot" if default is None else repr(default)
         if default != robot_default:
             shown += f" with sim.launch.py, {robot_default!r} otherwise"
         lines.append(f"  {name:20s} {description} (default {shown})"
-                     + ("; sim.launch.py only" if (name, default, description) in SIM_ARGUMENTS else ""))
+                     + ("; sim.launch.py only" if (name, default, description) in source.SIM_ARGUMENTS else ""))
     lines += ["", "The robot moves only after `inertial-id start` (the planner's ~/start service);",
               "`inertial-id status` shows the planner's state, `inertial-id stop` brakes."]
     return "\n".join(lines)
