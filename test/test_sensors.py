@@ -47,7 +47,7 @@ def run_wrench_rows(sensors: SensorNoise, seconds: float = 8.0, seed: int = 0):
         if len(batch) == 50:
             est.add("wrench", np.vstack([r.A for r in batch]), np.concatenate([r.b for r in batch]),
                     np.concatenate([r.noise_bound for r in batch]), np.concatenate([r.noise_sigma for r in batch]),
-                    len(batch))
+                    len(batch), None, np.stack([r.acceleration_bound for r in batch]))
             est.update_bounds()
             batch = []
     return est.result(), truth
