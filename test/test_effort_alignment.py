@@ -93,3 +93,32 @@ def test_calibration_file_carries_the_delays(tmp_path):
     path.write_text(yaml.safe_dump(d))
     with pytest.raises(CalibrationError, match="effort_delay_s"):
         load_calibration(path)
+
+
+def test_delayed_effort_sums_equal_the_rows_at_that_delay():
+    """The calibration compares the delays of its grid on one set of windows, forming each window's
+    effort sum itself: those sums are the rows' U of the estimator's windows at that delay."""
+    from inertial_id.core.calibration.fit import joint_windows
+    robot = load_robot("kinova_gen3")
+    run = _synthetic_run(robot, "run", 0.4, np.zeros(7), duration_s=3.0)
+    grid = np.array([0.0, 0.02, 0.05])
+    aligned = joint_windows(robot, run, 10, None, np.full(7, grid[-1]), grid)
+    for g, d in enumerate(grid):
+        rows = joint_windows(robot, run, 10, None, np.full(7, d))
+        same = np.isin(rows.close_t, aligned.close_t)
+        assert same.sum() == aligned.windows > 0
+        np.testing.assert_allclose(aligned.y_grid[g], rows.y[same], rtol=1e-12, atol=1e-12)
+
+
+def test_a_delay_at_the_edge_of_the_search_is_not_kept():
+    """A lag beyond the delays tried puts the best fit on the grid's largest value: not identified
+    (the error may keep falling beyond it, as for a periodic motion where half a period looks like a
+    sign flip), so no delay is kept and the report says why."""
+    robot = load_robot("kinova_gen3")
+    runs = [_synthetic_run(robot, f"run{k}", 1.1 * k, np.full(7, 0.15), duration_s=8.0) for k in range(2)]
+    cal = calibrate(robot, runs, payload_bias=False, effort_delay_grid_s=np.round(np.arange(0.0, 0.101, 0.01), 3))
+    assert cal.delays().tolist() == [0.0] * 7
+    refused = cal.report["term_support"]["refused"]
+    assert {r["joint"] for r in refused if "not identified" in r["why"]} == set(range(7))
+    rms = np.array(cal.report["effort_delay"]["rms_Nm"])
+    assert np.all(np.argmin(rms, axis=0) == rms.shape[0] - 1)      # the fit ran to the edge

@@ -1,6 +1,7 @@
 """``inertial-id calibrate RUN [RUN...] --out FILE``: calibrate the robot from recordings without
 payload (run folders, bags, or a folder of the shared ``*_downsampled_N.csv`` layout): friction
-``[Fc, Fv, Ia]``, torque sign and effort delay per joint, the range of the per-run torque offset, velocity-limit
+``[Fc, Fv, Ia]``, torque sign and effort delay per joint (sign flip, delay and armature kept beyond the
+profile's model only when held-out error supports them), the range of the per-run torque offset, velocity-limit
 plateaus (excluded, counted), and the bound of the remaining model error per joint and momentum
 window length (largest error seen x --safety-factor, raised to the runs' own run-to-run exceedance), validated on --validate runs. Writes the
 calibration YAML a profile names (``identification.calibration``) or ``estimate --calibration``
@@ -28,7 +29,8 @@ def register(sub) -> None:
     p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
                    help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
     p.add_argument("--max-effort-delay", type=float, default=MAX_EFFORT_DELAY_S, metavar="S",
-                   help="largest lag of the logged effort behind the states tried per joint, in 10 ms steps "
+                   help="largest lag of the logged effort behind the states tried per joint, in 10 ms steps; a "
+                        "best fit at this largest value is not identified and not kept "
                         f"(0: none; default {MAX_EFFORT_DELAY_S:g} s)")
     add_json_option(p, "the calibration and its report")
     p.set_defaults(func=run)
@@ -66,6 +68,7 @@ def run(args) -> int:
     import numpy as np
     from ..core.calibration.build import calibrate
     from ..core.calibration.file import MAX_EFFORT_DELAY_S as LARGEST_EFFORT_DELAY_S
+    from ..core.calibration.fit import FEATURE_MARGIN
     from ..core.data_io import DataError
     from ..core.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
@@ -106,9 +109,20 @@ def run(args) -> int:
         print(f"{name:10} {int(cal.torque_sign[j]):4d} {cal.friction[j, 0]:7.3f} {cal.friction[j, 1]:7.3f} "
               f"{cal.friction[j, 2]:7.3f} [{lo:6.2f}, {hi:6.2f}] {rep['train_rms_Nm'][j]:6.2f} {cal.windows[h]['bound_Nm_s'][j]:7.3f}")
     if support:
-        for term in ("Fc", "Fv", "Ia"):
-            ok = [n for n, s in zip(joints, support[f"{term}_supported"]) if s]
-            print(f"  {term} supported by held-out error (leave one calibration run out) on: {', '.join(ok) or 'none'}")
+        # what the held-out comparison kept beyond the profile's model (sign +1, no delay, the
+        # profile's armature), with the held-out error kept vs with that one feature switched
+        label = {"sign": "torque sign flipped", "delay": "effort delay", "Ia": "armature beyond the profile's"}
+        held = support["held_out_rms_Nm"]
+        print(f"kept only with held-out support ({support['folds']} held-out parts; margins: "
+              + ", ".join(f"{f} {100 * m:g} %" for f, m in FEATURE_MARGIN.items()) + "); Fc and Fv fitted on every "
+              "joint within >= 0; held-out RMS kept vs without:")
+        for f in label:
+            ok = [f"{n} ({held[j]:.3g} vs {support[f'held_out_rms_toggling_{f}_Nm'][j]:.3g} N m)"
+                  if support[f"held_out_rms_toggling_{f}_Nm"][j] is not None else n
+                  for j, (n, on) in enumerate(zip(joints, support[f"{f}_supported"])) if on]
+            print(f"  {label[f]}: {', '.join(ok) or 'none'}")
+        for r in support.get("refused", []):
+            print(f"  not kept on {joints[r['joint']]}: {r['structure']} ({r['why']})")
     if cal.payload_bias_rms is not None:
         print(f"run-to-run bias of the payload estimate (RMS, calibrated on the other runs, no payload): mass "
               f"{cal.payload_bias_rms[0]:.3f} kg, first moments " + " ".join(f"{x:.3f}" for x in cal.payload_bias_rms[1:4])
