@@ -13,6 +13,10 @@ from ros_helpers import FakeArm, call, planner_test_profile, spin_for, spin_unti
 pytestmark = pytest.mark.ros
 
 
+ATTEMPT_S = 10.0
+TARGET = {"configure": "inactive", "cleanup": "unconfigured", "activate": "active", "deactivate": "inactive"}
+
+
 class Lifecycle:
     """ChangeState / GetState clients of one managed node (what ``ros2 lifecycle set/get`` calls)."""
 
@@ -23,20 +27,39 @@ class Lifecycle:
         self.get = node.create_client(GetState, f"/{name}/get_state")
 
     def _call(self, client, request, timeout_s: float):
+        """The answer, or None when none came within ``timeout_s`` (a response can be lost while the
+        server has not yet matched this client's response reader: ready means the request side only)."""
         assert spin_until(self.node, client.service_is_ready, timeout_s), f"{client.srv_name} not offered"
         future = client.call_async(request)
-        assert spin_until(self.node, future.done, timeout_s), f"{client.srv_name} did not answer"
+        if not spin_until(self.node, future.done, timeout_s):
+            client.remove_pending_request(future)
+            return None
         return future.result()
 
     def state(self, timeout_s: float = 60.0) -> str:
+        """GetState is idempotent: asked again while an answer is lost."""
         from lifecycle_msgs.srv import GetState
-        return self._call(self.get, GetState.Request(), timeout_s).current_state.label
+        for _ in range(int(timeout_s // ATTEMPT_S)):
+            answer = self._call(self.get, GetState.Request(), ATTEMPT_S)
+            if answer is not None:
+                return answer.current_state.label
+        raise AssertionError(f"{self.get.srv_name} did not answer in {timeout_s:g} s")
 
     def set(self, transition: str, timeout_s: float = 60.0) -> bool:
-        """Request the transition labelled ``transition`` ('configure', 'activate', ...)."""
+        """Request the transition labelled ``transition`` ('configure', 'activate', ...). A lost answer
+        is told from a refused request by the state the node is in afterwards."""
         from lifecycle_msgs.msg import Transition
         from lifecycle_msgs.srv import ChangeState
-        return self._call(self.change, ChangeState.Request(transition=Transition(label=transition)), timeout_s).success
+        before = self.state(timeout_s)
+        for _ in range(int(timeout_s // ATTEMPT_S)):
+            answer = self._call(self.change, ChangeState.Request(transition=Transition(label=transition)),
+                                ATTEMPT_S)
+            if answer is not None:
+                return answer.success
+            after = self.state(timeout_s)
+            if after != before:
+                return after == TARGET[transition]
+        raise AssertionError(f"{self.change.srv_name} did not answer in {timeout_s:g} s")
 
 
 def quiet(node, received: list, quiet_s: float, timeout_s: float) -> bool:

@@ -129,7 +129,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
         chunk = slice(a, a + STREAM_CHUNK)
         pushed = builder.push_many(t[chunk], q[chunk], qd[chunk], None if tau is None else tau[chunk],
                                    None if w is None else w[chunk], None if extra is None else extra[chunk])
-        for reason, _ in pushed.drops:
+        for reason, _ in pushed.drops + pushed.events:
             counts[reason] = counts.get(reason, 0) + 1
         if pushed.missed:       # stamp gaps at the driver's rate, as the builder node counts them
             counts["missed_samples"] = counts.get("missed_samples", 0) + pushed.missed

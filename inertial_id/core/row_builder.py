@@ -163,6 +163,7 @@ class Pushed:
 
     messages: list
     drops: list = field(default_factory=list)   # (reason, detail): samples not used, restarts
+    events: list = field(default_factory=list)  # (reason, detail): rows withheld from samples that were used
     accepted: int = 0           # samples used
     missed: int = 0             # samples missing from the stream, judging by the stamps at the driver's rate
 
@@ -275,7 +276,7 @@ class SampleRows:
                 out.drops.append(("absurd_acceleration", str(exc)))
                 rejected.append(k)
                 continue
-            out.drops.extend(self.rows.skipped)
+            out.events.extend(self.rows.skipped)
             for r in built:
                 self.pending.setdefault(r.kind, []).append(r)
             for kind, batch in list(self.pending.items()):

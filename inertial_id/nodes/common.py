@@ -283,10 +283,13 @@ class DropCounter:
         """Valid input this node does not use (e.g. rows of another kind): counted, not warned."""
         self.counts[f"ignored.{reason}"] += 1
 
-    def event(self, name: str, n: int = 1) -> None:
+    def event(self, name: str, n: int = 1, detail: str = "") -> None:
         """Something to see on /diagnostics that is neither a drop nor ignored input (e.g. a stamp
-        jump): counted as ``event.<name>``."""
-        self.counts[f"event.{name}"] += n
+        jump): counted as ``event.<name>``; warned (throttled) when it comes with a ``detail``."""
+        key = f"event.{name}"
+        self.counts[key] += n
+        if detail:
+            self._warn(key, f"{name}: {detail} [{self.counts[key]} so far]")
 
     def ok(self, n: int = 1) -> None:
         self.accepted += n

@@ -120,5 +120,7 @@ class SensorIntake:
             self.drops.counts["missed_samples"] += pushed.missed
         for reason, detail in pushed.drops:
             self.drops.drop(reason, detail)
+        for reason, detail in pushed.events:      # the sample counts as accepted: not a dropped input
+            self.drops.event(reason, detail=detail)
         if pushed.accepted:
             self.drops.ok(pushed.accepted)

@@ -187,7 +187,9 @@ class ConsistentSDP:
             constraints.append(theta[friction] >= 0)
         dep = problem.base.dependent
         x_nom = layout.nominal[problem.free]
-        objective = self.k * cp.sum_squares(R @ x - c) + self.lam * cp.sum_squares(x[dep] - x_nom[dep])
+        objective = self.k * cp.sum_squares(R @ x - c)
+        if len(dep):        # cvxpy 1.7 (the Jazzy lock) refuses an empty index
+            objective = objective + self.lam * cp.sum_squares(x[dep] - x_nom[dep])
         if divergence:
             objective = objective + self.weight * div
         self.problem = cp.Problem(cp.Minimize(objective), constraints)
