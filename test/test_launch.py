@@ -2,9 +2,11 @@
 through ``inertial-id launch``: the simulated arm with each robot, and the hardware launch files with
 the simulator standing in for the real driver (its topics, rates, extra joints and frame names)."""
 import ast
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 
 from inertial_id.core.model import load_robot
 
-from ros_helpers import require_launch_ros, spin_until
+from ros_helpers import diagnostic_counts, require_launch_ros, spin_until
 
 pytestmark = pytest.mark.ros
 
@@ -53,6 +55,79 @@ def stop(proc: subprocess.Popen, sig=signal.SIGINT, timeout_s: float = 30.0) -> 
         out, _ = proc.communicate()
         pytest.fail(f"did not shut down within {timeout_s} s:\n{out[-3000:]}")
     return proc.returncode, out
+
+
+# What a stop must never print: a traceback, rclpy's events executor on a callback that raised
+# ("[FATAL] ... Exception in 'subscriptions' callback"), a log line that could not reach /rosout
+# because the context was already down ("Failed to publish log message to rosout").
+UNCLEAN = ("Traceback", "FATAL", "rosout")
+
+
+def assert_stopped_cleanly(code: int, out: str, nodes) -> None:
+    """Exit code 0, none of :data:`UNCLEAN`, and each node's last log line saying it finished (its
+    output prefixed ``[<node>-<n>]`` by the launcher) followed by the launcher saying so too."""
+    assert code == 0, out[-4000:]
+    for word in UNCLEAN:
+        assert word not in out, f"{word!r} in the output:\n{out[-4000:]}"
+    for node in nodes:
+        assert re.search(rf"^\[{node}-\d+\] \[INFO\] \[[\d.]+\] \[{node}\]: finished \(SIG(INT|TERM)\)$", out, re.M), \
+            f"{node} did not say it finished:\n{out[-4000:]}"
+        # ros2 launch's words ([INFO] [<node>-<n>]: ...), or the process launcher's ([INFO] [launch]: <node>-<n> ...)
+        assert re.search(rf"^\[INFO\] \[(launch\]: {node}-\d+|{node}-\d+\]:) process has finished cleanly", out, re.M), \
+            f"the launcher did not say {node} finished cleanly:\n{out[-4000:]}"
+
+
+def wait_until_each_node_spins(proc: subprocess.Popen, nodes, timeout_s: float) -> set:
+    """Spin a node of this test until each of ``nodes`` has published /diagnostics (its executor
+    spins: the DropCounter timer of every node publishes each second) or ``proc`` ended; the nodes
+    seen."""
+    import rclpy
+    watch = rclpy.create_node("stop_watch")
+    counts = diagnostic_counts(watch)
+    try:
+        spin_until(watch, lambda: set(nodes) <= set(counts) or proc.poll() is not None, timeout_s)
+    finally:
+        watch.destroy_node()
+    return set(counts)
+
+
+class Output:
+    """A process's output (text, stdout with stderr), read by a thread as it comes, so that a test
+    can wait for a line (:meth:`wait_for`) instead of for a fixed time."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list[str] = []
+        self.ended = False
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, args=(proc.stdout,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self.ended = True
+            self._changed.notify_all()
+
+    def wait_for(self, pattern: str, timeout_s: float) -> bool:
+        """Whether a line matching ``pattern`` (re.search) came within ``timeout_s``."""
+        seen = 0
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                if any(re.search(pattern, line) for line in self.lines[seen:]):
+                    return True
+                seen = len(self.lines)
+                if self.ended or not self._changed.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    return any(re.search(pattern, line) for line in self.lines[seen:])
+
+    def text(self, timeout_s: float = 30.0) -> str:
+        """All of it, once the process has closed its output (or after ``timeout_s``)."""
+        self._reader.join(timeout=timeout_s)
+        with self._changed:
+            return "".join(self.lines)
 
 
 @pytest.mark.parametrize("robot", ["kinova_gen3", "xarm7"])
@@ -142,16 +217,47 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
     assert code == 0 and sim_code == 0 and "Traceback" not in out + sim_out, (out + sim_out)[-3000:]
 
 
-@pytest.mark.parametrize("node", ["sim_robot", "regressor_builder", "estimator", "excitation_planner",
-                                  "payload_compensator"])
-def test_sigterm_ends_each_node_with_exit_0_and_no_traceback(node, ros_env):
+NODES = ["sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator"]
+SIGNALS = [signal.SIGINT, signal.SIGTERM]
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("node", NODES)
+def test_a_signal_ends_each_node_with_exit_0_and_no_traceback(node, sig, ros_env):
+    """The signal twice, as a Ctrl-C at a terminal reaches a launched node: from the terminal and from
+    the launcher. rclpy's own handling raised KeyboardInterrupt for each SIGINT, the second one inside
+    ``destroy_node``."""
     proc = subprocess.Popen([sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args",
                              "-p", "robot_profile:=kinova_gen3"], env=ros_env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(8.0)                      # imports, model, DDS discovery: spinning by now
-    assert proc.poll() is None, proc.communicate()[0]
-    code, out = stop(proc, signal.SIGTERM)
-    assert code == 0 and "Traceback" not in out, out[-3000:]
+    seen = wait_until_each_node_spins(proc, [node], 120.0)
+    if node not in seen:
+        proc.kill()
+        pytest.fail(f"{node} did not come up:\n{proc.communicate()[0][-3000:]}")
+    proc.send_signal(sig)
+    code, out = stop(proc, sig)
+    assert code == 0, out[-3000:]
+    for word in UNCLEAN:
+        assert word not in out, out[-3000:]
+    assert re.search(rf"\[{node}\]: finished \({sig.name}\)$", out, re.M), out[-3000:]
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("mode", ["launch_service", "processes"])
+def test_a_signal_to_the_launch_stops_every_node_cleanly(mode, sig, ros_env):
+    """``inertial-id launch sim.launch.py`` in either mode, stopped once every node spins: exit code 0,
+    no traceback, no FATAL, no /rosout failure, and each node says it finished. (Before: the
+    LaunchService passed a SIGINT on to no node and a SIGTERM ended it with the nodes left running;
+    the events-executor nodes logged FATAL on a callback that the signal interrupted.)"""
+    if mode == "launch_service":
+        require_launch_ros()
+    proc = start_launch("sim.launch.py", ros_env, *(["--processes"] if mode == "processes" else []))
+    seen = wait_until_each_node_spins(proc, NODES, 180.0)
+    started = time.monotonic()
+    code, out = stop(proc, sig, timeout_s=120.0)
+    print(f"stopped in {time.monotonic() - started:.1f} s")
+    assert set(NODES) <= seen, f"not up: {sorted(set(NODES) - seen)}\n{out[-4000:]}"
+    assert_stopped_cleanly(code, out, NODES)
 
 
 def test_a_bad_profile_stops_a_node_with_one_line_naming_the_field(tmp_path, ros_env):

@@ -12,7 +12,7 @@ import pytest
 
 from inertial_id.nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
 
-from ros_helpers import spin_until
+from ros_helpers import require_launch_ros, spin_until
 
 
 def cli(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
@@ -41,6 +41,43 @@ def test_arguments_the_nodes_would_refuse_are_one_line_and_exit_2(argument, expe
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr
     assert "started with pid" not in proc.stdout and time.monotonic() - started < 30
+
+
+# A launch file of another package: valid, and harmless should it run (it only logs).
+FOREIGN_LAUNCH_FILE = """from launch import LaunchDescription
+from launch.actions import LogInfo
+
+
+def generate_launch_description():
+    return LaunchDescription([LogInfo(msg="a launch file of another package ran")])
+"""
+NOT_OURS = {
+    # what /etc/hostname holds (issue 30: a traceback from run_launch_service)
+    "hostname": (b"build-host-7\n", "is not a launch file: it defines no generate_launch_description()"),
+    "binary": (bytes(range(256)), "is not a launch file: not Python source"),
+    "python_syntax_error": (b"def generate_launch_description(:\n", "is not a launch file: not Python source"),
+    "foreign_launch_file": (FOREIGN_LAUNCH_FILE.encode(), "is not one of this package's launch files"),
+    "literal_free_call": (b"from inertial_id.nodes.launch import launch_description\nPROFILE = 'xarm7'\n\n\n"
+                          b"def generate_launch_description():\n    return launch_description(PROFILE, with_sim=True)\n",
+                          "is not one of this package's launch files"),
+}
+
+
+@pytest.mark.parametrize("mode", ["launch_service", "processes"])
+@pytest.mark.parametrize("kind", sorted(NOT_OURS))
+def test_a_file_that_is_not_one_of_this_packages_launch_files_is_one_line_and_exit_2(kind, mode, tmp_path):
+    """In either mode (a LaunchService where launch_ros is installed, node processes otherwise): one
+    line on stderr naming the file and what it is, exit code 2, nothing started."""
+    if mode == "launch_service":
+        require_launch_ros()        # without it `inertial-id launch FILE` is the process mode
+    content, expected = NOT_OURS[kind]
+    path = tmp_path / f"{kind}.launch.py"
+    path.write_bytes(content)
+    proc = cli("launch", str(path), *(["--processes"] if mode == "processes" else []))
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"inertial-id launch: error: {path} ") and expected in lines[0], lines[0]
+    assert "started" not in proc.stdout and "another package ran" not in proc.stdout, proc.stdout
 
 
 @pytest.mark.ros

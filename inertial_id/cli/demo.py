@@ -15,6 +15,17 @@ from .common import positive_float, write_json
 SIM_STALL_S = 10.0
 
 
+class Interrupted(Exception):
+    """SIGINT or SIGTERM came before the result (the signal's name): the demo stops every node and
+    ends with exit code 0, one line saying so."""
+
+
+def check_stop(stop) -> None:
+    """Raise :class:`Interrupted` once a signal came (``stop``: a StopSignals, or None)."""
+    if stop is not None and stop.signal:
+        raise Interrupted(stop.signal)
+
+
 def register(sub) -> None:
     p = sub.add_parser("demo", help="identify a payload on a simulated arm with the ROS 2 nodes")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile (kinova_gen3, xarm7, or a YAML path)")
@@ -57,6 +68,10 @@ def run(args) -> int:
     try:
         result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
                           args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage)
+    except Interrupted as signal_name:
+        print(f"inertial-id demo: stopped by {signal_name} before the result; every node finished cleanly",
+              file=sys.stderr, flush=True)
+        return 0
     except RuntimeError as exc:
         raise RunFailed(str(exc)) from None
     print_table(result)
@@ -77,17 +92,21 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
 
     Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
     seconds, and a simulator whose clock stops for :data:`SIM_STALL_S` wall seconds is a failure
-    (RuntimeError with the reason)."""
+    (RuntimeError with the reason). SIGINT or SIGTERM stops every node and raises :class:`Interrupted`
+    once each has finished cleanly (RuntimeError if one did not)."""
     import numpy as np
-    from ..nodes.launch import NODES, isolated_ros_env, start_node_set
+    from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     import rclpy
+    from rclpy.signals import SignalHandlerOptions
     from ..nodes.monitor import MonitorNode
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
     os.makedirs(log_dir, exist_ok=True)
     t_start = time.monotonic()
-    rclpy.init()
+    # rclpy's signal handlers would shut the context down under the monitor (the next spin fails) and
+    # raise KeyboardInterrupt anywhere: a signal is a stop request the loops below check instead
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     monitor = MonitorNode()
     from ..core import bags
     from ..core.model import load_robot
@@ -98,7 +117,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     recorder = (BackgroundRecorder(record, recorded_topics(robot), storage, driver_periods_s(robot))
                 if record else None)
     lossless = recorder is not None
-    nodes = recording = None
+    nodes = recording = interrupted = None
+    stopped = {}
+    stop = StopSignals()
     try:
         # every consumer listens before the simulated arm publishes its first sample: the builder,
         # the estimator and the recorder then have the same streams from the start
@@ -110,22 +131,20 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                                estimator={"method": method, **sim_time},
                                excitation_planner={"duration_s": float(duration_s), **sim_time})
         rows_readers = 1 + (recorder is not None)                   # estimator, recorder
-        wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir)
+        wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
                                   "reliable_sensor_streams": lossless, "publish_clock": True,
                                   **{f"wait_for_{k}_subscribers": n for k, n in sensor_readers.items()}},
                     env, log_dir)
-        start_planner(monitor, t_start + timeout_margin_s)
+        start_planner(monitor, t_start + timeout_margin_s, stop)
         done_at = None
         last_print = 0.0
         sim_limit_s = duration_s + timeout_margin_s          # simulated seconds from the start
         while True:
             rclpy.spin_once(monitor, timeout_sec=0.1)
             now = time.monotonic()
-            dead = nodes.dead()
-            if dead:
-                raise RuntimeError(f"node(s) {', '.join(dead)} exited; see the logs in {log_dir}")
+            check_nodes(nodes, stop, log_dir)
             if monitor.clock_stalled_s() > SIM_STALL_S:
                 raise RuntimeError(f"the simulated arm stopped: /clock has not advanced for {SIM_STALL_S:.0f} s "
                                    f"(at {monitor.sim_elapsed_s():.1f} s of simulated time)")
@@ -149,16 +168,28 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         est, truth = monitor.estimate, monitor.truth
         deadline = time.monotonic() + timeout_margin_s
         while truth is None and time.monotonic() < deadline:
+            check_stop(stop)
             rclpy.spin_once(monitor, timeout_sec=0.1)
             truth = monitor.truth
         history = monitor.history()
+    except Interrupted as exc:
+        interrupted = exc
     finally:
         if recorder is not None:
             recording = recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
         monitor.destroy_node()
         rclpy.try_shutdown()
         if nodes is not None:
-            nodes.stop()
+            stopped = nodes.stop()
+        stop.restore()
+    unclean = "; ".join(f"node {n} " + ("had to be killed" if code is None else f"exited with code {code}")
+                        for n, code in stopped.items() if code != 0)
+    if unclean and interrupted is not None:
+        raise RuntimeError(f"stopped by {interrupted}, but not cleanly: {unclean}; see the logs in {log_dir}")
+    if interrupted is not None:
+        raise interrupted
+    if unclean:
+        print(f"warning: {unclean} when stopped at the end; see the logs in {log_dir}", file=sys.stderr, flush=True)
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
     return {
@@ -204,13 +235,23 @@ def consumers_of_sensor_streams(robot, recording: bool) -> dict:
     return counts
 
 
-def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, log_dir: str) -> None:
+def check_nodes(nodes, stop, log_dir: str) -> None:
+    """:class:`Interrupted` once a signal came, or once a node finished cleanly (something stopped it: a
+    Ctrl-C at a terminal reaches the whole process group, and a node can be quicker than this process
+    at taking it); RuntimeError once a node exited otherwise."""
+    check_stop(stop)
+    dead = nodes.dead()
+    if dead and all(nodes.procs[n].returncode == 0 for n in dead):
+        raise Interrupted(f"{', '.join(dead)} finishing")
+    if dead:
+        raise RuntimeError(f"node(s) {', '.join(dead)} exited; see the logs in {log_dir}")
+
+
+def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, log_dir: str, stop=None) -> None:
     """Spin ``node`` until ``topic`` has a publisher and ``subscribers`` subscriptions in the graph."""
     import rclpy
     while not (node.count_publishers(topic) >= 1 and node.count_subscribers(topic) >= subscribers):
-        dead = nodes.dead()
-        if dead:
-            raise RuntimeError(f"node(s) {', '.join(dead)} exited; see the logs in {log_dir}")
+        check_nodes(nodes, stop, log_dir)
         if time.monotonic() > deadline:
             raise RuntimeError(f"{topic} has {node.count_publishers(topic)} publisher(s) and "
                                f"{node.count_subscribers(topic)} subscription(s), not yet 1 and {subscribers}: "
@@ -218,13 +259,14 @@ def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, l
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
-def start_planner(node, deadline: float) -> None:
+def start_planner(node, deadline: float, stop=None) -> None:
     """Call the planner's ``~/start`` once it answers and has joint states (nothing moves before)."""
     from std_srvs.srv import Trigger
     import rclpy
     client = node.create_client(Trigger, "/excitation_planner/start")
     try:
         while time.monotonic() < deadline:
+            check_stop(stop)
             if not client.wait_for_service(timeout_sec=0.5):
                 continue
             future = client.call_async(Trigger.Request())

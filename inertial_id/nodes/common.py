@@ -332,20 +332,39 @@ def _context_goes_down(within_s: float) -> bool:
     return True
 
 
+# Longest a spinning node takes to notice a stop request (the executor's wait returns at least this often)
+SPIN_POLL_S = 0.1
+
+
 def run_node(node_class, args=None, threads: int = 1) -> int:
     """Entry point shared by the nodes: init, spin until shutdown.
 
-    SIGINT and SIGTERM (what ``ros2 launch`` and process managers send) end the node with exit code
-    0 and no traceback. A configuration the node cannot work with (profile, parameters: a
-    :class:`ProfileError` while constructing or, with ``autostart``, configuring a
-    :class:`ManagedNode`) is one line on stderr and exit code 2. Anything else is
-    a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
+    SIGINT and SIGTERM (what ``ros2 launch`` and process managers send; any number of them) end the
+    node with exit code 0 and no traceback: the executor stops taking callbacks, the node is destroyed
+    (its workers joined, its last messages published) while the context is still up, then the
+    context is shut down, and the node's last log line says it finished. A configuration the node
+    cannot work with (profile, parameters: a :class:`ProfileError` while constructing or, with
+    ``autostart``, configuring a :class:`ManagedNode`) is one line on stderr and exit code 2. Anything
+    else is a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
     events executor."""
-    from rclpy.executors import ExternalShutdownException
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.logging import get_logger
+    from rclpy.signals import SignalHandlerOptions
 
     from ..core.profile import ProfileError
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = None
+    from .launch import StopSignals
+    # Not rclpy's signal handlers (rclpy/src/rclpy/signal_handler.cpp, the same from humble to kilted):
+    # they chain to Python's SIGINT handler, so a KeyboardInterrupt is raised wherever the main thread
+    # is (inside a callback, inside destroy_node; once per signal, and a Ctrl-C at a terminal reaches
+    # a launched node twice, from the terminal and from the launcher), and their thread shuts the
+    # context down at once, under a callback still publishing ("publisher's context is invalid") and
+    # before the node is destroyed (its last log lines fail to reach /rosout). A signal here only asks
+    # the loop below to stop; the context goes down last. Installed before init: a signal during the
+    # start-up is a stop request too.
+    stop = StopSignals()
+    rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+    node = executor = None
+    finished = False
     try:
         try:
             node = node_class()
@@ -356,26 +375,33 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
             return 2
         if threads > 1:     # callbacks in separate callback groups run while another one computes
             from .executor import QueueOnceExecutor
-            rclpy.spin(node, QueueOnceExecutor(threads))
+            executor = QueueOnceExecutor(threads)
         elif getattr(node, "executor_kind", "single_threaded") == "events":
             from .compat import events_executor
             executor = events_executor()        # single-threaded where rclpy has none (Humble)
-            executor.add_node(node)
-            while rclpy.ok():
-                executor.spin_once(timeout_sec=0.5)
         else:
-            rclpy.spin(node)
+            executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while stop.signal is None and rclpy.ok():
+            executor.spin_once(timeout_sec=SPIN_POLL_S)
+        finished = True
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        finished = True
     except Exception:
-        # A signal shuts the context down under the executor; a message it was taking at that moment
-        # fails to convert. That is the shutdown, not a bug of this node. The executor can fail
-        # before the context reports it is down (seen once in CI: the payload compensator's
-        # traceback at SIGTERM, exit 0), so the context is given a moment to go down.
+        # The context shut down by another party (signals no longer do it, see above) under the
+        # executor; a message it was taking at that moment fails to convert. That is the shutdown,
+        # not a bug of this node. The executor can fail before the context reports it is down, so the
+        # context is given a moment to go down.
         if not _context_goes_down(SHUTDOWN_GRACE_S):
             raise
+        finished = True
     finally:
+        if executor is not None:
+            executor.shutdown()         # no callback runs from here on (a pool's running ones end first)
         if node is not None:
+            name = node.get_name()
             node.destroy_node()
+            if finished:
+                get_logger(name).info(f"finished ({stop.signal or 'the context was shut down'})")
         rclpy.try_shutdown()
     return 0

@@ -10,6 +10,7 @@ the messages waiting in its queue. Here a task waiting for a thread is not submi
 the spinning thread, handed it again, waits (GIL released) until a thread has started it.
 """
 
+import concurrent.futures
 import threading
 
 from rclpy.executors import (ConditionReachedException, ExternalShutdownException, MultiThreadedExecutor,
@@ -17,6 +18,9 @@ from rclpy.executors import (ConditionReachedException, ExternalShutdownExceptio
 
 # the longest the spinning thread waits for a queued task to start before it looks for work again
 START_WAIT_S = 0.01
+# the longest shutdown() waits for the callbacks handed to the pool (one that waits for more spinning
+# would wait forever: nothing spins once the node is stopping)
+FINISH_WAIT_S = 10.0
 
 
 class QueueOnceExecutor(MultiThreadedExecutor):
@@ -26,6 +30,7 @@ class QueueOnceExecutor(MultiThreadedExecutor):
         super().__init__(num_threads=num_threads)
         self._waiting: set = set()               # tasks submitted to the pool, not yet started
         self._started = threading.Condition()
+        self._handed: set = set()                # the pool's futures of the tasks not yet finished
 
     def _run(self, task) -> None:
         with self._started:
@@ -43,9 +48,23 @@ class QueueOnceExecutor(MultiThreadedExecutor):
                 self._started.wait_for(lambda: task not in self._waiting, timeout=START_WAIT_S)
                 return
             self._waiting.add(task)
-        self._executor.submit(self._run, task)
+        self._handed = {f for f in self._handed if not f.done()}
+        self._handed.add(self._executor.submit(self._run, task))
         self._futures.append(task)
         for future in self._futures[:]:
             if future.done():
                 self._futures.remove(future)
                 future.result()                  # a callback's exception ends the spin, as in rclpy
+
+    def shutdown(self, timeout_sec=None, **kwargs) -> bool:
+        """Let the callbacks handed to the pool finish (at most :data:`FINISH_WAIT_S`), then rclpy's
+        shutdown. rclpy's destroys the executor's guard condition at once (its wait for the work in
+        progress is skipped from Jazzy on: executors.py, ``Executor.shutdown`` tests ``_is_shutdown``
+        right after setting it), and a task that starts later fails on triggering it ("cannot use
+        Destroyable because destruction was requested"), printed at exit ("The following exception
+        was never retrieved"). A callback's own exception is raised here, as the spin would have."""
+        concurrent.futures.wait(self._handed, timeout=FINISH_WAIT_S)
+        for task in self._futures:
+            if task.done():
+                task.result()
+        return super().shutdown(timeout_sec, **kwargs)

@@ -19,6 +19,32 @@ from .params_files import params_file
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
 TAIL_LINES = 30         # lines of each node's output kept to say why it exited
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")    # the last line of a traceback
+# How long a stopped node may take to finish after its SIGINT before it is killed: a node stops within
+# a second or two; a machine loaded many times over its cores has taken over 10 s.
+STOP_TIMEOUT_S = 30.0
+
+
+class StopSignals:
+    """SIGINT and SIGTERM, each time they come, as a request to stop: the first one's name in
+    :attr:`signal`, never an exception (no KeyboardInterrupt in the middle of a shutdown, however many
+    signals arrive: a Ctrl-C at a terminal reaches the launcher and each node). Installed over whatever
+    was there (a background job of a shell starts with SIGINT ignored), from the main thread only (the
+    one Python runs handlers in; elsewhere nothing is installed); :meth:`restore` puts it back."""
+
+    NUMBERS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.signal: str | None = None
+        self._previous = {}
+        if threading.current_thread() is threading.main_thread():      # where Python runs signal handlers
+            self._previous = {number: signal.signal(number, self._received) for number in self.NUMBERS}
+
+    def _received(self, number, frame) -> None:
+        self.signal = self.signal or signal.Signals(number).name
+
+    def restore(self) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
 
 
 def isolated_ros_env(domain_id: int | None = None) -> dict:
@@ -37,7 +63,7 @@ def isolated_ros_env(domain_id: int | None = None) -> dict:
 
 @dataclass
 class NodeProcesses:
-    """Running node processes; ``stop()`` sends SIGINT, then SIGTERM/SIGKILL to stragglers. With
+    """Running node processes; :meth:`stop` sends SIGINT and kills what has not finished in time. With
     ``echo``, each node's output goes to this process's stdout line by line, prefixed with
     ``[<node>-<n>]`` as ``ros2 launch`` does, and its last lines are kept (:meth:`last_words`)."""
 
@@ -45,6 +71,7 @@ class NodeProcesses:
     echo: bool = False
     tails: dict = field(default_factory=dict)
     pumps: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)      # node -> "<node>-<n>"
 
     def start(self, node: str, parameters: dict, env: dict, log_dir: str | None = None) -> None:
         args = [sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args"]
@@ -53,14 +80,15 @@ class NodeProcesses:
             args += ["--params-file", str(defaults)]
         for k, v in parameters.items():
             args += ["-p", f"{k}:={v}"]
+        self.labels[node] = f"{node}-{len(self.procs) + 1}"
         if self.echo:
             proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     errors="replace")
             self.tails[node] = deque(maxlen=TAIL_LINES)
-            prefix = f"[{node}-{len(self.procs) + 1}]"
+            prefix = f"[{self.labels[node]}]"
             self.pumps[node] = threading.Thread(target=self._pump, args=(proc, prefix, self.tails[node]), daemon=True)
             self.pumps[node].start()
-            print(f"[INFO] [launch]: {prefix[1:-1]} started with pid [{proc.pid}]", flush=True)
+            print(f"[INFO] [launch]: {self.labels[node]} started with pid [{proc.pid}]", flush=True)
         else:
             out = open(os.path.join(log_dir, f"{node}.log"), "w") if log_dir else subprocess.DEVNULL
             proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -86,17 +114,37 @@ class NodeProcesses:
     def dead(self) -> list[str]:
         return [n for n, p in self.procs.items() if p.poll() is not None]
 
-    def stop(self, timeout_s: float = 5.0) -> None:
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> dict:
+        """SIGINT to each node still running (a node stops on it: :func:`inertial_id.nodes.common.run_node`),
+        SIGKILL to those not finished ``timeout_s`` later. Returns node -> exit code of the nodes it
+        stopped (None: killed); with ``echo``, says how each one ended, after its last output."""
+        running = {n: p for n, p in self.procs.items() if p.poll() is None}
+        for p in running.values():
+            p.send_signal(signal.SIGINT)
         deadline = time.monotonic() + timeout_s
-        for p in self.procs.values():
+        codes = {}
+        for node, p in running.items():
             try:
-                p.wait(max(0.1, deadline - time.monotonic()))
+                codes[node] = p.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+                codes[node] = None
+        for node in running:
+            if node in self.pumps:
+                self.pumps[node].join(timeout=5.0)      # until the node's output ends
+            if self.echo:
+                print(self.ending(node, codes[node], timeout_s), flush=True)
+        return codes
+
+    def ending(self, node: str, code: int | None, timeout_s: float = STOP_TIMEOUT_S) -> str:
+        """How a node ended, in a line as ``ros2 launch`` says it."""
+        label, pid = self.labels.get(node, node), self.procs[node].pid
+        if code is None:
+            return f"[ERROR] [launch]: {label} did not finish within {timeout_s:g} s of its SIGINT: killed [pid {pid}]"
+        if code == 0:
+            return f"[INFO] [launch]: {label} process has finished cleanly [pid {pid}]"
+        return f"[ERROR] [launch]: {label} process has died [pid {pid}, exit code {code}]"
 
 
 def start_node_set(profile: str, env: dict, log_dir: str | None = None, nodes=NODES, **overrides) -> NodeProcesses:
