@@ -48,7 +48,7 @@ CMAKE_INTO_VENV = cmake -S $(1) -B $(2) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -
 VENDOR_INTERFACES = tar xzf $(1) -C $(VENDOR_BUILD) && $(ROS_ENV) && $(call CMAKE_INTO_VENV,$(VENDOR_BUILD)/$(2),$(VENDOR_BUILD)/build-$(2),\
 	-DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON)
 
-.PHONY: setup test-deps colcon demo test test-distro check-humble-lock bench clean
+.PHONY: setup test-deps colcon demo test test-distro ci-jazzy check-humble-lock bench clean
 
 setup: $(STAMP)
 
@@ -104,22 +104,32 @@ test: colcon
 
 # The tests that depend on the ROS distribution, with plain pytest from $(VENV) (no colcon), e.g. on
 # Jazzy's wheels and numpy 1.26: `make test-distro ROS_DISTRO=jazzy`. Two pytest runs, one verdict
-# (scripts/test_summary.py, as for make test): every test marked ros (DDS, launch, demo, recording,
-# planner, ...) and the fast ROS-free unit tests of the core numerics (DISTRO_CORE_TESTS).
+# (scripts/test_summary.py, as for make test): the tests marked ros in DISTRO_ROS_TESTS (default:
+# all of them: DDS, launch, demo, recording, planner, ...) and the ROS-free tests of the core numerics
+# and of the rclpy API use (DISTRO_CORE_TESTS).
+DISTRO_ROS_TESTS ?= test
 DISTRO_CORE_TESTS := $(patsubst %,test/test_%.py,params regressor log_cholesky minimal_parameters model \
     profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
     planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
     identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
-    certifier_soundness data_io effort_alignment)
+    certifier_soundness data_io effort_alignment acceleration_bound distro_compat launch launch_cli)
+# CI's Jazzy leg (.ci/run): what a distribution changes under the nodes — the demo over DDS on both
+# arms, the planner's refusals (spoofed and inconsistent estimates, stalls), the launch files and the
+# clean stop on SIGINT/SIGTERM, the lifecycle transitions.
+CI_DISTRO_ROS_TESTS := $(patsubst %,test/test_%.py,ros_demo ros_planner launch launch_cli ros_lifecycle)
 DISTRO_REPORTS := build/test-distro$(DISTRO_SUFFIX)
 test-distro: test-deps
 	rm -rf $(DISTRO_REPORTS) && mkdir -p $(DISTRO_REPORTS)
 	$(ROS_ENV) && status=0; \
-	$(BIN)/python -m pytest -q -m "ros and not bench" --junitxml=$(DISTRO_REPORTS)/ros.xml $(PYTEST_ARGS) test || status=1; \
+	$(BIN)/python -m pytest -q -m "ros and not bench" --junitxml=$(DISTRO_REPORTS)/ros.xml $(PYTEST_ARGS) \
+	    $(DISTRO_ROS_TESTS) || status=1; \
 	$(BIN)/python -m pytest -q -m "not ros and not bench" --junitxml=$(DISTRO_REPORTS)/core.xml $(PYTEST_ARGS) \
 	    $(DISTRO_CORE_TESTS) || status=1; \
 	$(BIN)/python scripts/test_summary.py $(DISTRO_REPORTS)/ros.xml $(DISTRO_REPORTS)/core.xml \
 	    --shared $(abspath $(SHARED)) && exit $$status
+
+ci-jazzy:
+	$(MAKE) test-distro ROS_DISTRO=jazzy DISTRO_ROS_TESTS="$(CI_DISTRO_ROS_TESTS)"
 
 # The Humble lock (no ROS wheels: ROS comes from apt there) is a wheel for CPython 3.10 on Ubuntu 22.04
 # (glibc 2.35) for every package, with every dependency that applies on 3.10 pinned: pip download of

@@ -10,13 +10,20 @@ import pytest
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
+# The tiers: a test is ``unit`` (pytest -m unit, minutes) unless it runs nodes (ros), reads recordings
+# (shared_data), is a benchmark (bench) or is marked slow (a study, an optimisation, a long simulation).
+NOT_UNIT = ("ros", "shared_data", "bench", "slow")
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``shared_data`` skip when ../shared is absent, tests marked ``ros`` when rclpy is
-    not importable; each says why."""
+    not importable; each says why. Every other test without a ``slow`` or ``bench`` mark is ``unit``."""
     no_shared = pytest.mark.skip(reason=f"needs {SHARED}, which is absent")
     no_rclpy = pytest.mark.skip(reason="needs rclpy (the ROS 2 wheels or a ROS install)")
     has_rclpy = importlib.util.find_spec("rclpy") is not None
     for item in items:
+        if not any(item.get_closest_marker(name) for name in NOT_UNIT):
+            item.add_marker(pytest.mark.unit)
         if item.get_closest_marker("shared_data") and not SHARED.is_dir():
             item.add_marker(no_shared)
         if item.get_closest_marker("ros") and not has_rclpy:

@@ -39,16 +39,16 @@ def test_standard_and_custom_messages_round_trip(storage, tmp_path):
     q, qd, tau = rng.normal(size=(3, 50, 3))
     w = rng.normal(size=(50, 6))
     A = rng.normal(size=(4, 10))
-    est = bags.message(store, "inertial_id/msg/InertialEstimate", 
+    est = bags.message(store, "inertial_id/msg/InertialEstimate",
         header=bags.header(store, 5.25, "flange"), body="payload", method="guaranteed",
         parameter_names=params.parameter_names("payload"), estimate=np.arange(10.0), lower=np.arange(10.0) - 1,
         upper=np.arange(10.0) + 1, covariance=np.zeros(0), physically_consistent=True, bounds_guaranteed=True,
         data_consistent=False, samples_used=123, condition_number=45.0)
-    rows = bags.message(store, "inertial_id/msg/RegressorSample", 
+    rows = bags.message(store, "inertial_id/msg/RegressorSample",
         header=bags.header(store, 5.5, "flange"), kind="wrench", body="payload",
         parameter_names=params.parameter_names("payload"), rows=4, samples=1, regressor=A.ravel(),
         measurement=np.ones(4), noise_bound=np.full(4, 0.1), noise_sigma=np.full(4, 0.05), kinematics=np.zeros(8))
-    status = bags.message(store, "inertial_id/msg/ExcitationStatus", 
+    status = bags.message(store, "inertial_id/msg/ExcitationStatus",
         header=bags.header(store, 6.0), state="executing", trajectory_id=2, solve_time=0.1, excitation_cost=9.0,
         min_joint_margin=0.2, min_velocity_margin=0.3, min_torque_margin=float("nan"),
         min_obstacle_clearance=float("inf"), message="ok")
@@ -196,7 +196,7 @@ def test_bounds_do_not_depend_on_the_update_schedule(gen3_bag, gen3):
 
 
 def rows_message(store, rows, frame):
-    return bags.message(store, "inertial_id/msg/RegressorSample", 
+    return bags.message(store, "inertial_id/msg/RegressorSample",
         header=bags.header(store, rows.t, frame), kind=rows.kind, body="payload",
         parameter_names=rows.parameter_names, rows=rows.b.size, samples=rows.samples, regressor=rows.A.ravel(),
         measurement=rows.b, noise_bound=rows.noise_bound, noise_sigma=rows.noise_sigma,

@@ -3,7 +3,6 @@ file holds, loading it gives either the state that was saved or ``None`` with th
 damaged file is moved aside; names built from a profile cannot leave the state directory."""
 import json
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest

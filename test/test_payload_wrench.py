@@ -202,7 +202,7 @@ def test_the_simulated_gen3s_external_effort_stays_inside_its_bound(gen3):
     stream = PayloadCompensator(gen3, True, False, gen3.sensing["joint_states_hz"])
     box = PayloadBox(truth + 0.3 * half, truth - half, truth + half, True)
     out, speed = [], {}
-    for k in range(4000):
+    for _ in range(4000):
         sim.step()
         m = sim.measure()
         speed[m.t] = np.max(np.abs(m.qd))

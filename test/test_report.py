@@ -2,7 +2,6 @@
 import json
 import re
 
-import matplotlib
 import numpy as np
 import pytest
 
@@ -77,7 +76,7 @@ def demo_like_bag(tmp_path_factory):
             w.write(topic, t_ns, msg)
         for k in range(30):
             t = 500.0 + 0.1 * k
-            w.write(bags.STATUS, int(t * 1e9), bags.message(store, "inertial_id/msg/ExcitationStatus", 
+            w.write(bags.STATUS, int(t * 1e9), bags.message(store, "inertial_id/msg/ExcitationStatus",
                 header=bags.header(store, t), state="executing", trajectory_id=1, solve_time=0.01,
                 excitation_cost=float("nan"), min_joint_margin=0.5 - 0.01 * k, min_velocity_margin=0.2,
                 min_torque_margin=float("nan"), min_obstacle_clearance=float("inf"), message=""))

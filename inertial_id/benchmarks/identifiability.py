@@ -30,7 +30,7 @@ def run(args) -> dict:
     scaling = []
     for n in (int(x) for x in args.sizes.split(",")):
         chain = kt.tree_from_model(random_model(np.random.default_rng(n), n, tree=False))
-        ms, best = _ms(lambda: rpna.rpna(chain).num_base_parameters, max(1, args.calls // 4))
+        ms, best = _ms(lambda chain=chain: rpna.rpna(chain).num_base_parameters, max(1, args.calls // 4))
         scaling.append({"N": n, "rpna_ms": ms, "rpna_ms_best": best, "rpna_ms_per_body": ms / n})
     per_body = [s["rpna_ms_per_body"] for s in scaling]
     return {

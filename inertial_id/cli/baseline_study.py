@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import RunFailed, UserError
 from .common import add_json_option, non_negative_int, positive_int, str_list, write_json
-from .defaults import BASELINE_MAX_POSES, BASELINE_POSES
+from ..defaults import BASELINE_POSES, BASELINE_WRIST_OFFSETS_RAD
 from .realdata_study import DEFAULT_DATA
 
 
@@ -17,7 +17,7 @@ def register(sub) -> None:
     p.add_argument("--cases", type=positive_int, default=5, help="simulated cases (payload and robot draws)")
     p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],
                    help="dumbbells, comma separated (4lb..8lb); cases cycle through them")
-    p.add_argument("--poses", type=int, default=BASELINE_POSES, help=f"static poses of the baseline (2-{BASELINE_MAX_POSES})")
+    p.add_argument("--poses", type=int, default=BASELINE_POSES, help=f"static poses of the baseline (2-{len(BASELINE_WRIST_OFFSETS_RAD)})")
     p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--workers", type=positive_int, default=1, help="cases run in parallel processes")
     p.add_argument("--real", action="store_true",

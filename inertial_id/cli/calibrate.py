@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, write_json
-from .defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
+from ..defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
 
 
 def register(sub) -> None:
@@ -67,7 +67,7 @@ def leave_one_out_runs(paths, n_joints: int) -> list:
 def run(args) -> int:
     import numpy as np
     from ..core.calibration.build import calibrate
-    from ..core.calibration.file import MAX_EFFORT_DELAY_S as LARGEST_EFFORT_DELAY_S
+    from ..core.calibration.file import LARGEST_EFFORT_DELAY_S
     from ..core.calibration.fit import FEATURE_MARGIN
     from ..core.data_io import DataError
     from ..core.model import load_robot

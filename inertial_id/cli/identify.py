@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, write_json
-from .defaults import DEFAULT_LMI_MARGIN, SOLVERS
+from ..defaults import DEFAULT_LMI_MARGIN, SOLVERS
 
 
 def register(sub) -> None:

@@ -19,13 +19,13 @@ import sys
 import time
 from pathlib import Path
 
-from . import UserError, defaults
+from ..nodes import launch as node_launch
+from . import UserError
 
 
-def arguments_help(source=defaults) -> str:
-    """The launch arguments of this package's launch files, for ``--help``: from ``source``, a module
-    with ``SIM_ARGUMENTS`` and ``launch_arguments``; by default the restatement in :mod:`.defaults`,
-    since importing :mod:`inertial_id.nodes.launch` loads the robot profile machinery (seconds)."""
+def arguments_help() -> str:
+    """The launch arguments of this package's launch files, for ``--help``."""
+    source = node_launch
     lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
     for (name, default, description), (_, robot_default, _) in zip(source.launch_arguments(True),
                                                                    source.launch_arguments(False)

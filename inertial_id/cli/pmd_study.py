@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from . import UserError
 from .common import add_json_option, float_list, write_json
-from .defaults import PMD_NOISE_LEVELS
+from ..defaults import PMD_NOISE_LEVELS
 
 
 def register(sub) -> None:
     p = sub.add_parser("pmd-study", help="fast object identification at low SNR: OLS, RTLS, GEO, PMD in simulation")
     p.add_argument("--speeds", type=float_list, default=[1.0, 1.5, 2.0],
                    help="average angular speeds of the wrist, rad/s (comma separated)")
-    p.add_argument("--noise", choices=PMD_NOISE_LEVELS, default="moderate", help="noise level of Table II")
+    p.add_argument("--noise", choices=sorted(PMD_NOISE_LEVELS), default="moderate", help="noise level of Table II")
     p.add_argument("--samples", type=int, default=150, help="samples used, at 100 Hz")
     p.add_argument("--trials", type=int, default=3, help="noise draws per object and speed")
     p.add_argument("--density", type=float, default=0.04, help="PMD points per cm^3")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, float_list, write_json
-from .defaults import REALDATA_BOOTSTRAP_REPLICATES, REALDATA_MASSES_KG, SAFETY_FACTOR
+from ..defaults import REALDATA_BOOTSTRAP_REPLICATES, REALDATA_MASSES_KG, SAFETY_FACTOR
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
 

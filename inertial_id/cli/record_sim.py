@@ -52,7 +52,7 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
     store = bags.typestore()
     ns = lambda t: int(round((t0 + t) * 1e9))  # noqa: E731
     with bags.BagWriter(out, storage, topics) as w:
-        truth_msg = bags.message(store, "inertial_id/msg/InertialEstimate", 
+        truth_msg = bags.message(store, "inertial_id/msg/InertialEstimate",
             header=bags.header(store, t0, robot.payload_frame), body="payload", method="truth",
             parameter_names=params.parameter_names("payload"), estimate=truth, lower=truth, upper=truth,
             covariance=truth[:0], physically_consistent=True, bounds_guaranteed=True, data_consistent=True,
@@ -63,7 +63,7 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
         sim.command(traj)
         n_steps = int(round(duration_s * step_hz))
         with progress_bar(total=n_steps, desc="simulating", unit="step", enabled=progress) as bar:
-            for k in range(1, n_steps + 1):
+            for _ in range(n_steps):
                 sim.step()
                 bar.update(1)
                 if not driver.due(sim.t - sim.dt):     # measure() reads the state at the step's start

@@ -45,7 +45,7 @@ class Run:
         """Number of samples N."""
         return self.t.size
 
-    def select(self, columns) -> "Run":
+    def select(self, columns) -> Run:
         """The run restricted to the given joint columns (e.g. the actuated ones)."""
         sel = np.asarray(columns)
         return Run(self.name, self.t, self.q[:, sel], self.qd[:, sel], self.tau[:, sel],

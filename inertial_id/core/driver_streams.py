@@ -73,7 +73,7 @@ class DriverModel:
     wrapped_joints: tuple
 
     @classmethod
-    def from_robot(cls, robot) -> "DriverModel":
+    def from_robot(cls, robot) -> DriverModel:
         """The driver of ``robot``'s profile (its ``driver`` section, or one joint-state stream from ``sensing``)."""
         prof, sensing = robot.profile, robot.sensing
         drv = prof.get("driver") or {}

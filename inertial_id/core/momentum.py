@@ -79,7 +79,7 @@ class MomentumRegressor:
         self._unit = np.stack([pin.bodyRegressor(pin.Motion.Zero(), pin.Motion(e)) for e in np.eye(6)])
         self._unit = self._unit.reshape(6, 60)
 
-    def states(self, Q, QD) -> "BodyStates":
+    def states(self, Q, QD) -> BodyStates:
         """Kinematic terms of ``N`` states ``Q, QD`` (``(N, nv)``), for the regressors below."""
         model, data = self.model, self.data
         Q, QD = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(QD, dtype=float))
@@ -102,7 +102,7 @@ class MomentumRegressor:
         momentum = (v.reshape(-1, 6) @ self._unit).reshape(N, nb, 6, 10)
         return BodyStates(QD, J, dJ, momentum, gravity)
 
-    def momentum_of(self, s: "BodyStates") -> np.ndarray:
+    def momentum_of(self, s: BodyStates) -> np.ndarray:
         """``W_m`` of every state, ``(N, nv, n_cols)``: ``M(q) qd`` with the rotors."""
         N, n = s.qd.shape
         W = np.zeros((N, n, self.n_cols))
@@ -111,7 +111,7 @@ class MomentumRegressor:
         W[:, idx, self.n_body_cols + 4 * idx + 2] = s.qd
         return W
 
-    def coriolis_gravity_sum(self, s: "BodyStates", weights) -> np.ndarray:
+    def coriolis_gravity_sum(self, s: BodyStates, weights) -> np.ndarray:
         """``sum_k weights[k] W_c(state k)``, ``(nv, n_cols)``: ``C^T qd - g - F`` (exact, see the
         module docstring), summed without forming every state's matrix."""
         n, nb = self.model.nv, self.n_bodies
@@ -148,12 +148,12 @@ class BodyStates:
     momentum: np.ndarray    # (N, nb, 6, 10) Reg(v_i): body momentum as a regressor of pi_i
     gravity: np.ndarray     # (N, nv, 10 nb) gravity torque regressor g(q)
 
-    def take(self, index) -> "BodyStates":
+    def take(self, index) -> BodyStates:
         """The states at ``index`` (an index or a slice into the samples)."""
         return BodyStates(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod
-    def concat(*parts: "BodyStates") -> "BodyStates":
+    def concat(*parts: BodyStates) -> BodyStates:
         """The samples of ``parts``, one after another."""
         return BodyStates(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(parts[0])))
 
@@ -172,11 +172,11 @@ class WindowRows:
     samples: int = 0
 
     @classmethod
-    def empty(cls, n_r: int) -> "WindowRows":
+    def empty(cls, n_r: int) -> WindowRows:
         """No rows, with ``n_r`` robot columns."""
         return cls(np.zeros((0, 10)), np.zeros((0, n_r)), np.zeros(0), np.zeros(0))
 
-    def extend(self, other: "WindowRows") -> None:
+    def extend(self, other: WindowRows) -> None:
         """Append the rows of ``other`` (in place)."""
         self.Y = np.vstack([self.Y, other.Y])
         self.Y_r = np.vstack([self.Y_r, other.Y_r])

@@ -28,7 +28,7 @@ class PayloadInertia:
     frame: str = ""
 
     @classmethod
-    def from_params(cls, pi, frame: str = "") -> "PayloadInertia":
+    def from_params(cls, pi, frame: str = "") -> PayloadInertia:
         """From ``pi`` (pinocchio order, inertia about the frame origin). Requires a positive mass."""
         pi = np.asarray(pi, dtype=float)
         if not (pi.shape == (10,) and np.all(np.isfinite(pi)) and pi[0] > 0.0):
@@ -62,7 +62,7 @@ class ApplyLimits:
     timeout_s: float
 
     @classmethod
-    def from_profile(cls, profile: dict) -> "ApplyLimits":
+    def from_profile(cls, profile: dict) -> ApplyLimits:
         """The limits of the profile's ``apply:`` section."""
         a = profile["apply"]
         return cls(a["interface"], a["service"], a["topic"], a["max_mass_width_kg"], a["max_com_width_m"],

@@ -26,7 +26,7 @@ class Identified:
     flags: dict | None = None
 
     @classmethod
-    def from_run(cls, run, frame: str | None = None, source: str = "") -> "Identified":
+    def from_run(cls, run, frame: str | None = None, source: str = "") -> Identified:
         """From a :class:`~inertial_id.core.report.RunData` (its last estimate); ``frame`` overrides
         the run's payload frame."""
         if [n.split(".")[-1] for n in run.parameter_names][:10] != list(params.PARAMETER_NAMES):

@@ -63,7 +63,7 @@ class PayloadBox:
     guaranteed: bool
 
     @classmethod
-    def checked(cls, estimate, lower, upper, guaranteed: bool, parameter_names=None) -> "PayloadBox":
+    def checked(cls, estimate, lower, upper, guaranteed: bool, parameter_names=None) -> PayloadBox:
         """The box of an InertialEstimate's fields; :class:`EstimateRejected` when it cannot be used."""
         if parameter_names is not None and list(parameter_names) != params.parameter_names("payload"):
             raise EstimateRejected("estimate_parameter_names", f"columns {list(parameter_names)[:3]}... are not "

@@ -24,7 +24,7 @@ Sections and what they are for:
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field,
                       Strict, StringConstraints, ValidationError, ValidationInfo, field_serializer,
@@ -136,7 +136,7 @@ class Frames(Section):
     """Model frames: the base, the payload's (its parameters are expressed there), the F/T sensor's."""
     base: Text
     payload: Text                          # payload parameters are expressed here
-    ft_sensor: Optional[Text] = None       # model frame of the F/T sensor, if any
+    ft_sensor: Text | None = None       # model frame of the F/T sensor, if any
 
 
 class Sensing(Section):
@@ -146,7 +146,7 @@ class Sensing(Section):
     joint_torque: Flag = False
     wrench: Flag = False
     wrench_topic: Text = "/wrench"
-    wrench_frame_id: Optional[Text] = None     # the driver's frame_id (default: frames.ft_sensor)
+    wrench_frame_id: Text | None = None     # the driver's frame_id (default: frames.ft_sensor)
     filter_cutoff_hz: Number(0.0, 1e4) = 0.0    # causal low-pass before differencing
     # joint samples are paired with the wrench interpolated between two samples at most 1.5 periods
     # of this rate apart (inertial_id.core.driver_streams.pair_wrenches)
@@ -160,8 +160,8 @@ class JointStateStream(Section):
     phase_s: Number(0.0, 10.0) = 0.0
     effort: Flag = True                        # false: the effort array is NaN (not exported)
     extra_joints: list[Text] = []              # published at rest with NaN effort (a gripper's)
-    frame_id: Optional[Text] = None
-    publisher: Optional[Text] = None
+    frame_id: Text | None = None
+    publisher: Text | None = None
 
 
 class WrenchStream(Section):
@@ -172,37 +172,37 @@ class WrenchStream(Section):
     frame_id: Text
     filtered: Flag = False                     # low-passed by the driver or controller
     load_compensated: Flag = False             # the configured TCP load's wrench removed
-    publisher: Optional[Text] = None
+    publisher: Text | None = None
 
 
 class Driver(Section):
     """Every stream the real driver publishes, reproduced by the simulator (sim_robot, record-sim:
     inertial_id.core.driver_streams). Without streams: one, from ``sensing``."""
-    name: Optional[Text] = None
-    reference: Optional[Text] = None           # where these facts were read (source files, versions)
+    name: Text | None = None
+    reference: Text | None = None           # where these facts were read (source files, versions)
     wrapped_joints: list[Text] = []            # positions published wrapped to [-pi, pi]
     joint_states: list[JointStateStream] = []
-    wrench: Optional[WrenchStream] = None
+    wrench: WrenchStream | None = None
 
 
 class Dynamics(Section):
     """Known parts of the robot model beyond the URDF: reflected rotor inertia per joint (kg m^2) and
     gravity in the base frame (m/s^2; a tilted or wall-mounted base rotates it)."""
-    armature: Optional[Vector(ge=0.0)] = None
+    armature: Vector(ge=0.0) | None = None
     gravity_m_s2: Vector(3) = [0.0, 0.0, -9.81]
 
 
 class Limits(Section):
     """Joint limits in SI units; absent ones come from the URDF."""
-    position_lower: Optional[Vector()] = None
-    position_upper: Optional[Vector()] = None
-    velocity: Optional[Vector(ge=0.0)] = None
-    acceleration: Optional[Vector(ge=0.0)] = None
+    position_lower: Vector() | None = None
+    position_upper: Vector() | None = None
+    velocity: Vector(ge=0.0) | None = None
+    acceleration: Vector(ge=0.0) | None = None
     # largest |jerk| (rad/s^3) of the arm's motion between velocity reversals and impacts: what the
     # wrench rows' acceleration error bound assumes of the signal between two samples
     # (inertial_id.core.acceleration_bound); without it, wrench rows are not guaranteed
-    jerk: Optional[Vector(ge=0.0)] = None
-    torque: Optional[Vector(ge=0.0)] = None
+    jerk: Vector(ge=0.0) | None = None
+    torque: Vector(ge=0.0) | None = None
 
 
 class TorqueNoise(Section):
@@ -237,15 +237,15 @@ class Identification(Section):
     method: Text = "lmi"
     momentum_window_s: Number(0.0, 10.0) = 0.0      # 0: no momentum rows
     robot_relative_error: Number(0.0, 1.0) = 0.05   # the robot box (inertial_id.core.robot_box)
-    calibration: Optional[Text] = None              # robot calibration file (inertial-id calibrate), relative to the profile
+    calibration: Text | None = None              # robot calibration file (inertial-id calibrate), relative to the profile
 
 
 class Controller(Section):
     """Where trajectories go (a joint_trajectory_controller, or a bridge for Digit)."""
     topic: Text = "/joint_trajectory_controller/joint_trajectory"
     type: Text = "trajectory_msgs/JointTrajectory"
-    action: Optional[Text] = None          # its control_msgs/FollowJointTrajectory action (planner command_interface)
-    bridge: Optional[Text] = None          # what turns the command into motion (Digit)
+    action: Text | None = None          # its control_msgs/FollowJointTrajectory action (planner command_interface)
+    bridge: Text | None = None          # what turns the command into motion (Digit)
 
 
 class Apply(Section):
@@ -274,31 +274,31 @@ class ShapeBox(Section):
 class PayloadShape(Section):
     """Method pmd: the payload's solid (semantics: :mod:`inertial_id.core.pmd.shapes`)."""
     type: Literal["box", "cylinder", "sphere", "composite", "mesh"]
-    size: Optional[Vector(3, ge=0.0)] = None
-    radius: Optional[Number(0.0)] = None
-    length: Optional[Number(0.0)] = None
-    boxes: Optional[list[ShapeBox]] = None
-    file: Optional[Text] = None
-    scale: Optional[Number(gt=0.0)] = None
-    pose: Optional[Pose] = None
-    density_per_cm3: Optional[Number(gt=0.0)] = None
+    size: Vector(3, ge=0.0) | None = None
+    radius: Number(0.0) | None = None
+    length: Number(0.0) | None = None
+    boxes: list[ShapeBox] | None = None
+    file: Text | None = None
+    scale: Number(gt=0.0) | None = None
+    pose: Pose | None = None
+    density_per_cm3: Number(gt=0.0) | None = None
 
 
 class PmdOptions(Section):
     """Options of the point-mass discretization method (c1, lambda)."""
     model_config = ConfigDict(populate_by_name=True)
-    c1: Optional[Number(0.0)] = None
-    lambda_: Optional[Number(0.0)] = Field(None, alias="lambda")
+    c1: Number(0.0) | None = None
+    lambda_: Number(0.0) | None = Field(None, alias="lambda")
 
 
 class Payload(Section):
     """The payload: name, prior box (pinocchio order, payload frame), the simulated one, its shape."""
     name: Text = "payload"
-    prior_lower: Optional[Vector(10)] = None
-    prior_upper: Optional[Vector(10)] = None
+    prior_lower: Vector(10) | None = None
+    prior_upper: Vector(10) | None = None
     sim: Text = "dumbbell_5lb"                 # payload of the simulated arm
-    shape: Optional[PayloadShape] = None
-    pmd: Optional[PmdOptions] = None
+    shape: PayloadShape | None = None
+    pmd: PmdOptions | None = None
 
     @field_serializer("shape", "pmd")
     def _given_keys_only(self, v):
@@ -312,14 +312,14 @@ class Sim(Section):
     kp: Number(0.0) = 400.0
     kd: Number(0.0) = 40.0
     ki: Number(0.0) = 2000.0
-    home: Optional[Vector()] = None            # initial pose of the simulated arm (default: zeros)
+    home: Vector() | None = None            # initial pose of the simulated arm (default: zeros)
 
 
 class Excitation(Section):
     """The fixed Fourier-series excitation about the home pose."""
     period_s: Number(1e-3) = 10.0
     harmonics: Integer(1, 50) = 3
-    amplitude_rad: Optional[Vector(ge=0.0)] = None
+    amplitude_rad: Vector(ge=0.0) | None = None
     seed: Integer(0) = 0
     sample_hz: Number(1.0) = 1000.0
     point_hz: Number(1.0) = 100.0
@@ -372,7 +372,7 @@ class Planner(Section):
     optimize_s: Number(0.0) = 0.15
     cost_samples: Integer(4) = 32
     report_samples: Integer(4) = 128
-    centre: Optional[Vector()] = None          # default: sim.home
+    centre: Vector() | None = None          # default: sim.home
     reach_rad: Vector(ge=0.0)
     acceleration_fraction: Number(0.01, 1.0) = 1.0
     max_plans: Integer(1) = 12
@@ -406,7 +406,7 @@ class RobotProfile(Section):
     description: str = ""
     model: ModelFile
     joints: Names
-    actuated_joints: Optional[Names] = None        # closed chains: the motors; default all joints
+    actuated_joints: Names | None = None        # closed chains: the motors; default all joints
     loop_closures: list[LoopClosure] = []
     rotor_inertia: dict[Text, Number(0.0)] = {}     # closed chains: motor inertia per actuated joint
     frames: Frames
@@ -421,7 +421,7 @@ class RobotProfile(Section):
     payload: Payload = Payload()
     sim: Sim = Sim()
     excitation: Excitation = Excitation()
-    planner: Optional[Planner] = None
+    planner: Planner | None = None
     obstacles: list[Obstacle] = []
 
     @field_validator("rotor_inertia")

@@ -204,7 +204,7 @@ class SampleRows:
         return self.rows.use_joint_torque and (self.kinds is None or bool(self.kinds & {"joint_torque", "momentum"}))
 
     @classmethod
-    def from_profile(cls, robot, kinds=None, **overrides) -> "SampleRows":
+    def from_profile(cls, robot, kinds=None, **overrides) -> SampleRows:
         """As the regressor_builder node builds them with its default parameters (momentum windows
         as the profile's robot calibration says, when it names one)."""
         from .calibration import calibration_of, momentum_window

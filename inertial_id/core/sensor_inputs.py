@@ -139,7 +139,7 @@ class JointStateParser:
         self._order_cache: tuple[tuple[str, ...], np.ndarray] | None = None
 
     @classmethod
-    def for_names(cls, joint_names, need_effort: bool | None = None, wrapped=()) -> "JointStateParser":
+    def for_names(cls, joint_names, need_effort: bool | None = None, wrapped=()) -> JointStateParser:
         """A parser without a robot model: no magnitude limits, ``wrapped`` joints unwrapped."""
         self = cls.__new__(cls)
         self.joint_names = list(joint_names)

@@ -35,7 +35,7 @@ class NoiseModel:
     wrench_offset_Nm: float = 0.0
 
     @classmethod
-    def from_profile(cls, profile: dict) -> "NoiseModel":
+    def from_profile(cls, profile: dict) -> NoiseModel:
         """The error bounds of the profile's ``noise`` section (zero where absent)."""
         n = profile.get("noise", {})
         jt = n.get("joint_torque", {})
@@ -79,7 +79,7 @@ class SensorNoise:
 
     @classmethod
     def from_bounds(cls, stated: NoiseModel, margin: float = 5.0, model_error_N: float = 0.0,
-                    model_error_Nm: float = 0.0, **overrides) -> "SensorNoise":
+                    model_error_Nm: float = 0.0, **overrides) -> SensorNoise:
         """Errors whose standard deviation puts the stated bound (including the rows' model-error
         allowance for the wrench) at ``margin`` sigmas."""
         wrench_bound = stated.bound_sigmas * stated.wrench_sigma() + np.r_[[model_error_N] * 3, [model_error_Nm] * 3]
@@ -89,7 +89,7 @@ class SensorNoise:
         return cls(**{**base.__dict__, **overrides})
 
     @classmethod
-    def from_profile(cls, profile: dict, **overrides) -> "SensorNoise":
+    def from_profile(cls, profile: dict, **overrides) -> SensorNoise:
         """Simulated sensor errors within the profile's bounds (``overrides``: any field)."""
         err = profile.get("noise", {})
         return cls.from_bounds(NoiseModel.from_profile(profile), model_error_N=float(err.get("model_error_N", 0.0)),

@@ -32,7 +32,90 @@ class Measurement:
     wrench: np.ndarray | None     # [f; n] on the payload in the F/T frame (N, N m); None without sensor
 
 
-class Simulator:
+class TrackingController:
+    """The simulated arm's joint controller (see the module docstring): computed torque on ``model``,
+    which does not know the payload, plus PID, clipped to ``torque_limit`` (N m); it tracks a commanded
+    trajectory or holds a position. Starts holding ``q0`` (rad) at rest, its integrator at the steady
+    state that holds the plant's gravity torque there, ``g_plant`` (N m)."""
+
+    def __init__(self, model: pin.Model, torque_limit, dt: float, kp: float, kd: float, ki: float, q0, g_plant):
+        self.model, self.data = model, model.createData()
+        self.torque_limit = np.asarray(torque_limit, dtype=float)
+        self.dt, self.kp, self.kd, self.ki = dt, kp, kd, ki
+        q0 = np.asarray(q0, dtype=float)
+        zero = np.zeros(model.nv)
+        M = pin.crba(model, self.data, q0)
+        g_error = np.asarray(g_plant, dtype=float) - pin.rnea(model, self.data, q0, zero, zero)
+        self.e_int = np.linalg.solve(np.triu(M) + np.triu(M, 1).T, g_error) / ki
+        self._traj: SampledTrajectory | None = None
+        self._traj_start = 0.0
+        self._hold = q0.copy()
+        self._grid_t0, self._grid = 0.0, None
+
+    def command(self, traj: SampledTrajectory, t: float, start_time: float | None = None) -> tuple[float, float]:
+        """Track ``traj`` from ``start_time`` (default: ``t``, now); afterwards hold its last point.
+        Returns the step it makes in the reference now (max over joints: rad, rad/s): zero when the
+        command continues what was commanded, as one that arrives before it takes effect does."""
+        q_old, qd_old, _ = self.desired(t)
+        self._traj = traj
+        self._traj_start = t if start_time is None else start_time
+        # the desired states at the coming steps, interpolated in one call (per-step interpolation
+        # costs more than the dynamics)
+        k = np.arange(int(np.ceil((self._traj_start + traj.duration - t) / self.dt)) + 2)
+        self._grid_t0 = t
+        self._grid = interpolate(traj, t + k * self.dt - self._traj_start)
+        q_new, qd_new, _ = self.desired(t)
+        return float(np.max(np.abs(q_new - q_old))), float(np.max(np.abs(qd_new - qd_old)))
+
+    def hold(self, q) -> None:
+        """Hold ``q`` (rad) from now on."""
+        self._traj = None
+        self._hold = np.asarray(q, dtype=float).copy()
+
+    def desired(self, t: float):
+        """Desired ``(q, qd, qdd)`` at time ``t`` (s): the commanded trajectory, or the held position."""
+        if self._traj is None:
+            z = np.zeros(self.model.nv)
+            return self._hold, z, z
+        k = int(round((t - self._grid_t0) / self.dt))
+        if self._grid is not None and 0 <= k < self._grid[0].shape[0] \
+                and abs(self._grid_t0 + k * self.dt - t) < 1e-6 * self.dt:
+            return self._grid[0][k], self._grid[1][k], self._grid[2][k]
+        q, qd, qdd = interpolate(self._traj, t - self._traj_start)
+        return q[0], qd[0], qdd[0]
+
+    def torque(self, t: float, q, v) -> np.ndarray:
+        """The motor torque (N m) at time ``t`` and state ``(q, v)``; advances the integrator one step."""
+        q_d, qd_d, qdd_d = self.desired(t)
+        e = q_d - q
+        self.e_int = self.e_int + self.dt * e
+        a_ref = qdd_d + self.kp * e + self.kd * (qd_d - v) + self.ki * self.e_int
+        tau = pin.rnea(self.model, self.data, q, v, a_ref)
+        return np.clip(tau, -self.torque_limit, self.torque_limit)
+
+
+class ControlledArm:
+    """What a simulated arm takes as commands, given its :class:`TrackingController` ``controller``,
+    its time ``t`` (s) and position ``q`` (rad)."""
+
+    controller: TrackingController
+    t: float
+    q: np.ndarray
+
+    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> tuple[float, float]:
+        """Track ``traj`` from ``start_time`` (default: now): :meth:`TrackingController.command`."""
+        return self.controller.command(traj, self.t, start_time)
+
+    def hold(self, q=None) -> None:
+        """Hold ``q`` (rad; default: the current position) from now on."""
+        self.controller.hold(self.q if q is None else q)
+
+    def desired(self, t: float):
+        """Desired ``(q, qd, qdd)`` at simulation time ``t`` (s)."""
+        return self.controller.desired(t)
+
+
+class Simulator(ControlledArm):
     """The robot with the payload under a PID+feedforward joint controller, stepped at ``step_hz``, with noisy sensors."""
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
                  kd: float = 40.0, ki: float = 2000.0, noise: SensorNoise | NoiseModel | None = None, seed: int = 0, q0=None,
@@ -41,7 +124,6 @@ class Simulator:
             raise ValueError("the simulator steps at 1 kHz or faster")
         self.robot = robot
         self.dt = 1.0 / step_hz
-        self.kp, self.kd, self.ki = kp, kd, ki
         # a stated NoiseModel stands for the default sensors of those bounds (SensorNoise.from_bounds)
         self.noise = SensorNoise.from_bounds(noise) if isinstance(noise, NoiseModel) else (noise or SensorNoise())
         self.rng = np.random.default_rng(seed)
@@ -51,7 +133,6 @@ class Simulator:
         plant = robot if true_model is None else replace(robot, model=true_model)
         self.model_true = model_with_payload(plant, self.pi_payload)
         self.data_true = self.model_true.createData()
-        self.data_nominal = robot.model.createData()
         # joint friction of the plant, per joint [Fc, Fv, Ia, beta] (Ia: in the model's armature): the
         # motor torque (what the torque sensors report) minus Fc sign(v) + Fv v + beta moves the links
         self.friction = np.zeros((robot.nv, 4)) if friction is None else np.asarray(friction, float).reshape(robot.nv, 4)
@@ -61,62 +142,20 @@ class Simulator:
         self.v = np.zeros(robot.nv)
         zero = np.zeros(robot.nv)
         self.tau = pin.rnea(self.model_true, self.data_true, self.q, zero, zero)
-        # integral state that holds the (unknown to the controller) payload at rest at q0
-        g_error = self.tau - pin.rnea(robot.model, self.data_nominal, self.q, zero, zero)
-        M = pin.crba(robot.model, self.data_nominal, self.q)
-        self.e_int = np.linalg.solve(np.triu(M) + np.triu(M, 1).T, g_error) / ki
+        self.controller = TrackingController(robot.model, robot.torque_limit, self.dt, kp, kd, ki, self.q, self.tau)
         self.a = np.zeros(robot.nv)
         self._last = (self.t, self.q.copy(), self.v.copy(), self.tau.copy(), self.a.copy())
-        self._traj: SampledTrajectory | None = None
-        self._traj_start = 0.0
-        self._hold = self.q.copy()
 
     @classmethod
-    def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True) -> "Simulator":
+    def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True) -> Simulator:
         """Step rate, gains and sensor noise from the profile's ``sim:`` and ``noise:`` sections."""
         sim = robot.profile["sim"]
         return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"],
                    SensorNoise.from_profile(robot.profile) if noise else SensorNoise(), seed)
 
-    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> tuple[float, float]:
-        """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point.
-        Returns the step it makes in the reference now (max over joints: rad, rad/s): zero when the
-        command continues what was commanded, as one that arrives before it takes effect does."""
-        q_old, qd_old, _ = self.desired(self.t)
-        self._traj = traj
-        self._traj_start = self.t if start_time is None else start_time
-        # the desired states at the coming steps, interpolated in one call (per-step interpolation
-        # costs more than the dynamics)
-        k = np.arange(int(np.ceil((self._traj_start + traj.duration - self.t) / self.dt)) + 2)
-        self._grid_t0 = self.t
-        self._grid = interpolate(traj, self.t + k * self.dt - self._traj_start)
-        q_new, qd_new, _ = self.desired(self.t)
-        return float(np.max(np.abs(q_new - q_old))), float(np.max(np.abs(qd_new - qd_old)))
-
-    def hold(self, q=None) -> None:
-        """Hold ``q`` (rad; default: the current position) from now on."""
-        self._traj = None
-        self._hold = np.asarray(self.q if q is None else q, float).copy()
-
-    def desired(self, t: float):
-        """Desired ``(q, qd, qdd)`` at simulation time ``t`` (s): the commanded trajectory, or the held position."""
-        if self._traj is None:
-            z = np.zeros(self.robot.nv)
-            return self._hold, z, z
-        k = int(round((t - self._grid_t0) / self.dt))
-        if 0 <= k < self._grid[0].shape[0] and abs(self._grid_t0 + k * self.dt - t) < 1e-6 * self.dt:
-            return self._grid[0][k], self._grid[1][k], self._grid[2][k]
-        q, qd, qdd = interpolate(self._traj, t - self._traj_start)
-        return q[0], qd[0], qdd[0]
-
     def step(self) -> None:
         """Advance the simulation one step of ``1 / step_hz`` s."""
-        q_d, qd_d, qdd_d = self.desired(self.t)
-        e = q_d - self.q
-        self.e_int = self.e_int + self.dt * e
-        a_ref = qdd_d + self.kp * e + self.kd * (qd_d - self.v) + self.ki * self.e_int
-        tau = pin.rnea(self.robot.model, self.data_nominal, self.q, self.v, a_ref)
-        self.tau = np.clip(tau, -self.robot.torque_limit, self.robot.torque_limit)
+        self.tau = self.controller.torque(self.t, self.q, self.v)
         Fc, Fv, _, beta = self.friction.T
         self.a = pin.aba(self.model_true, self.data_true, self.q, self.v,
                          self.tau - (Fc * np.sign(self.v) + Fv * self.v + beta))

@@ -24,7 +24,7 @@ class SampledTrajectory:
         """Duration (s)."""
         return float(self.t[-1])
 
-    def resample(self, hz: float) -> "SampledTrajectory":
+    def resample(self, hz: float) -> SampledTrajectory:
         """The trajectory resampled at ``hz`` (the last sample at the end)."""
         t = np.arange(0.0, self.duration + 0.5 / hz, 1.0 / hz)
         t[-1] = min(t[-1], self.duration)

@@ -14,7 +14,6 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from .params_files import params_file
 
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
 TAIL_LINES = 30         # lines of each node's output kept to say why it exited
@@ -75,6 +74,7 @@ class NodeProcesses:
 
     def start(self, node: str, parameters: dict, env: dict, log_dir: str | None = None) -> None:
         args = [sys.executable, "-m", f"inertial_id.nodes.{node}", "--ros-args"]
+        from .params_files import params_file     # the profile machinery, which --help does not load
         defaults = params_file(node)
         if defaults is not None:        # first: the -p that follow override it, as in the launch files
             args += ["--params-file", str(defaults)]
@@ -207,6 +207,7 @@ def launch_description(default_profile: str, with_sim: bool):
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
+    from .params_files import params_file
     arguments = launch_arguments(with_sim)
 
     def nodes(context):

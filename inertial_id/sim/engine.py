@@ -8,7 +8,8 @@ switched off (``eulerdamp`` disabled) so that the velocity advances by exactly `
 acceleration the sensors of the step saw.
 
 **Controller** (the arm's joint trajectory controller; it does not know the payload, the armature,
-damping or friction of the plant): computed torque on the nominal robot model (the profile's
+damping or friction of the plant; the pinocchio simulator's, :class:`inertial_id.core.sim.TrackingController`):
+computed torque on the nominal robot model (the profile's
 ``robot.model``, its armature included, unless ``controller_model`` is given),
 ``tau = RNEA_nominal(q, v, qdd_d + kp e + kd de + ki int e)`` with ``e = q_d - q`` from the
 commanded trajectory, clamped to the torque limits; the integral term takes up the payload's weight
@@ -49,8 +50,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..core.model import Robot
-from ..core.sim import Measurement
-from ..core.trajectory import SampledTrajectory, interpolate
+from ..core.sim import ControlledArm, Measurement, TrackingController
 from .errors import ErrorSource, FirstOrderLag, SensorErrors
 from .mjcf import FT_FORCE, FT_TORQUE, JointPlant, build_mjcf
 
@@ -89,7 +89,7 @@ class Recording:
     q_desired: np.ndarray       # (N, nv) rad, the commanded trajectory at the sample times
 
 
-class MujocoSimulator:
+class MujocoSimulator(ControlledArm):
     """The robot with the payload on MuJoCo under a joint trajectory controller that does not know
     the payload, with sensors that err (module docstring). Interface of
     :class:`~inertial_id.core.sim.Simulator`: ``command``, ``hold``, ``desired``, ``step``,
@@ -110,7 +110,6 @@ class MujocoSimulator:
         self.mj_model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EULERDAMP
         self.mj_data = mujoco.MjData(self.mj_model)
         self.dt = float(self.mj_model.opt.timestep)
-        self.kp, self.kd, self.ki = kp, kd, ki
         self.torque_sensor = torque_sensor
         self.errors = errors or SensorErrors()
         self.rng = np.random.default_rng(seed)
@@ -127,9 +126,7 @@ class MujocoSimulator:
             f, n = self.mj_model.sensor(FT_FORCE), self.mj_model.sensor(FT_TORQUE)
             self._ft_adr = np.r_[f.adr[0]:f.adr[0] + 3, n.adr[0]:n.adr[0] + 3]
         self.armature = self.mj_model.dof_armature[self._vadr].copy()
-        self._torque_limit = np.asarray(robot.torque_limit, dtype=float)
-        self.nominal = robot.model if controller_model is None else controller_model
-        self.data_nominal = self.nominal.createData()
+        nominal = robot.model if controller_model is None else controller_model
         # start at rest at q0 holding the payload: the integrator holds the plant's gravity torque
         q0 = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], dtype=float)
         d = self.mj_data
@@ -137,24 +134,16 @@ class MujocoSimulator:
         d.qvel[:] = 0.0
         mujoco.mj_forward(self.mj_model, d)
         g_plant = d.qfrc_bias[self._vadr].copy()
-        zero = np.zeros(robot.nv)
-        g_nominal = pin.rnea(self.nominal, self.data_nominal, q0, zero, zero)
-        M = pin.crba(self.nominal, self.data_nominal, q0)
-        M = np.triu(M) + np.triu(M, 1).T
-        self.e_int = np.linalg.solve(M, g_plant - g_nominal) / ki
+        self.controller = TrackingController(nominal, robot.torque_limit, self.dt, kp, kd, ki, q0, g_plant)
         self.tau = g_plant.copy()
         self.a = np.zeros(robot.nv)
-        self._traj: SampledTrajectory | None = None
-        self._traj_start = 0.0
-        self._hold = q0.copy()
-        self._grid_t0, self._grid = 0.0, None
         self.truth: Truth | None = None
         self._filtered = (None, None)
 
     @classmethod
     def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True,
                      plant: JointPlant | None = None, distribution: str = "gaussian_clipped",
-                     torque_sensor: str = "output", **error_overrides) -> "MujocoSimulator":
+                     torque_sensor: str = "output", **error_overrides) -> MujocoSimulator:
         """Step rate and gains from the profile's ``sim:`` section; sensor errors at the profile's
         stated bounds (``distribution``) when ``noise``; ``plant`` default :meth:`JointPlant.from_profile`."""
         sim = robot.profile["sim"]
@@ -179,54 +168,14 @@ class MujocoSimulator:
         """Joint velocities now (rad/s, profile order)."""
         return self.mj_data.qvel[self._vadr].copy()
 
-    # --- commands (as core.sim.Simulator) -----------------------------------------------------------
-
-    def command(self, traj: SampledTrajectory, start_time: float | None = None) -> tuple[float, float]:
-        """Track ``traj`` from ``start_time`` (default: now); afterwards hold its last point. Returns
-        the step it makes in the reference now (max over joints: rad, rad/s)."""
-        q_old, qd_old, _ = self.desired(self.t)
-        self._traj = traj
-        self._traj_start = self.t if start_time is None else start_time
-        k = np.arange(int(np.ceil((self._traj_start + traj.duration - self.t) / self.dt)) + 2)
-        self._grid_t0 = self.t
-        self._grid = interpolate(traj, self.t + k * self.dt - self._traj_start)
-        q_new, qd_new, _ = self.desired(self.t)
-        return float(np.max(np.abs(q_new - q_old))), float(np.max(np.abs(qd_new - qd_old)))
-
-    def hold(self, q=None) -> None:
-        """Hold ``q`` (rad; default: the current position) from now on."""
-        self._traj = None
-        self._hold = np.asarray(self.q if q is None else q, dtype=float).copy()
-
-    def desired(self, t: float):
-        """Desired ``(q, qd, qdd)`` at simulation time ``t`` (s)."""
-        if self._traj is None:
-            z = np.zeros(self.robot.nv)
-            return self._hold, z, z
-        k = int(round((t - self._grid_t0) / self.dt))
-        if self._grid is not None and 0 <= k < self._grid[0].shape[0] \
-                and abs(self._grid_t0 + k * self.dt - t) < 1e-6 * self.dt:
-            return self._grid[0][k], self._grid[1][k], self._grid[2][k]
-        q, qd, qdd = interpolate(self._traj, t - self._traj_start)
-        return q[0], qd[0], qdd[0]
-
     # --- stepping -----------------------------------------------------------------------------------
-
-    def control(self, t: float, q, v) -> np.ndarray:
-        """The controller's motor torque (N m) at state ``(q, v)``; advances its integrator by one step."""
-        q_d, qd_d, qdd_d = self.desired(t)
-        e = q_d - q
-        self.e_int = self.e_int + self.dt * e
-        a_ref = qdd_d + self.kp * e + self.kd * (qd_d - v) + self.ki * self.e_int
-        tau = pin.rnea(self.nominal, self.data_nominal, q, v, a_ref)
-        return np.minimum(np.maximum(tau, -self._torque_limit), self._torque_limit)
 
     def step(self) -> None:
         """Advance one step of ``dt``: control from the state now, ``mj_step``, record what the
         sensors saw at the step's start."""
         m, d, va = self.mj_model, self.mj_data, self._vadr
         t, q, v = float(d.time), d.qpos[self._qadr], d.qvel[va]      # fancy indexing: copies
-        d.ctrl[self._actuators] = self.control(t, q, v)
+        d.ctrl[self._actuators] = self.controller.torque(t, q, v)
         self._mj.mj_step(m, d)
         qdd = d.qacc[va]
         tau_motor = d.qfrc_actuator[va]

@@ -60,7 +60,7 @@ class SensorErrors:
             raise ValueError("filter lags must be >= 0 s")
 
     @classmethod
-    def at_profile_bounds(cls, robot, distribution: str = "gaussian_clipped", **overrides) -> "SensorErrors":
+    def at_profile_bounds(cls, robot, distribution: str = "gaussian_clipped", **overrides) -> SensorErrors:
         """Sample errors exactly at the bounds the profile states (``noise:``): wrench
         ``bound_sigmas * sigma`` per axis, joint torque ``relative |tau| + absolute_Nm``, encoder
         resolution; ``overrides``: any field."""

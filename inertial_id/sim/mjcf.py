@@ -59,18 +59,18 @@ class JointPlant:
     friction_solref: tuple = field(default=(0.02, 1.0))
 
     @classmethod
-    def make(cls, nv: int, armature=0.0, damping=0.0, frictionloss=0.0, friction_solref=(0.02, 1.0)) -> "JointPlant":
+    def make(cls, nv: int, armature=0.0, damping=0.0, frictionloss=0.0, friction_solref=(0.02, 1.0)) -> JointPlant:
         """Scalars or ``(nv,)`` vectors, checked finite and non-negative."""
         return cls(_vector(nv, armature, "armature"), _vector(nv, damping, "damping"),
                    _vector(nv, frictionloss, "frictionloss"), tuple(float(x) for x in friction_solref))
 
     @classmethod
-    def ideal(cls, nv: int) -> "JointPlant":
+    def ideal(cls, nv: int) -> JointPlant:
         """Rigid links only: no armature, damping or friction."""
         return cls.make(nv)
 
     @classmethod
-    def from_profile(cls, robot: Robot, damping=0.0, frictionloss=0.0, armature=None) -> "JointPlant":
+    def from_profile(cls, robot: Robot, damping=0.0, frictionloss=0.0, armature=None) -> JointPlant:
         """The profile's reflected rotor inertia (``dynamics.armature``, as the robot model has it)
         unless ``armature`` is given; damping and friction as given (the profiles state none)."""
         return cls.make(robot.nv, robot.model.armature if armature is None else armature, damping, frictionloss)

@@ -7,24 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ...defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
 from ..data_io import Run
 from . import fit as F
 from .file import Calibration
 from .plateaus import fit_detector
 
-# Row bound = largest remaining error seen in calibration x this, at least (raised to the
-# calibration runs' own run-to-run exceedance, see calibrate). Held-out runs of the real Gen3
-# exceeded the calibration maximum by 1.2-1.8x (issue measurement), up to 2.5x on one joint (this
-# project's leave-one-run-out); bound x1.2 let the truth be excluded. The applied factor is stated in
-# the file and checked on every --validate run.
-SAFETY_FACTOR = 2.0
-# The per-run offset box: the calibration runs' range, widened by this on each side (N m): offsets
-# drift from run to run by about ±1 N m; today's is an unknown in the estimator, never yesterday's.
-OFFSET_MARGIN_NM = 2.0
 WINDOWS_S = (0.05, 0.1, 0.2)
-# Effort delays tried per joint (s): the real Gen3's logged torque lags by 80-140 ms; beyond 0.3 s a
-# lag is a stamp problem, not the drive's filter.
-EFFORT_DELAY_GRID_S = tuple(np.round(np.arange(0.0, 0.301, 0.01), 3))
+EFFORT_DELAY_GRID_S = tuple(np.round(np.arange(0.0, MAX_EFFORT_DELAY_S + 0.001, 0.01), 3))   # s, per joint
 
 
 def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: float = SAFETY_FACTOR,

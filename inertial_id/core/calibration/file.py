@@ -26,7 +26,7 @@ from .plateaus import PlateauDetector
 CALIBRATION_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 # A lag longer than this is not a sensor filter but a broken stamp: refuse the file.
-MAX_EFFORT_DELAY_S = 1.0
+LARGEST_EFFORT_DELAY_S = 1.0
 
 
 class CalibrationError(ProfileError):
@@ -115,7 +115,7 @@ class Calibration:
         Path(path).write_text(yaml.safe_dump(_plain(self.to_dict()), sort_keys=False, width=120, default_flow_style=None), encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, d: dict, path: str | None = None) -> "Calibration":
+    def from_dict(cls, d: dict, path: str | None = None) -> Calibration:
         """The calibration of a file's dict; CalibrationError naming ``path`` and the problem."""
         where = path or "calibration"
         if not isinstance(d, dict) or d.get("kind") != "inertial_id robot calibration":
@@ -133,8 +133,8 @@ class Calibration:
                 if v.shape != (n,) or not np.all(np.isfinite(v)):
                     raise CalibrationError(f"{where}: {k}: expected {n} finite numbers")
                 arrays[k] = v
-            if np.any(arrays["effort_delay_s"] < 0) or np.any(arrays["effort_delay_s"] > MAX_EFFORT_DELAY_S):
-                raise CalibrationError(f"{where}: effort_delay_s: expected delays in [0, {MAX_EFFORT_DELAY_S:g}] s")
+            if np.any(arrays["effort_delay_s"] < 0) or np.any(arrays["effort_delay_s"] > LARGEST_EFFORT_DELAY_S):
+                raise CalibrationError(f"{where}: effort_delay_s: expected delays in [0, {LARGEST_EFFORT_DELAY_S:g}] s")
             windows = {}
             for w in d["windows"]:
                 bound = np.asarray(w["bound_Nm_s"], dtype=float)

@@ -78,7 +78,7 @@ class JointWindows:
         """Number of windows."""
         return self.duration.size
 
-    def take(self, index) -> "JointWindows":
+    def take(self, index) -> JointWindows:
         """The windows at ``index`` (a slice or index array), as a run of the same name."""
         return JointWindows(self.run, self.y[index], self.link[index], self.X[index], self.duration[index],
                             self.excluded, self.close_t[index], None if self.y_grid is None else self.y_grid[:, index])

@@ -67,7 +67,7 @@ class PlateauDetector:
                 "guard_s": self.guard_s}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PlateauDetector":
+    def from_dict(cls, d: dict) -> PlateauDetector:
         """The detector of :meth:`to_dict`'s dict."""
         return cls(np.array([np.inf if v is None else v for v in d["plateau_rad_s"]], dtype=float),
                    np.asarray(d["support_rad_s"], dtype=float), float(d["approach_rad_s"]), float(d["guard_s"]))

@@ -33,7 +33,7 @@ def pseudo_inertia_expr(pi):
                     [hx, hy, hz, m]])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _problem(n: int, boxed: bool):
     """The SDP with its data as cvxpy Parameters, compiled once per shape and reused: an estimator
     re-solves it at every bounds update. (The lock: the nodes solve in worker threads.)"""

@@ -105,7 +105,7 @@ class RowLimits:
         self.floors = floors
 
     @classmethod
-    def from_robot(cls, robot) -> "RowLimits":
+    def from_robot(cls, robot) -> RowLimits:
         """The robot's torque limits and its profile's noise floors."""
         return cls(robot.torque_limit, NoiseFloors(robot.profile))
 

@@ -242,7 +242,7 @@ class Problem:
         """Names of the base parameters (combinations of the free ones)."""
         return self.base.combinations(self.free_names)
 
-    def subset(self, samples) -> "Problem":
+    def subset(self, samples) -> Problem:
         """The same problem (same base parameters) on some of its samples, e.g. a fold."""
         samples = np.asarray(samples, dtype=int)
         r = (samples[:, None] * self.na + np.arange(self.na)).ravel()

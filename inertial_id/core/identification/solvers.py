@@ -38,12 +38,11 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
+from ...defaults import DEFAULT_LMI_MARGIN, SOLVERS
 from ..params import pseudo_inertia
 from .plausible import has_positive_definite_nominal
 from .problem import IdentificationError, Problem
 
-SOLVERS = ("ls", "wls", "irls", "lmi")
-DEFAULT_LMI_MARGIN = 1e-8
 HUBER_K = 1.345
 
 
@@ -97,7 +96,7 @@ def joint_weights(problem: Problem) -> np.ndarray:
 
 def solve(problem: Problem, method: str = "lmi", lmi_margin: float = DEFAULT_LMI_MARGIN,
           plausibility: Plausibility | None = None, weights: np.ndarray | None = None,
-          sdp: "ConsistentSDP | None" = None) -> RobotEstimate:
+          sdp: ConsistentSDP | None = None) -> RobotEstimate:
     """``weights``: per-joint row weights to use instead of :func:`joint_weights` (e.g. those of the
     whole data set when solving on a part of it); ``plausibility`` applies to ``lmi`` only, and so
     does ``sdp``, the compiled :class:`ConsistentSDP` of this problem and weights, to reuse."""
@@ -125,7 +124,7 @@ def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 
     theta_b = _wls(problem, base_w)
     sigma = np.tile(_joint_sigma(problem, theta_b), n_rows // problem.na)
     converged = False
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is reported after the loop)
         s = (problem.b - problem.base.reduce(problem.A) @ theta_b) / sigma
         huber = np.minimum(1.0, HUBER_K / np.maximum(np.abs(s), 1e-300))
         new = _wls(problem, base_w * np.sqrt(huber))

@@ -52,7 +52,7 @@ class Affine:
         return value
 
     @staticmethod
-    def constant(x, m: int) -> "Affine":
+    def constant(x, m: int) -> Affine:
         """``x`` exactly, as a form over ``m`` symbols."""
         x = np.asarray(x, dtype=float)
         return Affine(x, np.zeros((m,) + x.shape), np.zeros(x.shape))
@@ -75,15 +75,15 @@ class Affine:
         """Upper bound of |x|."""
         return up(np.abs(self.c) + self.radius())
 
-    def comp(self, idx) -> "Affine":
+    def comp(self, idx) -> Affine:
         """Select along the last (vector) axis."""
         return Affine(self.c[..., idx], self.a[..., idx], self.r[..., idx])
 
-    def comp_row(self, i: int) -> "Affine":
+    def comp_row(self, i: int) -> Affine:
         """Select index i of the second-to-last axis of S."""
         return Affine(self.c[..., i, :], self.a[..., i, :], self.r[..., i, :])
 
-    def expand(self, axis: int) -> "Affine":
+    def expand(self, axis: int) -> Affine:
         """Insert a length-1 axis into S (negative axes count from the end of S)."""
         nd = self.c.ndim + 1
         axis = axis % nd
@@ -91,15 +91,15 @@ class Affine:
         cache = {"sabs": self.cache["sabs"].reshape(shape)} if "sabs" in self.cache else {}
         return Affine(self.c.reshape(shape), self.a.reshape((self.m,) + shape), self.r.reshape(shape), cache)
 
-    def reshape(self, *shape) -> "Affine":
+    def reshape(self, *shape) -> Affine:
         """The same form with its value shape ``S`` reshaped."""
         c = self.c.reshape(*shape)
         return Affine(c, self.a.reshape((self.m,) + c.shape), self.r.reshape(c.shape))
 
-    def __neg__(self) -> "Affine":
+    def __neg__(self) -> Affine:
         return Affine(-self.c, -self.a, self.r)
 
-    def __add__(self, other) -> "Affine":
+    def __add__(self, other) -> Affine:
         if isinstance(other, Affine):
             c = self.c + other.c
             a = _add_prefix(self.a, other.a)
@@ -114,13 +114,13 @@ class Affine:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Affine":
+    def __sub__(self, other) -> Affine:
         return self + (-other)
 
-    def __rsub__(self, other) -> "Affine":
+    def __rsub__(self, other) -> Affine:
         return (-self) + other
 
-    def __mul__(self, other) -> "Affine":
+    def __mul__(self, other) -> Affine:
         if not isinstance(other, Affine):
             w = np.asarray(other, dtype=float)
             c = w * self.c
@@ -142,7 +142,7 @@ class Affine:
 
     __rmul__ = __mul__
 
-    def sum(self, axis: int) -> "Affine":
+    def sum(self, axis: int) -> Affine:
         """Sum along an axis of S."""
         axis = _neg(axis, self.c.ndim)
         n = self.c.shape[axis]

@@ -19,7 +19,7 @@ def _casteljau(points: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
     work = np.array(points, dtype=float)
     m = len(work)
     left, right = [work[0].copy()], [work[-1].copy()]
-    for k in range(1, m):
+    for _ in range(1, m):
         work = (1.0 - s) * work[:-1] + s * work[1:]
         left.append(work[0].copy())
         right.append(work[-1].copy())
@@ -134,7 +134,7 @@ class BezierPlan:
             out.append(bernstein_basis(len(points) - 1, s) @ points)
         return out[0], out[1], out[2]
 
-    def split(self, s: float) -> tuple["BezierPlan", "BezierPlan"]:
+    def split(self, s: float) -> tuple[BezierPlan, BezierPlan]:
         """The plan cut at fraction s of its duration (de Casteljau): pieces on [0, sT] and [sT, T]."""
         if not 0.0 < s < 1.0:
             raise ValueError(f"split fraction must be in (0, 1), got {s}")
@@ -142,7 +142,7 @@ class BezierPlan:
         return (BezierPlan(left, s * self.duration_s), BezierPlan(right, (1.0 - s) * self.duration_s))
 
     @staticmethod
-    def from_state(q, qd, qdd, free_points, duration_s) -> "BezierPlan":
+    def from_state(q, qd, qdd, free_points, duration_s) -> BezierPlan:
         """A plan starting at state (q, qd, qdd) and ending at rest.
 
         ``free_points`` ((d-4), n): the interior free control points, then the rest point (which is

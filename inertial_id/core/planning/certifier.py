@@ -60,7 +60,7 @@ class CertifierSettings:
         return entry[1]
 
     @staticmethod
-    def from_profile(robot: Robot) -> "CertifierSettings":
+    def from_profile(robot: Robot) -> CertifierSettings:
         """The certifier's settings of ``robot``'s profile (types and per-joint lengths checked by the
         schema, :class:`inertial_id.core.profile.Planner`; capsule frames against the model here)."""
         profile = parse(robot.profile, robot.name)

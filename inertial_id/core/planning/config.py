@@ -64,7 +64,7 @@ class PlannerSettings:
         return self.degree - 4
 
     @classmethod
-    def from_profile(cls, robot) -> "PlannerSettings":
+    def from_profile(cls, robot) -> PlannerSettings:
         """The settings of ``robot``'s profile (types, ranges and their order checked by the schema,
         :class:`inertial_id.core.profile.Planner`)."""
         profile = parse(robot.profile, robot.name)

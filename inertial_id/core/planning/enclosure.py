@@ -73,7 +73,7 @@ class TorqueContext:
     capsule_radius: np.ndarray    # (C,)
 
     @staticmethod
-    def build(robot: Robot, settings) -> "TorqueContext":
+    def build(robot: Robot, settings) -> TorqueContext:
         """The constants of ``robot`` (one single-dof joint per velocity, else ProfileError) for ``settings``."""
         model = robot.model
         n = model.nv

@@ -34,13 +34,13 @@ class Interval:
         object.__setattr__(self, "hi", hi)
 
     @staticmethod
-    def point(x) -> "Interval":
+    def point(x) -> Interval:
         """The degenerate interval ``[x, x]``."""
         x = np.asarray(x, dtype=float)
         return Interval(x, x)
 
     @staticmethod
-    def centered(mid, rad) -> "Interval":
+    def centered(mid, rad) -> Interval:
         """``[mid - rad, mid + rad]``, rounded outwards."""
         mid, rad = np.asarray(mid, dtype=float), np.asarray(rad, dtype=float)
         return Interval(down(mid - rad), up(mid + rad))
@@ -69,26 +69,26 @@ class Interval:
         x = np.asarray(x, dtype=float)
         return (self.lo - tol <= x) & (x <= self.hi + tol)
 
-    def __getitem__(self, idx) -> "Interval":
+    def __getitem__(self, idx) -> Interval:
         return Interval(self.lo[idx], self.hi[idx])
 
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         return Interval(-self.hi, -self.lo)
 
-    def __add__(self, other) -> "Interval":
+    def __add__(self, other) -> Interval:
         o = _as_interval(other)
         return Interval(down(self.lo + o.lo), up(self.hi + o.hi))
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Interval":
+    def __sub__(self, other) -> Interval:
         o = _as_interval(other)
         return Interval(down(self.lo - o.hi), up(self.hi - o.lo))
 
-    def __rsub__(self, other) -> "Interval":
+    def __rsub__(self, other) -> Interval:
         return _as_interval(other) - self
 
-    def __mul__(self, other) -> "Interval":
+    def __mul__(self, other) -> Interval:
         o = _as_interval(other)
         products = (self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
         lo = np.minimum(np.minimum(products[0], products[1]), np.minimum(products[2], products[3]))

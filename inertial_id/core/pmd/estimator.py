@@ -33,8 +33,9 @@ class PmdEstimator:
     in the flange frame, as on the xArm7 profile).
     """
 
-    def __init__(self, shape: dict, X_SP: pin.SE3 = pin.SE3.Identity(), c1: float = C1_SIMULATION,
+    def __init__(self, shape: dict, X_SP: pin.SE3 | None = None, c1: float = C1_SIMULATION,
                  lam: float = LAMBDA, base_dir=None):
+        X_SP = pin.SE3.Identity() if X_SP is None else X_SP
         shape_kind, X_PO = shape_from_dict(shape, base_dir)
         p_P = sample_points(shape_kind, float(shape.get("density_per_cm3", DEFAULT_DENSITY_PER_CM3)), X_PO)
         self.X_PS = X_SP.inverse()
@@ -44,7 +45,7 @@ class PmdEstimator:
         self.samples_used = 0
 
     @classmethod
-    def from_payload_profile(cls, payload: dict, X_SP: pin.SE3 = pin.SE3.Identity(), base_dir=None):
+    def from_payload_profile(cls, payload: dict, X_SP: pin.SE3 | None = None, base_dir=None):
         """From a profile's ``payload:`` mapping (needs ``shape``; ``pmd`` options optional)."""
         if "shape" not in payload:
             raise ValueError("method 'pmd' needs 'payload: shape:' in the robot profile")

@@ -35,7 +35,7 @@ class WristSamples:
     def __len__(self) -> int:
         return len(self.wrench_S)
 
-    def __getitem__(self, index) -> "WristSamples":
+    def __getitem__(self, index) -> WristSamples:
         return WristSamples(self.a_S[index], self.w_S[index], self.alpha_S[index], self.g_S[index],
                             self.wrench_S[index])
 

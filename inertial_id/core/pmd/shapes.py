@@ -197,8 +197,9 @@ def shape_from_dict(spec: dict, base_dir: str | Path | None = None) -> tuple[Sha
 
 
 def sample_points(shape: Shape, density_per_cm3: float = DEFAULT_DENSITY_PER_CM3,
-                  X_PO: pin.SE3 = pin.SE3.Identity(), max_reach_m: float = MAX_REACH_M) -> np.ndarray:
+                  X_PO: pin.SE3 | None = None, max_reach_m: float = MAX_REACH_M) -> np.ndarray:
     """Lattice points inside ``shape``, expressed in the payload frame P: ``(n, 3)`` metres."""
+    X_PO = pin.SE3.Identity() if X_PO is None else X_PO
     if not np.isfinite(density_per_cm3) or density_per_cm3 <= 0:
         raise ShapeError(f"point density must be positive, got {density_per_cm3}")
     pitch_m = 0.01 * density_per_cm3 ** (-1.0 / 3.0)

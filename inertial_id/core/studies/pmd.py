@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from ...defaults import PMD_NOISE_LEVELS as NOISE_LEVELS
 from .. import params
 from ..fanout import map_tasks
 from ..model import Robot, load_robot
@@ -38,8 +39,6 @@ from ..pmd.shapes import bounding_box_size, sample_points
 from ..pmd.solver import PmdProblem
 
 COMPARED_METHODS = ("OLS", "RTLS", "GEO", "PMD")
-# Table II wrench noise, standard deviations of (force N, torque Nm)
-NOISE_LEVELS = {"low": (0.05, 0.0025), "moderate": (0.1, 0.005), "high": (0.33, 0.0067)}
 POSE_NOISE = 1e-4                     # m and rad: encoder quantization seen through the kinematics
 RATE_HZ = 100.0
 WARMUP_S = 0.5                        # Kalman filter settling before the samples are used

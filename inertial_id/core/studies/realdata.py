@@ -26,6 +26,8 @@ import numpy as np
 import pinocchio as pin
 from scipy.optimize import linprog
 
+from ...defaults import REALDATA_BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
+from ...defaults import REALDATA_MASSES_KG as MASSES_KG
 from .. import params
 from ..calibration.apply import robot_with_calibration, run_pipeline
 from ..calibration.build import SAFETY_FACTOR, calibrate, validation
@@ -34,10 +36,8 @@ from ..filtering import central_difference
 from ..model import model_with_payload
 
 # Dumbbells of 4, 6 and 8 lb (1.81-3.63 kg) and three COM offsets in the payload (flange) frame, m.
-MASSES_KG = (1.81, 2.72, 3.63)
 COM_OFFSETS_M = ((0.0, 0.0, 0.05), (0.04, -0.03, 0.08), (-0.05, 0.04, 0.12))
 BOOTSTRAP_BLOCK_S = 1.0
-BOOTSTRAP_REPLICATES = 200
 # The parameters the statistical coverage is summarised over: mass and first moments (rotational
 # inertia is not identifiable from these runs; its coverage is reported per parameter too).
 COVERAGE_PARAMETERS = slice(0, 4)
@@ -50,7 +50,8 @@ def read_downsampled_runs(folder) -> list[Run]:
     numbers = sorted(int(p.stem.rsplit("_", 1)[1]) for p in folder.glob("t_downsampled_*.csv"))
     runs = []
     for i in numbers:
-        load = lambda stem: np.loadtxt(folder / f"{stem}_downsampled_{i}.csv")  # noqa: E731
+        def load(stem: str, i: int = i) -> np.ndarray:
+            return np.loadtxt(folder / f"{stem}_downsampled_{i}.csv")
         runs.append(Run(f"run{i}", load("t"), load("q"), load("q_d"), load("tau"), load("q_dd")))
     return runs
 

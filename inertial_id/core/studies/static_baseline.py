@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...defaults import BASELINE_POSES as POSES
+from ...defaults import BASELINE_WRIST_OFFSETS_RAD
 from ..fanout import map_tasks
 from ..model import load_robot
 from ..offline import RowIntake, rows_from_stream
@@ -50,21 +52,9 @@ from .bounds import (PAYLOADS, TRAJECTORIES, TRAJECTORY_S, exciting_trajectory, 
 
 MASS_TOLERANCE = 0.10          # relative mass error of a usable estimate
 UPDATE_PERIOD_S = 1.0          # seconds of data between our bounds updates
-POSES = 6
 HOLD_S = 2.0                   # still at each pose, of which the first SETTLE_S are not averaged
 SETTLE_S = 0.5
-# Offsets (rad) of the last three joints from the profile's home posture, one pose a row: the flange
-# pitched both ways and rolled, so gravity takes distinct directions in the payload frame.
-WRIST_OFFSETS_RAD = np.array([
-    [0.0, 0.0, 0.0],
-    [0.0, 0.0, np.pi / 2],
-    [0.0, -0.8, np.pi],
-    [0.9, 0.5, -np.pi / 2],
-    [-0.9, -0.5, np.pi / 4],
-    [0.0, 0.8, -3 * np.pi / 4],
-    [1.2, 0.0, np.pi / 2],
-    [-1.2, 0.4, 0.0],
-])
+WRIST_OFFSETS_RAD = np.array(BASELINE_WRIST_OFFSETS_RAD)
 # peak speed and acceleration of the quintic 0 -> 1 over T = 1: s'(1/2) and s''((3 - sqrt 3) / 6)
 QUINTIC_PEAK_VELOCITY = 1.875
 QUINTIC_PEAK_ACCELERATION = 10.0 / np.sqrt(3.0)

@@ -75,7 +75,7 @@ def _own_joint_u33(meas: OneJointMotions, links, q, body: int, est: Constants, t
     return (tau[j] - known) / qdd
 
 
-def algorithm2(links, model: pin.Model, q_base, variants, noise: Noise = Noise(), seed: int = 0,
+def algorithm2(links, model: pin.Model, q_base, variants, noise: Noise | None = None, seed: int = 0,
                sigma: float = 10.0, times=(0.2, 0.3, 0.4), own_joint_time: float = 0.2,
                known_outboard: Constants | None = None) -> Identification:
     """Lin's Algorithm 2 (steps 2 and 3; m^ of a translational joint is found with its k in
@@ -88,7 +88,7 @@ def algorithm2(links, model: pin.Model, q_base, variants, noise: Noise = Noise()
     n = len(links)
     S = minimal_set(links, model)
     r, s = S.r, S.s
-    meas = OneJointMotions(model, noise, np.random.default_rng(seed), sigma, times)
+    meas = OneJointMotions(model, noise or Noise(), np.random.default_rng(seed), sigma, times)
     est = Constants.zeros(n)
     ranks, unknowns = {}, {}
     for j in reversed(range(s, n)):                          # step 2

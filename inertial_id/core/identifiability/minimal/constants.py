@@ -39,12 +39,12 @@ class Constants:
     k: np.ndarray         # (n, 3)
     U: np.ndarray         # (n, 3, 3)
 
-    def copy(self) -> "Constants":
+    def copy(self) -> Constants:
         """An independent copy."""
         return Constants(self.m_hat.copy(), self.k.copy(), self.U.copy())
 
     @staticmethod
-    def zeros(n: int) -> "Constants":
+    def zeros(n: int) -> Constants:
         """All constants zero for ``n`` bodies."""
         return Constants(np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3, 3)))
 

@@ -1,0 +1,51 @@
+"""The defaults of the commands and studies, defined here once (numpy-free).
+
+``inertial-id --help`` builds every subcommand's parser, so the values a parser shows or takes as its
+default must load nothing heavy; the numerics that use them import them from here. A value that
+only one module uses and no parser shows stays in that module.
+"""
+from __future__ import annotations
+
+from math import pi
+
+# Calibration (inertial_id.core.calibration.build).
+# Row bound = largest remaining error seen in calibration x this, at least (raised to the
+# calibration runs' own run-to-run exceedance, see calibrate). Held-out runs of the real Gen3
+# exceeded the calibration maximum by 1.2-1.8x (issue measurement), up to 2.5x on one joint (this
+# project's leave-one-run-out); bound x1.2 let the truth be excluded. The applied factor is stated in
+# the file and checked on every --validate run.
+SAFETY_FACTOR = 2.0
+# The per-run offset box: the calibration runs' range, widened by this on each side (N m): offsets
+# drift from run to run by about ±1 N m; today's is an unknown in the estimator, never yesterday's.
+OFFSET_MARGIN_NM = 2.0
+# The longest effort delay searched per joint (s, in steps of 10 ms): the real Gen3's logged torque
+# lags by 80-140 ms; beyond 0.3 s a lag is a stamp problem, not the drive's filter.
+MAX_EFFORT_DELAY_S = 0.3
+
+# Whole-robot identification (inertial_id.core.identification.solvers).
+SOLVERS = ("ls", "wls", "irls", "lmi")
+DEFAULT_LMI_MARGIN = 1e-8
+
+# The PMD study (inertial_id.core.studies.pmd): Table II wrench noise, standard deviations of
+# (force N, torque N m).
+PMD_NOISE_LEVELS = {"low": (0.05, 0.0025), "moderate": (0.1, 0.005), "high": (0.33, 0.0067)}
+
+# The static baseline (inertial_id.core.studies.static_baseline). Offsets (rad) of the last three
+# joints from the profile's home posture, one pose a row: the flange pitched both ways and rolled, so
+# gravity takes distinct directions in the payload frame. A run uses the first BASELINE_POSES.
+BASELINE_POSES = 6
+BASELINE_WRIST_OFFSETS_RAD = (
+    (0.0, 0.0, 0.0),
+    (0.0, 0.0, pi / 2),
+    (0.0, -0.8, pi),
+    (0.9, 0.5, -pi / 2),
+    (-0.9, -0.5, pi / 4),
+    (0.0, 0.8, -3 * pi / 4),
+    (1.2, 0.0, pi / 2),
+    (-1.2, 0.4, 0.0),
+)
+
+# The real-data study (inertial_id.core.studies.realdata): the payload masses added to the recorded
+# runs (kg; 4, 6 and 8 lb) and the bootstrap's replicates.
+REALDATA_MASSES_KG = (1.81, 2.72, 3.63)
+REALDATA_BOOTSTRAP_REPLICATES = 200
