@@ -48,7 +48,7 @@ CMAKE_INTO_VENV = cmake -S $(1) -B $(2) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -
 VENDOR_INTERFACES = tar xzf $(1) -C $(VENDOR_BUILD) && $(ROS_ENV) && $(call CMAKE_INTO_VENV,$(VENDOR_BUILD)/$(2),$(VENDOR_BUILD)/build-$(2),\
 	-DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON)
 
-.PHONY: setup test-deps colcon demo test test-distro ci-jazzy check-humble-lock bench clean
+.PHONY: setup test-deps colcon demo test test-unit test-distro ci-jazzy check-humble-lock bench clean
 
 setup: $(STAMP)
 
@@ -101,6 +101,11 @@ test: colcon
 	    --ctest-args --output-on-failure ; status=$$?; \
 	$(abspath $(BIN))/python $(abspath scripts/test_summary.py) $(abspath $(WS))/build/inertial_id/test_results/inertial_id/pytest.xunit.xml \
 	    --shared $(abspath $(SHARED)) && exit $$status
+
+# The quick tier while working (minutes): every test that runs no node, reads no recording and is not
+# marked slow (test/conftest.py), with plain pytest.
+test-unit: test-deps
+	$(ROS_ENV) && $(BIN)/python -m pytest -q -m unit $(PYTEST_ARGS) test
 
 # The tests that depend on the ROS distribution, with plain pytest from $(VENV) (no colcon), e.g. on
 # Jazzy's wheels and numpy 1.26: `make test-distro ROS_DISTRO=jazzy`. Two pytest runs, one verdict

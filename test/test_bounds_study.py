@@ -2,12 +2,15 @@
 import json
 
 import numpy as np
+import pytest
 
 from inertial_id.cli import main
 from inertial_id.core.studies import bounds as study
 from inertial_id.core.robot_box import robot_parameter_box
 from inertial_id.core.model import load_robot
 from inertial_id.core.momentum import robot_parameters
+
+pytestmark = pytest.mark.slow          # a reduced study
 
 KEYS = ("containment_rate", "median_width", "final_mass_width", "update_time_p50_s", "update_time_p95_s",
         "physically_consistent_rate")

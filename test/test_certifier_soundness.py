@@ -14,6 +14,8 @@ from inertial_id.core.planning import collision, enclosure
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning.certifier import CertifierSettings, certify, limit_margins
 
+pytestmark = pytest.mark.slow          # dense dynamics samples against the enclosures
+
 N_PLANS = 200
 DUMBBELLS = ["dumbbell_4lb", "dumbbell_5lb", "dumbbell_6lb", "dumbbell_7lb", "dumbbell_8lb"]
 

@@ -80,6 +80,7 @@ def test_four_bar_matches_analytic_solution():
         np.testing.assert_allclose(G[chain.idx_u, 0], dq_u, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_digit_leg_closed_chain_checks_over_100_samples():
     chain = load_chain("digit_leg")
     data = chain.model.createData()

@@ -7,6 +7,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow          # estimates a set of bags
+
 
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "inertial_id.cli", *args], capture_output=True, text=True,

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
+from inertial_id.core import fanout
 from inertial_id.core.fanout import map_tasks
+
+pytestmark = pytest.mark.slow          # local process pools and a Dask cluster
 
 TIMINGS = ("update_time_p50_s", "update_time_p95_s", "row_time_per_sample_s", "solve_time_p50_s")
 
@@ -90,7 +93,9 @@ def test_pmd_draws_depend_on_their_place_only(tmp_path):
     assert one["speeds"]["1"] != other["speeds"]["1"]
 
 
-def test_unreachable_scheduler_is_an_error(capsys):
+def test_unreachable_scheduler_is_an_error(capsys, monkeypatch):
+    # nothing listens on port 9: the timeout only decides how long the refusals are retried
+    monkeypatch.setattr(fanout, "CONNECT_TIMEOUT_S", 2.0)
     with pytest.raises(OSError):
         map_tasks(_square, [1], scheduler="tcp://127.0.0.1:9")
     assert main(["bounds-study", "--trials", "1", "--scheduler", "tcp://127.0.0.1:9"]) == 2

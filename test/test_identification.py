@@ -56,6 +56,7 @@ def test_noise_free_leg_recovers_base_parameters(leg):
     assert problem.base.rank < problem.A.shape[1]      # the projection does lose parameters
 
 
+@pytest.mark.slow
 def test_noisy_leg_friction_and_rotor_inertia_with_inertials_fixed(leg):
     """Seed 001's leg procedure: manufacturer inertials held, motor and friction identified."""
     chain, layout, theta = leg

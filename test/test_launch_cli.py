@@ -14,6 +14,8 @@ from inertial_id.nodes.launch import LAUNCH_ARGUMENTS, SIM_ARGUMENTS
 
 from ros_helpers import require_launch_ros, spin_until
 
+pytestmark = pytest.mark.slow          # each case starts processes
+
 
 def cli(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inertial_id.cli", *args], env=env, capture_output=True,

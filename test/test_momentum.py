@@ -62,6 +62,7 @@ def _window_residual(robot, sign_erratum=False):
     return rows, rows.Y @ pi + rows.Y_r @ theta_r - rows.U
 
 
+@pytest.mark.slow
 def test_window_rows_hold_to_integration_error(robot):
     rows, residual = _window_residual(robot)
     assert rows.rows == 7 * 19 and rows.samples == 19 * 400

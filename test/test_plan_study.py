@@ -1,9 +1,12 @@
 """The planner study: one short closed-loop trial, the dense collision check it relies on, and the
 CLI's handling of a bad scenario."""
 import numpy as np
+import pytest
 
 from inertial_id.cli import main
 from inertial_id.core.studies import planner as study
+
+pytestmark = pytest.mark.slow          # closed-loop planning trials
 
 
 def test_capsule_box_clearance_matches_dense_sampling():

@@ -11,6 +11,8 @@ from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
 from inertial_id.core.planning.optimizer import SHRINK, PlanOptimizer, PlanRequest
 
+pytestmark = pytest.mark.slow          # plans optimised over several seeds
+
 
 @pytest.fixture(scope="module")
 def gen3():

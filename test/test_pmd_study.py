@@ -6,6 +6,8 @@ import pytest
 
 from inertial_id.cli import main
 
+pytestmark = pytest.mark.slow          # a reduced study
+
 SPEEDS = ("1", "1.5", "2")
 
 

@@ -10,6 +10,8 @@ from inertial_id.cli.record_sim import record
 from inertial_id.core import bags, params, report
 from inertial_id.core.model import load_robot, payload_params
 
+pytestmark = pytest.mark.slow          # figures of whole runs
+
 
 def image(path):
     import matplotlib.image

@@ -12,6 +12,8 @@ from inertial_id.core.regressor import PayloadRegressor
 from inertial_id.core.studies import static_baseline as sb
 from inertial_id.core.studies.bounds import PAYLOADS, grasped_payload
 
+pytestmark = pytest.mark.slow          # a reduced study
+
 ROBOTS = ("xarm7", "kinova_gen3")
 
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from multiprocessing import get_context
 
+# How long a scheduler that does not answer is tried before the study fails (s): a cluster's
+# scheduler that is starting up answers within seconds.
+CONNECT_TIMEOUT_S = 30.0
+
 
 def map_tasks(func, args, workers: int = 1, scheduler: str | None = None) -> list:
     """``[func(a) for a in args]``, on a Dask scheduler when given, else on ``workers`` spawned processes; results in the order of ``args``."""
     args = list(args)
     if scheduler:
         from distributed import Client
-        with Client(scheduler, timeout=30) as client:
+        with Client(scheduler, timeout=CONNECT_TIMEOUT_S) as client:
             futures = client.map(func, args, pure=False)
             return client.gather(futures)
     if workers > 1:
