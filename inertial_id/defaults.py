@@ -49,3 +49,7 @@ BASELINE_WRIST_OFFSETS_RAD = (
 # runs (kg; 4, 6 and 8 lb) and the bootstrap's replicates.
 REALDATA_MASSES_KG = (1.81, 2.72, 3.63)
 REALDATA_BOOTSTRAP_REPLICATES = 200
+
+# The clearance (m) the certifier reports, and the report reads as "no obstacle", when the profile
+# declares no obstacles (inertial_id.core.planning.certifier).
+NO_OBSTACLES_CLEARANCE_M = 1.0e3

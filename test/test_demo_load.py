@@ -37,7 +37,7 @@ def test_demo_under_two_busy_loops_contains_the_truth(robot, tmp_path):
     with busy_loops(2):
         proc = demo("--robot", robot, "--duration", "10", "--log-dir", str(tmp_path))
         out, err = proc.communicate(timeout=900)
-    assert proc.returncode == 0, f"exit {proc.returncode}: {err[-2000:]}"
+    assert proc.returncode == 0, f"exit {proc.returncode}: {out[-1500:]}{err[-1500:]}"
     assert "Traceback" not in err
     last = out.strip().splitlines()[-1]
     print(last)

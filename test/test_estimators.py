@@ -82,3 +82,23 @@ def test_payload_estimator_reports_consistent_estimate_inside_bounds(method, rng
     assert r.physically_consistent
     with pytest.raises(ValueError, match="unknown estimation method"):
         PayloadEstimator("magic", params.parameter_names("p"), pi - 1, pi + 1)
+
+
+def test_consistent_point_estimate_while_the_inertia_is_still_undetermined(rng):
+    """The first wrench rows of a run (slow motion, unknown sensor offset) determine mass and first
+    moment but barely the inertia: the point estimate must still be consistent and inside the box
+    (a plain inverse of that information gave values of 1e16 and the conic solver failed)."""
+    pi = np.array([2.27, 0.0227, -0.01135, 0.227, 0.02464, 0.00011, 0.04004, -0.00227, 0.00114, 0.01739])
+    lo, hi = np.r_[0.0, -0.4, -0.4, -0.2, np.full(6, -0.2)], np.r_[5.2, 0.4, 0.4, 1.0, np.full(6, 0.2)]
+    est = PayloadEstimator("guaranteed", params.parameter_names("payload"), lo, hi, offset_bound=[0.5] * 3 + [0.02] * 3)
+    samples = 40
+    A = rng.normal(size=(6 * samples, 10))
+    A[:, 4:] *= 1e-7           # the inertia's columns: almost no angular acceleration or velocity yet
+    offset = rng.uniform(-1, 1, 6) * np.r_[[0.5] * 3, [0.02] * 3]
+    b = A @ pi + np.tile(offset, samples) + rng.uniform(-1e-3, 1e-3, 6 * samples)
+    est.add_rows(A, b, np.full(b.size, 1e-3), np.full(b.size, 1e-3 / np.sqrt(3)), samples=samples)
+    est.update_bounds()
+    r = est.result()
+    assert r.physically_consistent and np.all(np.isfinite(r.estimate)), r.message
+    assert np.all((r.estimate >= r.lower) & (r.estimate <= r.upper))
+    assert abs(r.estimate[0] - pi[0]) < 0.01

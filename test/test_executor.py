@@ -47,6 +47,10 @@ def spin(executor, node, seconds: float) -> None:
             executor.spin_once(timeout_sec=0.05)
     finally:
         executor.remove_node(node)
+        # the tasks still queued in the pool run while the node and the executor's guard condition
+        # exist: rclpy's shutdown destroys the guard condition first, those tasks then fail, and
+        # their errors are printed when they are collected, inside whichever test runs then
+        executor._executor.shutdown(wait=True)
         node.destroy_node()
         executor.shutdown()
 

@@ -56,11 +56,11 @@ def run(args) -> int:
     if not 0 < args.duration <= 60:
         raise UserError("--duration must be in (0, 60] seconds")
     robot = load_robot(args.robot)   # validates the profile before anything starts
-    payload = args.payload or robot.profile.get("payload", {}).get("sim", "dumbbell_5lb")
+    payload = args.payload or robot.profile["payload"]["sim"]
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
     from ..core.estimators.factory import make_estimator
-    method = args.method or robot.profile.get("identification", {}).get("method", "lmi")
+    method = args.method or robot.profile["identification"]["method"]
     try:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
     except ValueError as exc:

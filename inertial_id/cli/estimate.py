@@ -124,7 +124,7 @@ def estimate_bag(args):
         from ..core.calibration import load_calibration
         load_calibration(args.calibration)        # a bad file: one line, before any work
         robot.profile["identification"]["calibration"] = str(Path(args.calibration).resolve())
-    method = args.method or robot.profile.get("identification", {}).get("method", "lmi")
+    method = args.method or robot.profile["identification"]["method"]
     period = offline.BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
     if period < 0:
         raise UserError("--bounds-period must be >= 0")

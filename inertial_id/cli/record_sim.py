@@ -100,7 +100,7 @@ def run(args) -> int:
     if not 0 < args.duration <= 600:
         raise UserError("--duration must be in (0, 600] seconds")
     robot = load_robot(args.robot)
-    payload = args.payload or robot.profile.get("payload", {}).get("sim", "dumbbell_5lb")
+    payload = args.payload or robot.profile["payload"]["sim"]
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
     try:

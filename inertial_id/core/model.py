@@ -223,14 +223,14 @@ class Robot:
 
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame."""
-        p = self.profile.get("payload", {})
+        p = self.profile["payload"]
         lo = np.asarray(p.get("prior_lower", [-np.inf] * 10), dtype=float)
         hi = np.asarray(p.get("prior_upper", [np.inf] * 10), dtype=float)
         return lo, hi
 
 
 def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
-    values = profile.get("limits", {}).get(key)
+    values = profile["limits"].get(key)
     if values is None:
         return np.asarray(default, dtype=float)
     values = np.asarray(values, dtype=float)
@@ -252,7 +252,7 @@ def load_robot(profile: dict | str) -> Robot:
     if model.nq != model.nv:
         raise ProfileError("only models with one coordinate per velocity (no continuous or "
                            "spherical joints) are supported here")
-    frames = profile.get("frames", {})
+    frames = profile["frames"]
 
     def frame_id(name):
         if name is None:
@@ -262,14 +262,14 @@ def load_robot(profile: dict | str) -> Robot:
         return model.getFrameId(name)
 
     n = model.nv
-    armature = profile.get("dynamics", {}).get("armature")
+    armature = profile["dynamics"]["armature"]
     if armature is not None:
         if len(armature) != n:
             raise ProfileError(f"dynamics.armature has {len(armature)} entries for {n} joints")
         model.armature = np.asarray(armature, dtype=float)
     # every consumer (regressors, the certifier's enclosure, the simulator, identifiability) reads
     # model.gravity: setting it here is what makes a tilted base one profile entry
-    g_B = np.asarray(profile.get("dynamics", {}).get("gravity_m_s2", (0.0, 0.0, -9.81)), dtype=float)
+    g_B = np.asarray(profile["dynamics"]["gravity_m_s2"], dtype=float)
     if not 1.0 <= np.linalg.norm(g_B) <= 30.0:
         raise ProfileError(f"dynamics.gravity_m_s2: |g| = {np.linalg.norm(g_B):.3g} m/s^2 is not a gravity")
     model.gravity = pin.Motion(g_B, np.zeros(3))

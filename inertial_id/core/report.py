@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..defaults import NO_OBSTACLES_CLEARANCE_M
+
 # a condition number above this is an information matrix that is not yet full rank (numerically)
 RANK_DEFICIENT_CONDITION = 1e12
-# the planner reports this clearance when the profile declares no obstacles (certifier's value)
-NO_OBSTACLES_CLEARANCE_M = 1.0e3
 MARGINS = {"min_joint_margin": "joint position margin (rad)", "min_velocity_margin": "velocity margin (rad/s)",
            "min_torque_margin": "torque margin (N m)", "min_obstacle_clearance": "obstacle clearance (m)"}
 _UNITS = {"m": "kg", "mcx": "kg m", "mcy": "kg m", "mcz": "kg m"}

@@ -75,7 +75,7 @@ class RowBuilder:
         self.use_joint_torque = use_joint_torque
         self.use_wrench = use_wrench
         self.noise = NoiseModel.from_profile(robot.profile)
-        err = robot.profile.get("noise", {})
+        err = robot.profile["noise"]
         self.model_error_Nm = float(err.get("model_error_Nm", 0.0))
         self.model_error_N = float(err.get("model_error_N", 0.0))
         self.core = PayloadRegressor(robot)

@@ -37,9 +37,9 @@ class NoiseModel:
     @classmethod
     def from_profile(cls, profile: dict) -> NoiseModel:
         """The error bounds of the profile's ``noise`` section (zero where absent)."""
-        n = profile.get("noise", {})
-        jt = n.get("joint_torque", {})
-        wr = n.get("wrench", {})
+        n = profile["noise"]
+        jt = n["joint_torque"]
+        wr = n["wrench"]
         return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
                    np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
                    wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0),
@@ -91,7 +91,7 @@ class SensorNoise:
     @classmethod
     def from_profile(cls, profile: dict, **overrides) -> SensorNoise:
         """Simulated sensor errors within the profile's bounds (``overrides``: any field)."""
-        err = profile.get("noise", {})
+        err = profile["noise"]
         return cls.from_bounds(NoiseModel.from_profile(profile), model_error_N=float(err.get("model_error_N", 0.0)),
                                model_error_Nm=float(err.get("model_error_Nm", 0.0)), **overrides)
 

@@ -63,7 +63,7 @@ class EstimatorNode(ManagedNode):
         from inertial_id.msg import InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
-        profile_method = self.robot.profile.get("identification", {}).get("method", "lmi")
+        profile_method = self.robot.profile["identification"]["method"]
         self.method = declare(self, "method", profile_method,
                               f"estimation method: {' | '.join(METHODS)}; empty: the profile's",
                               choices=("", *METHODS)) or profile_method

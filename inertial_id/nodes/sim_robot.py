@@ -41,7 +41,7 @@ class SimRobotNode(ManagedNode):
     def configure(self) -> None:
         self.robot = declare_robot(self)
         prof = self.robot.profile
-        payload = declare(self, "payload", prof.get("payload", {}).get("sim", "dumbbell_5lb"),
+        payload = declare(self, "payload", prof["payload"]["sim"],
                           "payload the simulated arm carries (name in config/payloads.yaml)")
         self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second (at most)",
                            low=1e-3, high=1e3)

@@ -172,7 +172,7 @@ def estimate(robot, rec, method: str | None = None):
     ``RowIntake``, as ``estimate --bag`` takes recorded samples (the wrench stamped like the joint
     states, as the xArm's driver does)."""
     from ..core.offline import RowIntake, rows_from_stream
-    method = method or robot.profile.get("identification", {}).get("method", "guaranteed")
+    method = method or robot.profile["identification"]["method"]
     intake = RowIntake(robot, method)
     counts: dict = {}
     tau = rec.tau if robot.sensing["joint_torque"] else None

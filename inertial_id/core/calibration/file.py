@@ -179,7 +179,7 @@ _CACHE: dict = {}
 def calibration_of(robot) -> Calibration | None:
     """The calibration the robot's profile names (``identification.calibration``, a path relative
     to the profile's folder), checked against the robot's joints; None when it names none."""
-    ident = robot.profile.get("identification", {})
+    ident = robot.profile["identification"]
     name = ident.get("calibration")
     if not name:
         return None

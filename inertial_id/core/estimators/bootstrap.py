@@ -17,7 +17,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+from .consistent import InfeasibleError, SolverFailure, payload_estimate
 
 
 class WindowBootstrap:
@@ -89,21 +89,3 @@ def widen_by_bias(interval: dict, bias_rms) -> dict:
     out["upper"] = c + np.sqrt((interval["upper"] - c) ** 2 + extra)
     out["bias_rms"] = np.asarray(bias_rms, dtype=float)
     return out
-
-
-def payload_estimate(information, rhs, n_payload: int, lower=None, upper=None):
-    """Consistent payload estimate from normal equations over payload + nuisance columns: least
-    squares jointly, then the payload's consistent vector nearest to it in the metric of its
-    marginal information (nuisance eliminated, Schur complement). Raises as
-    :func:`~.consistent.consistent_estimate`."""
-    x = np.linalg.lstsq(information, rhs, rcond=None)[0]
-    return consistent_estimate(x[:n_payload], marginal_information(information, n_payload), lower, upper)
-
-
-def marginal_information(information, n_payload: int) -> np.ndarray:
-    """The payload's information with the nuisance columns eliminated (Schur complement)."""
-    P, N = slice(0, n_payload), slice(n_payload, information.shape[0])
-    marginal = information[P, P]
-    if information.shape[0] > n_payload:
-        marginal = marginal - information[P, N] @ np.linalg.pinv(information[N, N]) @ information[N, P]
-    return marginal

@@ -54,12 +54,15 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
     info = np.asarray(information, dtype=float)
     if not (np.all(np.isfinite(pi_ls)) and np.all(np.isfinite(info))):
         raise SolverFailure("least-squares estimate or information not finite")
-    # Scale-aware square root; a tiny ridge keeps it defined when the data leave directions free.
+    # Square root of the information scaled to a largest eigenvalue of 1 (the minimiser does not
+    # change): an information of order 1e-8, as the first rows of a run give, left the objective so
+    # flat that Clarabel's step search failed inside its PSD cone (a panic, "Eigval error"). A tiny
+    # relative ridge keeps the metric defined where the data leave directions free.
     try:
         w, V = np.linalg.eigh(0.5 * (info + info.T))
     except np.linalg.LinAlgError as exc:
         raise SolverFailure(f"information matrix: {exc}") from None
-    w = np.maximum(w, 1e-12 * max(w.max(), 1.0))
+    w = np.maximum(w / w.max(), 1e-12) if w.max() > 0 else np.ones(n)
     R = (V * np.sqrt(w)).T
     if (lower is None) != (upper is None):
         raise ValueError("give both bounds of the box or neither")
@@ -74,7 +77,9 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
                 # an inaccurate solution is accepted below by its status; cvxpy's warning would only
                 # reach the user's console
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-                prob.solve(solver=cp.CLARABEL)
+                # a fresh solver object each time: after a panic, the one cvxpy keeps for a warm
+                # start is left half-updated and every later solve panics too
+                prob.solve(solver=cp.CLARABEL, warm_start=False)
         except cp.error.SolverError as exc:
             raise SolverFailure(f"Clarabel: {exc}") from None
         except BaseException as exc:
@@ -85,3 +90,21 @@ def consistent_estimate(pi_ls, information, lower=None, upper=None, eps: float =
         if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
             raise InfeasibleError(f"no physically consistent parameters in the box (solver: {prob.status})")
         return np.array(x.value, dtype=float)
+
+
+def payload_estimate(information, rhs, n_payload: int, lower=None, upper=None):
+    """Consistent payload estimate from normal equations over payload + nuisance columns: least
+    squares jointly, then the payload's consistent vector nearest to it in the metric of its
+    marginal information (nuisance eliminated, Schur complement). Raises as
+    :func:`~.consistent.consistent_estimate`."""
+    x = np.linalg.lstsq(information, rhs, rcond=None)[0]
+    return consistent_estimate(x[:n_payload], marginal_information(information, n_payload), lower, upper)
+
+
+def marginal_information(information, n_payload: int) -> np.ndarray:
+    """The payload's information with the nuisance columns eliminated (Schur complement)."""
+    P, N = slice(0, n_payload), slice(n_payload, information.shape[0])
+    marginal = information[P, P]
+    if information.shape[0] > n_payload:
+        marginal = marginal - information[P, N] @ np.linalg.pinv(information[N, N]) @ information[N, P]
+    return marginal

@@ -181,7 +181,7 @@ class PointMassMethod(EstimationMethod):
         if robot.ft_frame_id is None:
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
-        pmd = PmdEstimator.from_payload_profile(robot.profile.get("payload", {}), X_SP)
+        pmd = PmdEstimator.from_payload_profile(robot.profile["payload"], X_SP)
         return _rows_estimator(robot, cls.name, cls.kinds, max_bound_rows, pmd=pmd)
 
 

@@ -33,8 +33,9 @@ from ..momentum import MomentumWindows, WindowRows
 from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..sensors import NoiseModel
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, SolverFailure, consistent_estimate
-from .bootstrap import WindowBootstrap, marginal_information, payload_estimate, widen_by_bias
+from .consistent import (InfeasibleError, SolverFailure, consistent_estimate, marginal_information,
+                         payload_estimate)
+from .bootstrap import WindowBootstrap, widen_by_bias
 from .payload import PayloadEstimate
 from .robust_point import WindowRowStore
 from .row_checks import unsolvable
@@ -89,9 +90,9 @@ class MomentumEstimatorBase:
         squares too (nuisance), not only of the bounds."""
         noise = noise or NoiseModel.from_profile(robot.profile)
         if model_error_Nm is None:
-            model_error_Nm = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
+            model_error_Nm = float(robot.profile["noise"]["model_error_Nm"])
         self.robot = robot
-        self.names = params.parameter_names(robot.profile.get("payload", {}).get("name", "payload"))
+        self.names = params.parameter_names(robot.profile["payload"]["name"])
         self.prior_lower = np.asarray(prior_lower, dtype=float)
         self.prior_upper = np.asarray(prior_upper, dtype=float)
         self.calibration = calibration

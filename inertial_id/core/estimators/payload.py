@@ -45,7 +45,7 @@ from .. import params
 from ..acceleration_bound import acceleration_share
 from .batch import WeightedLeastSquares
 from .bounds import IntervalBounds
-from .consistent import InfeasibleError, SolverFailure, consistent_estimate
+from .consistent import InfeasibleError, SolverFailure, payload_estimate
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
 
@@ -245,20 +245,19 @@ class PayloadEstimator:
             except RuntimeError as exc:        # the conic solver found no solution: no estimate now
                 message = str(exc)
         try:
-            x_ls, cov = self.wls.solve()
-            # the payload's part; with offsets, the information is the payload's marginal (the
-            # offsets estimated along)
-            x_ls, cov = x_ls[:n], cov[:n, :n]
-            information = self.wls.information if self.offset_bound is None else np.linalg.inv(cov)
-            if self.point is Point.CONSISTENT:
-                estimate = consistent_estimate(x_ls, information, self.bounds.lower, self.bounds.upper)
+            cov = self.wls.solve()[1][:n, :n]
         except np.linalg.LinAlgError:
             message = message or "not enough excitation yet: the data leave parameters undetermined"
-            if self.point is Point.CONSISTENT:
+        if self.point is Point.CONSISTENT:
+            # least squares of minimum norm with the offsets estimated along, then the consistent
+            # vector nearest to it in the payload's marginal information: an inverse of a nearly
+            # singular information (the first rows of a run) gave estimates of 1e16 and a metric
+            # with negative eigenvalues, on which the conic solver failed
+            try:
+                estimate = payload_estimate(self.wls.information, self.wls.rhs, n, self.bounds.lower, self.bounds.upper)
+            except (InfeasibleError, SolverFailure, np.linalg.LinAlgError) as exc:
+                message = str(exc)
                 estimate = np.clip(self.rls.x[:n], self.bounds.lower, self.bounds.upper)
-        except (InfeasibleError, SolverFailure) as exc:
-            message = str(exc)
-            estimate = np.clip(x_ls, self.bounds.lower, self.bounds.upper)
         finite = np.all(np.isfinite(estimate))
         if finite and not np.all(self.bounds.contains(estimate)):
             message = message or "the point estimate lies outside the guaranteed box"

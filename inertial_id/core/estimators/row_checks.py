@@ -71,11 +71,11 @@ class NoiseFloors:
     def __init__(self, profile: dict):
         from ..sensors import NoiseModel
         noise = NoiseModel.from_profile(profile)
-        n = profile.get("noise", {})
+        n = profile["noise"]
         self.wrench = noise.bound_sigmas * noise.wrench_sigma() + \
             np.r_[[n.get("model_error_N", 0.0)] * 3, [n.get("model_error_Nm", 0.0)] * 3]
         self.torque_Nm = noise.torque_absolute_Nm + n.get("model_error_Nm", 0.0)
-        self.rate_hz = float(profile.get("sensing", {}).get("joint_states_hz") or 0.0)
+        self.rate_hz = float(profile["sensing"]["joint_states_hz"] or 0.0)
 
     def floor(self, kind: str, rows: int, samples: int) -> np.ndarray:
         """Per-row floor of ``rows`` rows of ``kind`` (zeros for a kind the profile says nothing of)."""

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...defaults import NO_OBSTACLES_CLEARANCE_M
 from ..model import ProfileError, Robot
 from ..profile import parse
 from . import collision, enclosure
 from .bezier import BezierPlan, segment_points
 from .interval import up
 
-NO_OBSTACLES_CLEARANCE_M = 1.0e3    # reported clearance when the profile declares no obstacles
 LIMIT_TIGHTENING = 1.0e-6           # relative: constraints sitting exactly on a limit are not certified
 
 

@@ -25,7 +25,7 @@ def modest_plans(robot: Robot, n_plans: int, seed: int = 0, fraction: float = 0.
     """Plans from rest at the excitation centre (planner.centre, else sim.home) with free points drawn
     uniformly in centre +- fraction * reach (planner.reach_rad, else 0.3 rad)."""
     rng = np.random.default_rng(seed)
-    planner = robot.profile.get("planner", {}) or {}
+    planner = robot.profile["planner"] or {}
     centre = np.asarray(planner.get("centre", robot.profile["sim"]["home"]), dtype=float)
     reach = np.asarray(planner.get("reach_rad", np.full(robot.nv, 0.3)), dtype=float)
     zero = np.zeros(robot.nv)
@@ -159,11 +159,12 @@ def certification_rate(robot: Robot, settings: CertifierSettings, plans, lower, 
     return {"certified": int(certified), "sampled_feasible": int(feasible), "plans": len(plans)}
 
 
-def measure(robot_name: str = "kinova_gen3", n_plans: int = 20, seed: int = 0, payload: str = "dumbbell_5lb",
+def measure(robot_name: str = "kinova_gen3", n_plans: int = 20, seed: int = 0, payload: str | None = None,
             fraction: float = 0.5) -> dict:
     """All figures for one robot: timing, tightness and certification rate with the profile's prior
-    payload box and with a box shrunk around the true payload."""
+    payload box and with a box shrunk around the true payload (default: the profile's simulated one)."""
     robot = load_robot(robot_name)
+    payload = payload or robot.profile["payload"]["sim"]
     settings = CertifierSettings.from_profile(robot)
     plans = modest_plans(robot, n_plans, seed, fraction)
     prior = robot.payload_prior()

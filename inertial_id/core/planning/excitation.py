@@ -57,7 +57,7 @@ class PayloadExcitation:
         self.T_JP = params.transform_matrix(frame.placement)          # pi_joint = T_JP pi_payload
         noise = NoiseModel.from_profile(robot.profile)
         self.torque_relative, self.torque_absolute_Nm = noise.torque_relative, noise.torque_absolute_Nm
-        self.model_error_Nm = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
+        self.model_error_Nm = float(robot.profile["noise"]["model_error_Nm"])
         lower, upper = robot.payload_prior()
         self.payload_guess = 0.5 * (np.asarray(lower, float) + np.asarray(upper, float))
         # a joint without a stated error still has one: never divide by zero

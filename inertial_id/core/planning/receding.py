@@ -171,7 +171,7 @@ class RecedingHorizon:
             raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
         self.tube = tube_margins(cert_settings, robot.nv)
         self.monitor = TubeMonitor(self.tube, robot.position_lower, robot.position_upper, robot.velocity_limit,
-                                   robot.profile.get("noise", {}).get("velocity_rad_s", 0.0))
+                                   robot.profile["noise"]["velocity_rad_s"])
         self.F_prev = self.excitation.no_information()
         self.state, self.message = S.IDLE, "waiting for a start request"
         self.segments: list[Segment] = []

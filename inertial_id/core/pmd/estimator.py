@@ -47,9 +47,9 @@ class PmdEstimator:
     @classmethod
     def from_payload_profile(cls, payload: dict, X_SP: pin.SE3 | None = None, base_dir=None):
         """From a profile's ``payload:`` mapping (needs ``shape``; ``pmd`` options optional)."""
-        if "shape" not in payload:
+        if not payload.get("shape"):
             raise ValueError("method 'pmd' needs 'payload: shape:' in the robot profile")
-        options = payload.get("pmd", {})
+        options = payload.get("pmd") or {}
         return cls(payload["shape"], X_SP, float(options.get("c1", C1_SIMULATION)),
                    float(options.get("lambda", LAMBDA)), base_dir)
 

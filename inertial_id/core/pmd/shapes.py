@@ -191,7 +191,7 @@ def shape_from_dict(spec: dict, base_dir: str | Path | None = None) -> tuple[Sha
         shape = load_mesh(path, _positive(spec, "scale") if "scale" in spec else 1.0)
     else:
         raise ShapeError(f"unknown shape type '{kind}' (box, cylinder, sphere, composite, mesh)")
-    pose = spec.get("pose", {})
+    pose = spec.get("pose") or {}
     X_PO = pin.SE3(pin.rpy.rpyToMatrix(*_vector3(pose, "rpy")), _vector3(pose, "xyz"))
     return shape, X_PO
 

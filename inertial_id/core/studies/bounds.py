@@ -141,7 +141,7 @@ def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.
     true_model = perturbed_model(robot.model, rng)
     t, q, qd, tau = simulate(robot, pi, true_model, seed, noise_factor)
     noise = NoiseModel.from_profile(robot.profile)
-    model_error = float(robot.profile.get("noise", {}).get("model_error_Nm", 0.0))
+    model_error = float(robot.profile["noise"]["model_error_Nm"])
     estimators = {m: BOUND_METHODS[m](robot, PAYLOAD_PRIOR_LOWER, PAYLOAD_PRIOR_UPPER, window=WINDOW) for m in methods}
     windows = MomentumWindows(robot, WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
     per_update = int(round(update_period_s * STEP_HZ))
