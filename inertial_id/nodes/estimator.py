@@ -14,7 +14,6 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..core import params
 from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS, make_estimator
 from ..core.estimators.intake import Skipped, check_rows
@@ -49,6 +48,24 @@ LAST_STAMP_KEY = "intake_last_stamp_s"
 ESTIMATE_QOS = KEPT_QOS
 
 
+class RecentKeys:
+    """The last ``size`` keys seen, with a constant-time membership test."""
+
+    def __init__(self, size: int):
+        self.order: deque = deque(maxlen=size)
+        self.members: set = set()
+
+    def add(self, key) -> bool:
+        """Remember ``key``; False when it is among the last ``size`` already."""
+        if key in self.members:
+            return False
+        if len(self.order) == self.order.maxlen:
+            self.members.discard(self.order[0])
+        self.order.append(key)
+        self.members.add(key)
+        return True
+
+
 class EstimatorNode(ManagedNode):
     """Row intake runs in the executor and only checks and queues; a worker thread owns the
     estimator (folds rows in, updates the bounds, solves for the estimate, saves the state), so a
@@ -74,7 +91,7 @@ class EstimatorNode(ManagedNode):
                                      "the guaranteed bounds are updated every this much data time (row stamps), s; "
                                      "rows left over when the stream stops, after as much time without rows",
                                      low=1e-3, high=3600.0)
-        self.publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s",
+        publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s",
                                       low=1e-3, high=3600.0)
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "rows stamped further ahead of this node's clock are dropped",
@@ -82,11 +99,9 @@ class EstimatorNode(ManagedNode):
         state_file = declare(self, "state_file", "default",
                              "where the estimator state is kept across restarts: a path, 'default' "
                              "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
-        self.state_max_age = declare(self, "state_max_age_s", 600.0,
-                                     "a saved state older than this belongs to another session: not restored",
-                                     low=0.0)
+        state_max_age = declare(self, "state_max_age_s", 600.0,
+                                "a saved state older than this belongs to another session: not restored", low=0.0)
         self.limits = RowLimits.from_robot(self.robot)
-        self.names = params.parameter_names("payload")
         self.drops = DropCounter(self)
         self.state_path = default_state_path(self.robot.name, self.method) if state_file == "default" else \
             (None if state_file in ("", "none") else state_file)
@@ -96,7 +111,7 @@ class EstimatorNode(ManagedNode):
         self.restored = False
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
         self.resume_after_s = None        # after a restore: rows up to this stamp are in the state
-        self._restore()
+        self._restore(state_max_age)
         self.queue: deque = deque()          # ("rows", args) | ("reset", None); appends are thread-safe
         self.wake = threading.Event()
         self.stopping = threading.Event()
@@ -112,12 +127,11 @@ class EstimatorNode(ManagedNode):
         self.payload_outputs = PayloadOutputs(self, self.robot.profile, self.drops)   # inertia, ~/apply
         self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_IN_QOS,
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
-        self._seen: deque = deque(maxlen=SEEN_MESSAGES)      # (stamp, kind, rows) of recent messages
-        self._seen_set: set = set()
+        self.seen = RecentKeys(SEEN_MESSAGES)       # (stamp, kind, rows) of recent messages
         if self.restored:
             self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_CATCH_UP_QOS)
         self.create_service(Trigger, "~/reset", self.on_reset)
-        self.create_timer(self.publish_period, self.publish)
+        self.create_timer(publish_period, self.publish)
         self.schedule = UpdateSchedule(self.bounds_period)
         self.rows_since_tick = -1
         self.create_timer(self.bounds_period, self._idle_tick)
@@ -132,12 +146,12 @@ class EstimatorNode(ManagedNode):
         return {"method": self.method, "robot": self.robot.name, "columns": list(self.estimator.column_names),
                 "prior_lower": lo.tolist(), "prior_upper": hi.tolist()}
 
-    def _restore(self) -> None:
+    def _restore(self, max_age_s: float) -> None:
         """Continue from the saved state if it is intact and ours; a damaged one is moved aside and
         the estimator starts from the prior, saying so (log and /diagnostics)."""
         if self.state_path is None:
             return
-        state, why, moved = load_state(self.state_path, self._state_header(), self.state_max_age)
+        state, why, moved = load_state(self.state_path, self._state_header(), max_age_s)
         last_stamp = state.pop(LAST_STAMP_KEY, None) if state is not None else None
         if state is not None:
             try:
@@ -189,12 +203,8 @@ class EstimatorNode(ManagedNode):
     def on_rows(self, msg) -> None:
         if self.restored:
             key = (msg.header.stamp.sec, msg.header.stamp.nanosec, msg.kind, msg.rows)
-            if key in self._seen_set:           # the same message through the other subscription
+            if not self.seen.add(key):          # the same message through the other subscription
                 return
-            if len(self._seen) == self._seen.maxlen:
-                self._seen_set.discard(self._seen[0])
-            self._seen.append(key)
-            self._seen_set.add(key)
             if self.resume_after_s is not None and \
                     msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec <= self.resume_after_s:
                 self.drops.ignore("already_in_saved_state")

@@ -52,6 +52,7 @@ import numpy as np
 
 from .bezier import BezierPlan
 from .config import PlannerSettings
+from .estimate_gate import DISJOINT, EstimateGate
 from .excitation import PayloadExcitation
 from .monitor import TubeMonitor
 from .optimizer import PlanRequest, PlanResult, cached_certify, tube_margins
@@ -146,6 +147,21 @@ class Command:
 
 
 @dataclass
+class _Run:
+    """What one start sets: where it started, its deadlines, how it is to end."""
+    q_start: np.ndarray
+    hold_deadline: float                   # the start fails unless a hold certifies by then
+    time_budget_s: float
+    time_budget_end: float = np.inf        # set once the hold certifies
+    hold_box: tuple | None = None          # the box the hold was last tried with
+    first_attempts: int = 0
+    first_request: PlanRequest | None = None
+    final_state: PlannerState = PlannerState.DONE
+    final_message: str = "done"
+    brake_reason: str | None = None        # a fault braking on the executing plan: try a shorter one
+
+
+@dataclass
 class _Pending:
     id: int
     request: PlanRequest | None    # built (box, information so far) when issued
@@ -166,9 +182,7 @@ class RecedingHorizon:
         self.cert_settings = cert_settings
         self.certify = certify_fn or cached_certify(robot, cert_settings)
         self.excitation = PayloadExcitation(robot)
-        self.lower, self.upper = (np.asarray(x, dtype=float).copy() for x in robot.payload_prior())
-        if not (np.all(np.isfinite(self.lower)) and np.all(np.isfinite(self.upper))):
-            raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
+        self.gate = EstimateGate(*robot.payload_prior())
         self.tube = tube_margins(cert_settings, robot.nv)
         self.monitor = TubeMonitor(self.tube, robot.position_lower, robot.position_upper, robot.velocity_limit,
                                    robot.profile["noise"]["velocity_rad_s"])
@@ -184,63 +198,43 @@ class RecedingHorizon:
         self.last_certificate = None
         self.box_log_volume: list[float] = []
         self._stale = False                        # joint states stale at the last tick
-        self.rejected_estimates = 0                # estimates not used (bounds not guaranteed, ...)
-        self.rejected_why = ""
-        self.distrust = ""                         # why the newest estimate forbids motion ('' if it does not)
-        self._guaranteed_seen = False              # an estimate with guaranteed bounds has arrived
-        self._trusted_since_start = False          # an estimate narrowing the prior box since the last start
-        self._prior = (self.lower.copy(), self.upper.copy())
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
-        self._final_state = S.DONE
-        self._final_message = "done"
-        self._brake_reason: str | None = None      # a fault braking on the executing plan: try a shorter one
-        self._time_budget_end = np.inf
+        self._run = _Run(np.zeros(robot.nv), -np.inf, np.inf)     # replaced by every start
         self._before = None                        # the timeline as last sent (withdraw)
         self.brake_compute_s = 0.0                 # wall time the last braking plan took to certify
-        self._first_request: PlanRequest | None = None
+
+    @property
+    def lower(self) -> np.ndarray:
+        """Lower corner of the payload box in use (:class:`~.estimate_gate.EstimateGate`)."""
+        return self.gate.lower
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Upper corner of the payload box in use."""
+        return self.gate.upper
 
     # --- inputs ----------------------------------------------------------------------------------
 
     def update_box(self, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> bool:
         """Intersect the box in use with an estimate's bounds; False (box unchanged) when the
-        estimate does not qualify or contradicts the box."""
-        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-        if not (bounds_guaranteed and data_consistent):
-            self.rejected_estimates += 1
-            self.rejected_why = "bounds not guaranteed" if not bounds_guaranteed else "data inconsistent"
-            return False
-        if lower.shape != self.lower.shape or upper.shape != self.upper.shape or \
-                not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-            return False
-        lo, hi = np.maximum(self.lower, lower), np.minimum(self.upper, upper)
-        if np.any(lo > hi):
-            self.message = "an estimate's bounds do not intersect the box in use; ignored"
-            return False
-        self.lower, self.upper = lo, hi
-        return True
+        estimate does not qualify or contradicts the box (:meth:`.EstimateGate.update`)."""
+        if self.gate.update(lower, upper, bool(bounds_guaranteed), bool(data_consistent)):
+            return True
+        if self.gate.refusal == DISJOINT:
+            self.message = DISJOINT
+        return False
 
     def on_estimate(self, t: float, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> Command | None:
-        """An estimate at time ``t``: its box is used when it qualifies (:meth:`update_box`); when its
-        data are inconsistent, its bounds stop being guaranteed or it contradicts the box in use, the
-        certificates rest on a box the data no longer support: brake now (certified braking from the
-        desired state) and refuse to start until an estimate is trusted again."""
-        bounds_guaranteed, data_consistent = bool(bounds_guaranteed), bool(data_consistent)
-        disjoint = False
-        if self.update_box(lower, upper, bounds_guaranteed, data_consistent):
-            self.distrust = ""
-            # a box still equal to the prior rests on no data yet (the estimator holds its first rows)
-            self._trusted_since_start |= bool(np.any(self.lower > self._prior[0]) or np.any(self.upper < self._prior[1]))
-        elif not data_consistent:
-            self.distrust = "the estimator reports data inconsistent with its error bounds"
-        elif not bounds_guaranteed and self._guaranteed_seen:
-            self.distrust = "the estimator's bounds stopped being guaranteed"
-        else:
-            disjoint = self.message.startswith("an estimate's bounds do not intersect")
-            if disjoint:
-                self.distrust = "an estimate's bounds exclude the box the plans were certified for"
-        self._guaranteed_seen |= bounds_guaranteed and not disjoint
-        if self.distrust and self.state in (S.PLANNING, S.EXECUTING) and not self.faulted:
-            return self.fault(t, f"stopped on the estimate: {self.distrust}")
+        """An estimate at time ``t``: its box is used when it qualifies; when its data are
+        inconsistent, its bounds stop being guaranteed or it contradicts the box in use, the
+        certificates rest on a box the data no longer support (:meth:`.EstimateGate.judge`): brake
+        now (certified braking from the desired state) and refuse to start until an estimate is
+        trusted again."""
+        self.gate.judge(lower, upper, bounds_guaranteed, data_consistent)
+        if self.gate.refusal == DISJOINT:
+            self.message = DISJOINT
+        if self.gate.distrust and self.state in (S.PLANNING, S.EXECUTING) and not self.faulted:
+            return self.fault(t, f"stopped on the estimate: {self.gate.distrust}")
         return None
 
     def start(self, t: float, q, time_budget_s: float = np.inf) -> bool:
@@ -251,29 +245,26 @@ class RecedingHorizon:
         if self.state in MOVING:
             self.message = f"start ignored: already {self.state}"
             return False
-        if self.distrust:
-            self.message = f"not starting: {self.distrust}"
+        if self.gate.distrust:
+            self.message = f"not starting: {self.gate.distrust}"
             return False
-        self._q_start = np.asarray(q, dtype=float).copy()
+        self._run = _Run(np.asarray(q, dtype=float).copy(), t + self.settings.hold_wait_s, time_budget_s)
         self.segments = []                         # nothing commanded until a hold certifies
         self.monitor.reset()
         self._scheduled = None
-        self._hold_deadline = t + self.settings.hold_wait_s
-        self._time_budget_s = time_budget_s
         self.pending = None
         self.plans = 0
-        self._final_state = S.DONE
-        self._brake_reason = None
-        self._trusted_since_start = False
+        self.gate.restart()
         self.box_log_volume = []
         self._enter(S.PLANNING, "certifying holding still at the start position")
         return self._try_hold(t)
 
     def _try_hold(self, t: float) -> bool:
         """Certify holding still at the start position; on success request the first plan."""
-        q = self._q_start
-        if self.wait_for_estimate and not self._trusted_since_start:
-            self._hold_box = None
+        run = self._run
+        q = run.q_start
+        if self.wait_for_estimate and not self.gate.narrowed:
+            run.hold_box = None
             return self._wait(t, "not moving: no estimate since the start whose bounds are guaranteed, data "
                                  "consistent and narrower than the prior", "an estimate")
         hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
@@ -281,25 +272,25 @@ class RecedingHorizon:
         cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
         self.brake_compute_s = time.perf_counter() - started     # what a braking plan will cost, at first
         self.last_certificate = cert
-        self._hold_box = (self.lower.copy(), self.upper.copy())
+        run.hold_box = (self.lower.copy(), self.upper.copy())
         if not cert.certified:
             return self._wait(t, "not moving: holding still at the current position is not certified with the "
                                  f"current payload box ({cert.reason})", "tighter guaranteed bounds")
         self.segments = [Segment(t, hold, "brake", cert)]
-        self._time_budget_end = t + self._time_budget_s
+        run.time_budget_end = t + run.time_budget_s
         z = np.zeros_like(q)
         # nothing moves while the first plan is made: it may take longer than a switch allows
         self.pending = _Pending(next(self._ids), replace(self._request(q, z, z, q), deadline_s=FIRST_PLAN_DEADLINE_FACTOR
                                                           * self.settings.deadline_s), None)
-        self._first_attempts = 0
+        run.first_attempts = 0
         self.message = "planning the first exciting plan"
         return True
 
     def _wait(self, t: float, why: str, for_what: str) -> bool:
         """Nothing moves yet because of ``why``: fail at the hold deadline (False), else keep waiting."""
-        if self.rejected_estimates:
-            why += f"; {self.rejected_estimates} estimates not used ({self.rejected_why})"
-        if t >= self._hold_deadline:
+        if self.gate.rejected:
+            why += f"; {self.gate.rejected} estimates not used ({self.gate.rejected_why})"
+        if t >= self._run.hold_deadline:
             self._enter(S.FAILED, why)
             return False
         self.message = f"{why}; waiting up to {self.settings.hold_wait_s:.1f} s for {for_what}"
@@ -332,15 +323,15 @@ class RecedingHorizon:
                 self.message = "joint states stale: not moving yet, planning again"
                 return None
             if not result.certified:
-                self._first_attempts += 1
-                if self._first_attempts < FIRST_PLAN_ATTEMPTS:
+                self._run.first_attempts += 1
+                if self._run.first_attempts < FIRST_PLAN_ATTEMPTS:
                     self.pending = _Pending(next(self._ids), replace(p.request, seed=p.request.seed + 1), None)
                     self.message = f"no exciting plan certified from rest yet ({result.reason}); trying again"
                     return None
                 self._enter(S.FAILED, f"not moving: no exciting plan certified from rest ({result.reason})")
                 return None
             start = t + self.settings.command_lead_s
-            self._first_request = p.request
+            self._run.first_request = p.request
             self.segments = [Segment(start, result.plan, "excite", result.certificate)]
             self._accepted(start)
             return Command(start, self.end_time, "first plan", takes_effect=start, kind="first")
@@ -369,16 +360,17 @@ class RecedingHorizon:
                 if breach:
                     return self.fault(t, breach)
         if self.state == S.PLANNING and self.pending is None:     # waiting for a box that certifies a hold
-            box_changed = self._hold_box is None or not (np.array_equal(self._hold_box[0], self.lower)
-                                                         and np.array_equal(self._hold_box[1], self.upper))
-            if box_changed or t >= self._hold_deadline:
+            hold_box = self._run.hold_box
+            box_changed = hold_box is None or not (np.array_equal(hold_box[0], self.lower)
+                                                   and np.array_equal(hold_box[1], self.upper))
+            if box_changed or t >= self._run.hold_deadline:
                 self._try_hold(t)
             return None
         if self.state not in (S.EXECUTING, S.BRAKING):
             return None
         self._record_start(t)
         if self._stale:
-            if self._final_state != S.FAILED:
+            if self._run.final_state != S.FAILED:
                 return self.fault(t, f"joint states stale ({joint_state_age_s:.3f} s)")
         if self.pending is not None and self.pending.switch_time is not None and \
                 t + self.settings.command_lead_s > self.pending.switch_time:
@@ -387,7 +379,7 @@ class RecedingHorizon:
             self.fallbacks += 1
             self._brake_on_executing("planning missed its deadline: braking on the executing plan")
         if self.pending is None and t >= self.end_time:
-            self._enter(self._final_state, self._final_message)
+            self._enter(self._run.final_state, self._run.final_message)
             return None
         return None
 
@@ -414,10 +406,10 @@ class RecedingHorizon:
             return None       # a stop or a second fault changes nothing while a fault brakes
         self._snapshot()
         self.pending = None
-        self._final_state = final_state
+        self._run.final_state = final_state
         if self.state == S.PLANNING:
             self._enter(final_state, f"{reason}: not moving")
-            self._final_message = self.message
+            self._run.final_message = self.message
             return None
         t_effect = t + self.settings.command_lead_s
         dropped = [s.start for s in self.segments[1:] if s.start > t_effect]
@@ -429,7 +421,7 @@ class RecedingHorizon:
             self._set_braking(f"{reason}: at rest")
             return None
         self._set_braking(f"{reason}: braking on the executing plan")
-        self._brake_reason = reason
+        self._run.brake_reason = reason
         return Command(t, self.end_time, reason, takes_effect=min(dropped, default=t_effect))
 
     def shorter_brake(self, t: float) -> Command | None:
@@ -437,7 +429,7 @@ class RecedingHorizon:
         the executing plan, from the desired state ``command_lead_s`` plus twice the wall time the last
         certification took ahead (wall seconds: conservative on a simulation running slower than real
         time); None when nothing shorter certifies (the arm brakes on the executing plan)."""
-        reason, self._brake_reason = self._brake_reason, None
+        reason, self._run.brake_reason = self._run.brake_reason, None
         if reason is None or self.state != S.BRAKING:
             return None
         t_b = t + self.settings.command_lead_s + 2.0 * self.brake_compute_s
@@ -464,7 +456,7 @@ class RecedingHorizon:
         self.pending = None
         if cmd.kind == "first":
             self._enter(state, self.message)
-            self.pending = _Pending(next(self._ids), self._first_request, None)
+            self.pending = _Pending(next(self._ids), self._run.first_request, None)
             self.message = f"first plan withheld ({why}): planning again"
         elif cmd.kind == "next":
             self.fallbacks += 1
@@ -483,7 +475,7 @@ class RecedingHorizon:
     @property
     def faulted(self) -> bool:
         """A fault has been raised since the last start (the motion ends in ``failed``)."""
-        return self._final_state == S.FAILED
+        return self._run.final_state == S.FAILED
 
     # --- timeline ------------------------------------------------------------------------------
 
@@ -535,9 +527,6 @@ class RecedingHorizon:
                            self.lower.copy(), self.upper.copy(), self.F_prev.copy(), seed=self.plans,
                            anchor=np.asarray(anchor, float))
 
-    def _log_volume(self) -> float:
-        return float(np.sum(np.log(np.maximum(self.upper - self.lower, 1e-12))))
-
     def _accepted(self, start: float) -> None:
         """Plan accepted to start at ``start``: count its executed part, request the next one."""
         self.plans += 1
@@ -550,7 +539,7 @@ class RecedingHorizon:
         stop = self._stop_reason(switch)
         if stop:
             self.message = f"executing the final plan {self.plans}: {stop}"
-            self._final_message = f"done after {self.plans} plans: {stop}"
+            self._run.final_message = f"done after {self.plans} plans: {stop}"
             return
         q, qd, qdd = seg.plan.evaluate([self.settings.replan_s])
         rest = seg.plan.control_points[-1]
@@ -563,13 +552,13 @@ class RecedingHorizon:
         seg = self._scheduled
         if seg is not None and t >= seg.start:
             self._scheduled = None
-            self.box_log_volume.append(self._log_volume())
+            self.box_log_volume.append(self.gate.log_volume())
 
     def _stop_reason(self, switch: float) -> str:
         s = self.settings
         if self.plans >= s.max_plans:
             return f"{s.max_plans} plans made"
-        if switch + s.horizon_s > self._time_budget_end:
+        if switch + s.horizon_s > self._run.time_budget_end:
             return "time budget reached"
         h = self.box_log_volume
         if len(h) > s.stop_patience and h[-1 - s.stop_patience] - h[-1] < s.stop_shrink:
@@ -577,13 +566,13 @@ class RecedingHorizon:
         return ""
 
     def _brake_on_executing(self, why: str) -> None:
-        self._final_state = S.DONE
+        self._run.final_state = S.DONE
         self._set_braking(why)
 
     def _set_braking(self, why: str) -> None:
         self.pending, self._scheduled = None, None
         self._enter(S.BRAKING, why)
-        self._final_message = f"stopped: {why}"
+        self._run.final_message = f"stopped: {why}"
 
     def _brake_durations(self, remaining: float) -> list[float]:
         """Braking durations to try, shortest first: only those shorter than ``remaining``."""
