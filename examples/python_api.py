@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from inertial_id.api import identify_robot, load_robot, payload_bounds, payload_bounds_from_bag
-from inertial_id.core import bags
-from inertial_id.core.model import payload_params
+from inertial_id.core.data import bags
+from inertial_id.core.robot.model import payload_params
 
 
 def payload_example(workdir: Path) -> bool:
@@ -38,7 +38,7 @@ def payload_example(workdir: Path) -> bool:
 
 
 def robot_example() -> bool:
-    from inertial_id.core import closed_chain as cc
+    from inertial_id.core.robot import closed_chain as cc
     from inertial_id.core.identification import problem as P
     from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
     robot = load_robot("kinova_gen3")

@@ -7,7 +7,7 @@
 
 Each runs exactly what the nodes and the ``estimate`` / ``identify`` commands run (the builder's
 row formation, the estimator's update schedule, the whole-robot identification), so their results are
-the same. Conventions (:mod:`inertial_id.core.params`): per-body parameters in pinocchio order
+the same. Conventions (:mod:`inertial_id.core.robot.params`): per-body parameters in pinocchio order
 ``[m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the body frame's origin, SI units.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core.model import Robot, load_robot
+from .core.robot.model import Robot, load_robot
 from .core.offline import BOUNDS_PERIOD_S, RowIntake, estimate_from_bag, rows_from_stream
 
 __all__ = ["PayloadBounds", "RobotIdentification", "identify_robot", "load_robot", "payload_bounds",
@@ -77,7 +77,7 @@ def payload_bounds(robot, t_s, q_rad, qd_rad_s, tau_Nm=None, wrench=None, method
     """Payload bounds from sensor samples as arrays, as the builder and estimator nodes compute them.
 
     ``robot``: a profile name (``"kinova_gen3"``, ``"xarm7"``), a profile YAML path or a
-    :class:`~inertial_id.core.model.Robot`. ``t_s`` (N,) increasing stamps; ``q_rad``, ``qd_rad_s``
+    :class:`~inertial_id.core.robot.model.Robot`. ``t_s`` (N,) increasing stamps; ``q_rad``, ``qd_rad_s``
     and ``tau_Nm`` (measured joint torques, for torque-sensing profiles) (N, n_joints) in the
     profile's joint order; ``wrench`` ``(t_s (M,), [force; torque] (M, 6))`` in the F/T sensor
     frame, for profiles with a wrist sensor. ``method``: default the profile's
@@ -119,8 +119,8 @@ class RobotIdentification:
 
 def _chain(model: str):
     """(closed chain, rotor inertias) of a profile name, profile YAML or URDF path."""
-    from .core import closed_chain as cc
-    from .core import model as robot_model
+    from .core.robot import closed_chain as cc
+    from .core.robot import model as robot_model
     if str(model).endswith(".urdf"):
         return cc.ClosedChain(robot_model.build_model_from_urdf(model)), {}
     profile = robot_model.load_profile(model)
@@ -133,11 +133,11 @@ def identify_robot(model: str, runs, validate=(), method: str = "lmi", friction:
 
     ``model``: a built-in model, a profile (``"kinova_gen3"``, ``"digit_leg"``, closed chains too) or a
     URDF path. ``runs`` / ``validate``: run folders (``t.csv``, ``q.csv``, ``qd.csv``, ``tau.csv``),
-    rosbag2 folders, or :class:`~inertial_id.core.data_io.Run` objects built from arrays.
+    rosbag2 folders, or :class:`~inertial_id.core.data.data_io.Run` objects built from arrays.
     ``method``: ``ls``, ``wls``, ``irls`` or ``lmi`` (physically consistent SDP);
     ``regularization_weight`` (lmi): weight of the pull toward the nominal inertials, ``None``
     to choose it on held-out parts of ``runs``. ``cutoff_hz``: zero-phase low-pass (default none)."""
-    from .core.data_io import Pipeline, Run, read_run
+    from .core.data.data_io import Pipeline, Run, read_run
     from .core.identification import plausible, problem as P, selection, solvers, validation
     chain, rotor = _chain(model)
     pipeline = Pipeline(cutoff_hz)

@@ -26,11 +26,11 @@ MAX_EFFORT_DELAY_S = 0.3
 SOLVERS = ("ls", "wls", "irls", "lmi")
 DEFAULT_LMI_MARGIN = 1e-8
 
-# The PMD study (inertial_id.core.studies.pmd): Table II wrench noise, standard deviations of
+# The PMD study (inertial_id.studies.pmd): Table II wrench noise, standard deviations of
 # (force N, torque N m).
 PMD_NOISE_LEVELS = {"low": (0.05, 0.0025), "moderate": (0.1, 0.005), "high": (0.33, 0.0067)}
 
-# The static baseline (inertial_id.core.studies.static_baseline). Offsets (rad) of the last three
+# The static baseline (inertial_id.studies.static_baseline). Offsets (rad) of the last three
 # joints from the profile's home posture, one pose a row: the flange pitched both ways and rolled, so
 # gravity takes distinct directions in the payload frame. A run uses the first BASELINE_POSES.
 BASELINE_POSES = 6
@@ -45,7 +45,7 @@ BASELINE_WRIST_OFFSETS_RAD = (
     (-1.2, 0.4, 0.0),
 )
 
-# The real-data study (inertial_id.core.studies.realdata): the payload masses added to the recorded
+# The real-data study (inertial_id.studies.realdata): the payload masses added to the recorded
 # runs (kg; 4, 6 and 8 lb) and the bootstrap's replicates.
 REALDATA_MASSES_KG = (1.81, 2.72, 3.63)
 REALDATA_BOOTSTRAP_REPLICATES = 200

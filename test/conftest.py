@@ -43,7 +43,7 @@ def rng():
 
 def random_params(rng, consistent=True):
     """A random parameter vector (pinocchio order) of a physically consistent rigid body."""
-    from inertial_id.core import params
+    from inertial_id.core.robot import params
     m = rng.uniform(0.2, 5.0)
     c = rng.normal(scale=0.2, size=3)
     B = rng.normal(scale=0.1, size=(3, 3))
@@ -58,9 +58,9 @@ def random_params(rng, consistent=True):
 def gen3():
     """(chain, layout, theta) of the Kinova Gen3 for whole-robot identification: nominal inertials,
     friction [Fc, Fv, Ia, beta] = [0.5, 1.0, 0.3, 0.1] on every joint."""
-    from inertial_id.core import closed_chain as cc
+    from inertial_id.core.robot import closed_chain as cc
     from inertial_id.core.identification import problem as P
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     robot = load_robot("kinova_gen3")
     chain = cc.chain_from_profile(robot.model, robot.profile)
     layout = P.make_layout(chain, True)

@@ -12,7 +12,7 @@ import numpy as np
 
 from inertial_id.core.estimators.consistent import SolverFailure
 from inertial_id.core.estimators.factory import make_estimator
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot.model import load_robot
 
 # what the estimator node catches and counts (nodes/estimator.py NUMERICAL_FAILURES)
 NUMERICAL = (np.linalg.LinAlgError, FloatingPointError, ArithmeticError, SolverFailure)

@@ -77,7 +77,7 @@ def start_replay_pipeline(ros_env: dict, log_dir, lossless_inputs: bool = False)
     """regressor_builder and estimator (guaranteed, no state file) as processes on simulated time,
     and a monitor node; returns (processes, monitor) once the nodes listen and publish.
     ``lossless_inputs``: the builder takes reliable sensor streams reliably (keep all)."""
-    from inertial_id.core import bags
+    from inertial_id.core.data import bags
     from inertial_id.nodes.launch import start_node_set
     from inertial_id.nodes.monitor import MonitorNode
     sim_time = {"use_sim_time": True}
@@ -176,7 +176,7 @@ def planner_test_profile(tmp_path):
     hold still, and a command lead a test process standing in for the arm can meet."""
     import yaml
 
-    from inertial_id.core.model import load_profile, load_robot
+    from inertial_id.core.robot.model import load_profile, load_robot
     from inertial_id.core.planning.config import PlannerSettings
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
     # still with it is certified (leaning back, wrist turned), for a payload known to be light (at most
@@ -234,7 +234,7 @@ def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_res
     ``bag`` plays with /clock at ``rate``, once it covers the samples the offline run
     (``offline.estimate_from_bag``'s ``result, info``) used; checked on the way: the builder drops
     exactly what the offline path drops, nothing lost in transport."""
-    from inertial_id.core import bags
+    from inertial_id.core.data import bags
     from inertial_id.nodes.monitor import MonitorNode
     from inertial_id.nodes.replay import replay
     from test_launch import start_launch, stop

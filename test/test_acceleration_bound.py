@@ -5,11 +5,11 @@ a box labelled guaranteed."""
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
-from inertial_id.core.acceleration_bound import HELD_VELOCITY_RAD_S, acceleration_error_bound, reversal_joints
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
+from inertial_id.core.signals.acceleration_bound import HELD_VELOCITY_RAD_S, acceleration_error_bound, reversal_joints
 from inertial_id.core.offline import RowIntake, rows_from_stream
-from inertial_id.core.sensors import NoiseModel, SensorNoise
+from inertial_id.core.signals.sensors import NoiseModel, SensorNoise
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import excitation_from_profile
 

@@ -8,8 +8,10 @@ import yaml
 
 from inertial_id.cli import main
 from inertial_id.cli.record_sim import record
-from inertial_id.core import bags, offline, params
-from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.data import bags
+from inertial_id.core import offline
+from inertial_id.core.robot import params
+from inertial_id.core.robot.model import load_robot, payload_params
 
 STORAGES = ("mcap", "sqlite3")
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core import bags
-from inertial_id.core.data_io import Run, read_run, write_run
+from inertial_id.core.data import bags
+from inertial_id.core.data.data_io import Run, read_run, write_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"
 

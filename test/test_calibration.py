@@ -13,7 +13,7 @@ import yaml
 from inertial_id.cli import main
 from inertial_id.core.calibration import CalibrationError, load_calibration
 from inertial_id.core.calibration.plateaus import PlateauDetector, find_plateaus
-from inertial_id.core.data_io import write_run
+from inertial_id.core.data.data_io import write_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"
 
@@ -23,7 +23,7 @@ def real_runs(tmp_path_factory):
     """Run folders and bags of the three real runs."""
     if not DATA.is_dir():
         pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
-    from inertial_id.core.studies.realdata import read_downsampled_runs
+    from inertial_id.studies.realdata import read_downsampled_runs
     root = tmp_path_factory.mktemp("gen3cal")
     folders, bags = [], []
     for run in read_downsampled_runs(DATA):
@@ -81,7 +81,7 @@ def test_uncalibrated_estimator_says_its_bounds_are_not_guaranteed(real_runs, ca
 
 
 def test_estimate_without_usable_data_exits_non_zero(tmp_path, capsys):
-    from inertial_id.core import bags
+    from inertial_id.core.data import bags
     store = bags.typestore()
     bag = tmp_path / "short"
     names = [f"joint_{k}" for k in range(1, 8)]
@@ -144,8 +144,8 @@ def _calibration(n=7):
 def test_windows_take_the_calibrated_bound_sign_and_exclusions():
     """Windows touching a flagged sample are dropped (counted), the others carry the calibrated bound,
     the torque enters with the calibrated sign, and none of it depends on how the stream is cut."""
-    from inertial_id.core.model import load_robot
-    from inertial_id.core.momentum import MomentumWindows
+    from inertial_id.core.robot.model import load_robot
+    from inertial_id.core.signals.momentum import MomentumWindows
     robot = load_robot("kinova_gen3")
     cal = _calibration()
     rng = np.random.default_rng(1)
@@ -170,7 +170,7 @@ def test_windows_take_the_calibrated_bound_sign_and_exclusions():
 
 
 def test_calibration_round_trip_and_robot_box(tmp_path):
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     robot = load_robot("kinova_gen3")
     cal = _calibration()
     cal.write(tmp_path / "c.yaml")
@@ -195,7 +195,7 @@ def test_calibrated_rows_live_equal_offline(real_runs, ros_env, tmp_path):
     pairs each state with the delayed effort exactly as ``estimate --bag`` does; the live estimate
     equals the offline one and contains 0 kg."""
     from inertial_id.core import offline
-    from inertial_id.core.model import load_profile, load_robot
+    from inertial_id.core.robot.model import load_profile, load_robot
     from ros_helpers import largest_relative_difference, live_estimate_of_bag
 
     folders, bag_paths = real_runs

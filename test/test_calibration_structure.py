@@ -19,9 +19,9 @@ import pytest
 
 from inertial_id.core.calibration.build import calibrate
 from inertial_id.core.calibration.fit import FEATURE_MARGIN
-from inertial_id.core.data_io import Run
-from inertial_id.core.model import load_robot
-from inertial_id.core.sensors import SensorNoise
+from inertial_id.core.data.data_io import Run
+from inertial_id.core.robot.model import load_robot
+from inertial_id.core.signals.sensors import SensorNoise
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import SampledTrajectory, fourier_excitation
 

@@ -8,8 +8,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import params
-from inertial_id.core.model import ProfileError, load_robot, payload_params
+from inertial_id.core.robot import params
+from inertial_id.core.robot.model import ProfileError, load_robot, payload_params
 from inertial_id.core.planning import collision, enclosure
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning.certifier import CertifierSettings, certify, limit_margins
@@ -350,8 +350,8 @@ def test_a_tilted_base_is_one_profile_entry_the_certifier_and_the_regressors_fol
     gravity; the certifier's point enclosure at rest is pinocchio's RNEA with it, which differs from
     the upright arm's by far more than the enclosure's width, and the payload rows at rest predict the
     measured torques with it."""
-    from inertial_id.core.model import load_profile
-    from inertial_id.core.regressor import PayloadRegressor
+    from inertial_id.core.robot.model import load_profile
+    from inertial_id.core.robot.regressor import PayloadRegressor
     raw = {k: v for k, v in load_profile("kinova_gen3").items() if k != "_path"}
     raw["dynamics"] = {**raw["dynamics"], "gravity_m_s2": [-9.81, 0.0, 0.0]}
     robot = load_robot(raw)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.data_io import Run, write_run
+from inertial_id.core.data.data_io import Run, write_run
 
 LINK = """  <link name="{name}"><inertial><origin xyz="0.1 0 0"/><mass value="{mass}"/>
     <inertia ixx="0.01" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="0.01"/></inertial></link>

@@ -3,8 +3,8 @@ the Digit-like leg."""
 import numpy as np
 import pytest
 
-from inertial_id.core import closed_chain as cc
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import closed_chain as cc
+from inertial_id.core.robot import model as robot_model
 
 A_CRANK, B_COUPLER, C_ROCKER, D_GROUND = 0.1, 0.35, 0.3, 0.3   # config/urdf/four_bar.urdf
 

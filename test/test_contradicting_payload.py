@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from inertial_id.core.model import load_payloads, load_robot
+from inertial_id.core.robot.model import load_payloads, load_robot
 
 pytestmark = pytest.mark.ros
 

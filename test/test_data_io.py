@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core import closed_chain as cc
-from inertial_id.core import model as robot_model
-from inertial_id.core.data_io import DataError, Pipeline, Run, read_run, write_run
+from inertial_id.core.robot import closed_chain as cc
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.data.data_io import DataError, Pipeline, Run, read_run, write_run
 from inertial_id.core.identification import problem as P
 from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
 

@@ -189,8 +189,8 @@ def check_make(args: list[str]) -> None:
 
 def _suite_interfaces() -> dict[str, set[str]]:
     """node -> its service names, on every shipped arm profile (the simulator included)."""
-    from inertial_id.core.model import load_robot
-    from inertial_id.core.security_policy import node_interfaces
+    from inertial_id.core.robot.model import load_robot
+    from inertial_id.core.data.security_policy import node_interfaces
     nodes: dict[str, set[str]] = {}
     for robot in ("kinova_gen3", "xarm7"):
         for node, d in node_interfaces(load_robot(robot), sim=True).items():

@@ -10,12 +10,13 @@ import pytest
 
 from inertial_id.cli import main
 from inertial_id.cli.record_sim import record
-from inertial_id.core import bags, offline
-from inertial_id.core.driver_streams import (DriverEmulator, DriverModel, WrenchBuffer, max_gap_s,
-                                             pair_wrenches)
-from inertial_id.core.model import load_profile, load_robot
-from inertial_id.core.profile import ProfileError
-from inertial_id.core.sensor_inputs import JointStateParser, Rejected, wrap_to_pi
+from inertial_id.core.data import bags
+from inertial_id.core import offline
+from inertial_id.core.signals.driver_streams import (DriverEmulator, DriverModel, WrenchBuffer, max_gap_s,
+                                                     pair_wrenches)
+from inertial_id.core.robot.model import load_profile, load_robot
+from inertial_id.core.robot.profile import ProfileError
+from inertial_id.core.signals.sensor_inputs import JointStateParser, Rejected, wrap_to_pi
 
 
 @pytest.fixture(scope="module")

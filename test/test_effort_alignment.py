@@ -7,9 +7,9 @@ import yaml
 
 from inertial_id.core.calibration import CalibrationError, load_calibration
 from inertial_id.core.calibration.build import calibrate
-from inertial_id.core.data_io import Run
-from inertial_id.core.effort_alignment import EffortAlignment
-from inertial_id.core.model import load_robot
+from inertial_id.core.data.data_io import Run
+from inertial_id.core.signals.effort_alignment import EffortAlignment
+from inertial_id.core.robot.model import load_robot
 
 
 def _stream(n=300, nv=3, rate_hz=100.0):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.factory import MomentumEstimator, RowsEstimator, make_estimator
 
 

@@ -5,8 +5,8 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from std_srvs.srv import Trigger
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
 from inertial_id.nodes.common import RELIABLE_QOS, s_to_stamp
 from inertial_id.nodes.estimator import ESTIMATE_QOS
 from inertial_id.nodes.launch import start_node_set

@@ -6,14 +6,14 @@ import pathlib
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core import offline
 from inertial_id.core.estimators import factory
 from inertial_id.core.estimators.intake import CheckedRows, Skipped, check_rows
 from inertial_id.core.estimators.payload import PayloadEstimate
 from inertial_id.core.estimators.protocol import EstimationMethod, Estimator, method_class, method_names, register
 from inertial_id.core.estimators.row_checks import RowLimits
-from inertial_id.core.profile import ProfileError
+from inertial_id.core.robot.profile import ProfileError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "inertial_id"
 ROBOTS = ("kinova_gen3", "xarm7")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import random_params
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.estimators.batch import WeightedLeastSquares
 from inertial_id.core.estimators.bounds import IntervalBounds
 from inertial_id.core.estimators.consistent import InfeasibleError, consistent_estimate

@@ -2,7 +2,7 @@
 import numpy as np
 
 from inertial_id.cli.estimate import guarantee_notes
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.explain import prior_explanation
 from inertial_id.core.estimators.factory import make_estimator
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from inertial_id.cli import main
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
 from inertial_id.core.estimators.factory import make_estimator
-from inertial_id.core.payload_apply import com_interval
+from inertial_id.core.payload.payload_apply import com_interval
 from test_integrity_core import honest_wrench_rows
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from inertial_id.core import filtering
+from inertial_id.core.signals import filtering
 
 
 def test_central_difference_is_fourth_order_accurate():

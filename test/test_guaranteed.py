@@ -6,13 +6,13 @@ from scipy.optimize import linprog
 
 from conftest import random_params
 
-from inertial_id.core.studies import bounds as study
+from inertial_id.studies import bounds as study
 from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound, _RangeLP
 from inertial_id.core.estimators.guaranteed import GuaranteedEstimator, pseudo_inertia_diagonal_cuts
-from inertial_id.core.robot_box import robot_parameter_box
-from inertial_id.core.model import load_robot
-from inertial_id.core.momentum import robot_parameters
-from inertial_id.core.sensors import NoiseModel
+from inertial_id.core.robot.robot_box import robot_parameter_box
+from inertial_id.core.robot.model import load_robot
+from inertial_id.core.signals.momentum import robot_parameters
+from inertial_id.core.signals.sensors import NoiseModel
 from inertial_id.core.sim import Simulator
 
 

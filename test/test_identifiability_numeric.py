@@ -3,7 +3,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import builtin_models as bm
+from inertial_id.core.robot import builtin_models as bm
 from inertial_id.core.identifiability import kinematic_tree as kt
 from inertial_id.core.identifiability import numeric, rpna
 

@@ -3,8 +3,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import builtin_models as bm
-from inertial_id.core import params
+from inertial_id.core.robot import builtin_models as bm
+from inertial_id.core.robot import params
 from inertial_id.core.identifiability import kinematic_tree as kt
 from inertial_id.core.identifiability import numeric, rpna, spatial
 

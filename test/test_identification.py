@@ -3,9 +3,9 @@ parameter recovery, friction/rotor recovery under noise, physical consistency, s
 import numpy as np
 import pytest
 
-from inertial_id.core import closed_chain as cc
-from inertial_id.core import model as robot_model
-from inertial_id.core.data_io import Run
+from inertial_id.core.robot import closed_chain as cc
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.data.data_io import Run
 from inertial_id.core.identification import problem as P
 from inertial_id.core.identification import solvers, validation
 from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from inertial_id.core import filtering
-from inertial_id.core.data_io import DataError, Pipeline, Run, segment_bounds
+from inertial_id.core.signals import filtering
+from inertial_id.core.data.data_io import DataError, Pipeline, Run, segment_bounds
 
 
 def gapped_run(gaps=((300, 0.94), (700, 0.49)), n=1000, dt=0.01):

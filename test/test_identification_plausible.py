@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core import closed_chain as cc
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import closed_chain as cc
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.identification import plausible
 from inertial_id.core.identification import problem as P
 from inertial_id.core.identification import selection, solvers
 from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
-from inertial_id.core.params import com_from_params, params_from_com, pseudo_inertia
+from inertial_id.core.robot.params import com_from_params, params_from_com, pseudo_inertia
 
 from test_identification import leg, leg_run  # noqa: F401  (fixture and run generator)
 from test_real_gen3 import run_folders  # noqa: F401  (fixture; skips when the data are absent)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.model import _find_config, resolve_model_path
+from inertial_id.core.robot.model import _find_config, resolve_model_path
 
 
 def run_cli(argv, capsys) -> tuple[int, str]:
@@ -30,7 +30,7 @@ def assert_one_line(code, err):
 @pytest.fixture(scope="module")
 def bag(tmp_path_factory) -> Path:
     from inertial_id.cli.record_sim import record
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     out = tmp_path_factory.mktemp("bags") / "good"
     record(load_robot("xarm7"), "dumbbell_5lb", 0.3, out)
     return out
@@ -162,7 +162,7 @@ def test_impossible_models_and_profiles_are_refused(bag, tmp_path, capsys, case,
 
 def test_the_unchanged_profile_copy_is_accepted(tmp_path, capsys):
     """The copies above differ from a working profile only by the change each names."""
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     profile = xarm7_profile(tmp_path, urdf_edit=second_link(lambda s: s), text_edit=lambda t: t)
     assert load_robot(str(profile)).nv == 7
 
@@ -171,7 +171,7 @@ def test_any_damaged_record_is_a_bag_error(bag, tmp_path):
     """Eight 0xFF bytes written at 40 offsets across the MCAP file (a record length so damaged made
     rosbags raise OverflowError): reading the bag ends with a BagError or reads it, never with
     anything else (the commands turn a BagError into one line)."""
-    from inertial_id.core import bags
+    from inertial_id.core.data import bags
     path = tmp_path / "swept"
     shutil.copytree(bag, path)
     mcap = next(path.glob("*.mcap"))

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.bounds import HOLD_MIN_ROWS_PER_PARAMETER, IntervalBounds
 from inertial_id.core.estimators.factory import make_estimator
 from inertial_id.core.estimators.row_checks import NoiseFloors, RowLimits, unsolvable
-from inertial_id.core.row_builder import RowBuilder
+from inertial_id.core.signals.row_builder import RowBuilder
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import excitation_from_profile
 
@@ -34,7 +34,7 @@ def test_denormal_row_no_longer_kills_the_process(robot):
     ``guaranteed`` estimator, then update_bounds. Now refused (counted), the box stays the prior."""
     code = f"""
 import numpy as np
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot.model import load_robot
 from inertial_id.core.estimators.factory import make_estimator
 robot = load_robot("{robot}")
 est = make_estimator(robot, "guaranteed")

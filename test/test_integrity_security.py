@@ -1,4 +1,4 @@
-"""The SROS2 policy (core/security_policy.py) says exactly what each node does on the live graph:
+"""The SROS2 policy (core/data/security_policy.py) says exactly what each node does on the live graph:
 every topic a running node publishes or subscribes to and every service it offers is allowed by its
 enclave (else enforcement would break the suite), and the command services are callable only from
 the operator's enclave. Enforcement itself needs a Fast DDS built with its security plugins; the
@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from inertial_id.core import security_policy as sp
-from inertial_id.core.model import load_robot
+from inertial_id.core.data import security_policy as sp
+from inertial_id.core.robot.model import load_robot
 
 
 def allowed(policy: str) -> dict:

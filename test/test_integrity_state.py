@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.factory import make_estimator
 from inertial_id.core.estimators.persistence import FORMAT_VERSION, default_state_path, load_state, save_state
 from inertial_id.core.estimators.schedule import UpdateSchedule

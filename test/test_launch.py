@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot.model import load_robot
 
 from ros_helpers import diagnostic_counts, require_launch_ros, spin_until
 

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from conftest import random_params
-from inertial_id.core import params
-from inertial_id.core.studies import bounds as study
+from inertial_id.core.robot import params
+from inertial_id.studies import bounds as study
 from inertial_id.core.estimators.log_cholesky import LogCholeskyEstimator, log_cholesky_casadi
-from inertial_id.core.model import load_robot
-from inertial_id.core.momentum import WindowRows
+from inertial_id.core.robot.model import load_robot
+from inertial_id.core.signals.momentum import WindowRows
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import builtin_models as bm
-from inertial_id.core import params
+from inertial_id.core.robot import builtin_models as bm
+from inertial_id.core.robot import params
 from inertial_id.core.identifiability import kinematic_tree as kt
 from inertial_id.core.identifiability import minimal, rpna
-from inertial_id.core.studies.minimal_parameters_noise import noise_study
+from inertial_id.studies.minimal_parameters_noise import noise_study
 
 LINKS, MODEL = bm.STANFORD_LINKS, bm.stanford()
 TRUE = minimal.inertia_constants(LINKS)

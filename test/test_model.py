@@ -3,8 +3,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
 
 
 def test_profiles_load_with_their_frames_and_limits():

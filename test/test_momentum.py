@@ -3,12 +3,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import params
-from inertial_id.core.model import load_robot, payload_params
-from inertial_id.core.momentum import (MomentumRegressor, MomentumWindows, robot_parameter_names,
-                                       robot_parameters, torque_error_bound)
-from inertial_id.core.regressor import friction_torque
-from inertial_id.core.sensors import NoiseModel
+from inertial_id.core.robot import params
+from inertial_id.core.robot.model import load_robot, payload_params
+from inertial_id.core.signals.momentum import (MomentumRegressor, MomentumWindows, robot_parameter_names,
+                                               robot_parameters, torque_error_bound)
+from inertial_id.core.robot.regressor import friction_torque
+from inertial_id.core.signals.sensors import NoiseModel
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import fourier_excitation
 

@@ -7,9 +7,9 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco", reason="the MuJoCo simulator needs the mujoco package (requirements.lock)")
 
-from inertial_id.core.driver_streams import DriverEmulator, JointStateOut, WrenchOut  # noqa: E402
-from inertial_id.core.model import load_robot, model_with_payload  # noqa: E402
-from inertial_id.core.regressor import PayloadRegressor  # noqa: E402
+from inertial_id.core.signals.driver_streams import DriverEmulator, JointStateOut, WrenchOut  # noqa: E402
+from inertial_id.core.robot.model import load_robot, model_with_payload  # noqa: E402
+from inertial_id.core.robot.regressor import PayloadRegressor  # noqa: E402
 from inertial_id.core.trajectory import excitation_from_profile  # noqa: E402
 from inertial_id.sim import harness, mjcf  # noqa: E402
 from inertial_id.sim.engine import MujocoSimulator  # noqa: E402

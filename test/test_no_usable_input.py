@@ -13,7 +13,7 @@ def test_a_builder_fed_only_unusable_joint_states_warns(ros_env, tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from sensor_msgs.msg import JointState
 
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     from inertial_id.nodes.common import SENSOR_QOS, s_to_stamp
     from inertial_id.nodes.launch import start_node_set
     robot = load_robot("kinova_gen3")

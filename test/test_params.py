@@ -1,10 +1,10 @@
-"""Conventions of core/params.py: orders, pseudo-inertia, consistency, log-Cholesky, frames."""
+"""Conventions of core/robot/params.py: orders, pseudo-inertia, consistency, log-Cholesky, frames."""
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from conftest import random_params
-from inertial_id.core import params
+from inertial_id.core.robot import params
 
 
 def test_pinocchio_order_is_to_dynamic_parameters(rng):

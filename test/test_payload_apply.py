@@ -5,10 +5,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
-from inertial_id.core.payload_apply import ApplyLimits, PayloadInertia, com_interval, refusal, xarm_tcp_load
-from inertial_id.core.profile import ProfileError, validate
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
+from inertial_id.core.payload.payload_apply import ApplyLimits, PayloadInertia, com_interval, refusal, xarm_tcp_load
+from inertial_id.core.robot.profile import ProfileError, validate
 
 LIMITS = ApplyLimits("xarm_set_tcp_load", "/xarm/set_tcp_load", "/payload_inertia", 0.05, 0.01, 5.0)
 

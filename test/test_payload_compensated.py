@@ -26,8 +26,9 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     from trajectory_msgs.msg import JointTrajectory
 
     from inertial_id.cli.demo import wait_for_graph
-    from inertial_id.core import params, topics
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot import params
+    from inertial_id.core.data import topics
+    from inertial_id.core.robot.model import load_robot
     from inertial_id.msg import InertialEstimate
     from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, stamp_to_s
     from inertial_id.nodes.launch import start_node_set
@@ -140,7 +141,7 @@ def excitation_command(robot, seconds: float):
 
 def truth():
     """The simulated arm's payload (the profile's payload.sim)."""
-    from inertial_id.core.model import load_profile, payload_params
+    from inertial_id.core.robot.model import load_profile, payload_params
     return payload_params(load_profile(ROBOT)["payload"]["sim"])
 
 
@@ -156,8 +157,9 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory
 
-    from inertial_id.core import params, topics
-    from inertial_id.core.model import load_robot, payload_params
+    from inertial_id.core.robot import params
+    from inertial_id.core.data import topics
+    from inertial_id.core.robot.model import load_robot, payload_params
     from inertial_id.msg import InertialEstimate
     from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, stamp_to_s
     from inertial_id.nodes.launch import start_node_set

@@ -7,13 +7,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
-from inertial_id.core.payload_wrench import (EstimateRejected, PayloadBox, PayloadCompensator, box_deviation,
-                                             compensate, compensated_wrench, external_effort, robot_torque_columns)
-from inertial_id.core.regressor import PayloadRegressor, friction_torque
-from inertial_id.core.robot_box import estimator_robot_box
-from inertial_id.core.sensors import NoiseModel
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
+from inertial_id.core.signals.payload_wrench import (EstimateRejected, PayloadBox, PayloadCompensator, box_deviation,
+                                                     compensate, compensated_wrench, external_effort,
+                                                     robot_torque_columns)
+from inertial_id.core.robot.regressor import PayloadRegressor, friction_torque
+from inertial_id.core.robot.robot_box import estimator_robot_box
+from inertial_id.core.signals.sensors import NoiseModel
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import excitation_from_profile
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.studies import planner as study
+from inertial_id.studies import planner as study
 
 pytestmark = pytest.mark.slow          # closed-loop planning trials
 

@@ -52,7 +52,7 @@ def test_position_and_velocity_errors_and_limits():
 
 def test_a_sag_while_planning_is_a_fault():
     """Holding still before the first plan: a sample beyond the limits ends the start (nothing moves)."""
-    from inertial_id.core.model import load_robot
+    from inertial_id.core.robot.model import load_robot
     from inertial_id.core.planning.config import PlannerSettings
     from inertial_id.core.planning.receding import RecedingHorizon
     from test_planning_receding import Certifier, Tube

@@ -5,7 +5,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.robot.model import load_robot, payload_params
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot.model import load_robot
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.optimizer import PlanResult

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot.model import load_robot
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.worker import PlanWorkerProcess

@@ -1,6 +1,6 @@
 import numpy as np
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.pmd import baselines
 from inertial_id.core.pmd.samples import WristSamples, stack_rows
 

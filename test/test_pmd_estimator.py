@@ -2,7 +2,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.pmd.estimator import PmdEstimator
 from inertial_id.core.pmd.shapes import ShapeError
 from inertial_id.core.pmd.samples import WristSamples

@@ -1,10 +1,10 @@
 import numpy as np
 import pinocchio as pin
 
-from inertial_id.core import params
-from inertial_id.core.model import load_robot
+from inertial_id.core.robot import params
+from inertial_id.core.robot.model import load_robot
 from inertial_id.core.pmd import baselines
-from inertial_id.core.studies import pmd as study
+from inertial_id.studies import pmd as study
 from inertial_id.core.pmd.kalman import PoseKalmanFilter, smooth_poses
 from inertial_id.core.pmd.objects import bench_object
 from inertial_id.core.pmd.samples import stack_rows

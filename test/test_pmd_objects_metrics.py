@@ -1,6 +1,6 @@
 import numpy as np
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.pmd import metrics, objects
 from inertial_id.core.pmd.objects import bench_object, bench_objects
 

@@ -3,10 +3,10 @@ rank of the gravity-only model (seed 004, Appendix A)."""
 import numpy as np
 import pinocchio as pin
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.pmd.samples import WristSamples
 from inertial_id.core.pmd.solver import point_mass_basis
-from inertial_id.core.regressor import wrench_regressor
+from inertial_id.core.robot.regressor import wrench_regressor
 
 
 def _newton_euler(m, c, I_C, a, g, w, alpha):

@@ -1,7 +1,7 @@
 import numpy as np
 import pinocchio as pin
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.pmd.samples import WristSamples
 from inertial_id.core.pmd.shapes import Box, sample_points
 from inertial_id.core.pmd.solver import NormalEquations, PmdProblem, dynamism, dynamism_weight, point_mass_basis

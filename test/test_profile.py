@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from inertial_id.cli import main
-from inertial_id.core.model import available_profiles, load_profile, load_robot
-from inertial_id.core.profile import ProfileError, validate
+from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
+from inertial_id.core.robot.profile import ProfileError, validate
 
 GEN3 = Path(__file__).resolve().parents[1] / "config" / "robots" / "kinova_gen3.yaml"
 

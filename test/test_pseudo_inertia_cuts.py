@@ -3,7 +3,7 @@ physically consistent body satisfies them, and they remove what the diagonal cut
 (a light payload whose COM sits far out while its rotational inertia stays small)."""
 import numpy as np
 
-from inertial_id.core import params
+from inertial_id.core.robot import params
 from inertial_id.core.estimators.guaranteed import pseudo_inertia_cuts, pseudo_inertia_diagonal_cuts
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.data_io import Run, write_run
+from inertial_id.core.data.data_io import Run, write_run
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_gen3_real"
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core import bags
-from inertial_id.core.model import load_robot
+from inertial_id.core.data import bags
+from inertial_id.core.robot.model import load_robot
 
 pytestmark = pytest.mark.ros
 

@@ -4,8 +4,8 @@ import pinocchio as pin
 import pytest
 
 from conftest import random_params
-from inertial_id.core import model as robot_model
-from inertial_id.core import regressor
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import regressor
 
 
 def random_state(robot, rng):
@@ -52,7 +52,7 @@ def test_payload_torque_rows_are_rnea_difference(name, rng):
 
 def newton_euler_wrench(pi_S, R_WS, v_S, w_S, a_S, alpha_S, g_W):
     """Wrench on a rigid body in the sensor frame S, about S's origin, from Newton-Euler."""
-    from inertial_id.core import params
+    from inertial_id.core.robot import params
     m, c, I_C = params.com_from_params(pi_S)
     a_c = a_S + np.cross(alpha_S, c) + np.cross(w_S, np.cross(w_S, c))   # classical COM acceleration
     f = m * (a_c - R_WS.T @ g_W)

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from inertial_id.cli.record_sim import record
-from inertial_id.core import bags, offline
-from inertial_id.core.model import load_robot
+from inertial_id.core.data import bags
+from inertial_id.core import offline
+from inertial_id.core.robot.model import load_robot
 
 from ros_helpers import node_counters, spin_until, start_replay_pipeline
 from ros_helpers import final_estimate_seen as final_estimate_seen_by

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from inertial_id.cli.demo import run_demo
-from inertial_id.core import bags, offline
-from inertial_id.core.model import load_robot
+from inertial_id.core.data import bags
+from inertial_id.core import offline
+from inertial_id.core.robot.model import load_robot
 
 from ros_helpers import node_counters, start_replay_pipeline
 from test_replay import bounds_difference

@@ -7,8 +7,10 @@ import pytest
 
 from inertial_id.cli import main
 from inertial_id.cli.record_sim import record
-from inertial_id.core import bags, params, report
-from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.data import bags
+from inertial_id.core.robot import params
+from inertial_id.studies import report
+from inertial_id.core.robot.model import load_robot, payload_params
 
 pytestmark = pytest.mark.slow          # figures of whole runs
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from inertial_id.core.estimators.factory import make_estimator
-from inertial_id.core.model import available_profiles, load_profile, load_robot
+from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
 from inertial_id.core.planning.certifier import CertifierSettings
-from inertial_id.core.momentum import robot_parameters
-from inertial_id.core.robot_box import robot_parameter_box
+from inertial_id.core.signals.momentum import robot_parameters
+from inertial_id.core.robot.robot_box import robot_parameter_box
 
 PLANNED = [name for name in available_profiles() if load_profile(name)["planner"]]
 

@@ -5,8 +5,8 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from inertial_id.core import robot_state
-from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.robot import robot_state
+from inertial_id.core.robot.model import load_robot, payload_params
 
 LAUNCHED = ("kinova_gen3", "xarm7", "digit_arm")       # the profiles of launch/*.launch.py
 

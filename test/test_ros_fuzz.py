@@ -15,8 +15,8 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
-from inertial_id.core import model as robot_model
-from inertial_id.core import params
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
 from inertial_id.core.sim import Simulator
 from inertial_id.nodes.common import RELIABLE_QOS, s_to_stamp
 from inertial_id.nodes.launch import start_node_set

@@ -85,7 +85,7 @@ def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfig
                                                                                     node_name):
     import rclpy
 
-    from inertial_id.core.model import load_profile
+    from inertial_id.core.robot.model import load_profile
     from inertial_id.nodes.launch import start_node_set
     profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
     profile["limits"]["torque"] = profile["limits"]["torque"][:5]

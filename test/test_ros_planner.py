@@ -108,7 +108,7 @@ def test_an_inconsistent_estimate_brakes_at_once_and_no_start_follows(planner, t
     is a certified braking plan issued on it, the reason is published, and a start is refused."""
     import rclpy
     from inertial_id.msg import InertialEstimate
-    from inertial_id.core import params
+    from inertial_id.core.robot import params
     node, arm, status, start, robot, settings = planner
     counters = node_counters(node, "excitation_planner")
 

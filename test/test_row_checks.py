@@ -3,7 +3,7 @@ the clock do not poison a stream; the bounded LP keeps its guarantee; state surv
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.bounds import IntervalBounds
 from inertial_id.core.estimators.factory import make_estimator
 from inertial_id.core.estimators.persistence import load_state, save_state

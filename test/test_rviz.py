@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import yaml
 
-from inertial_id.core import markers, params
-from inertial_id.core.model import load_robot, payload_params
+from inertial_id.core.data import markers
+from inertial_id.core.robot import params
+from inertial_id.core.robot.model import load_robot, payload_params
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "rviz" / "kinova_gen3.rviz"
 

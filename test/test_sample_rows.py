@@ -3,8 +3,8 @@ stream is cut into batches, gaps and implausible samples included."""
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
-from inertial_id.core.row_builder import SampleRows
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.signals.row_builder import SampleRows
 from inertial_id.core.sim import Simulator
 from inertial_id.core import trajectory
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core.estimators.factory import make_estimator
-from inertial_id.core.row_builder import RowBuilder
-from inertial_id.core.sensors import NoiseModel, SensorNoise
+from inertial_id.core.signals.row_builder import RowBuilder
+from inertial_id.core.signals.sensors import NoiseModel, SensorNoise
 from inertial_id.core.sim import Simulator
 from inertial_id.core.trajectory import excitation_from_profile
 

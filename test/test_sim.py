@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from inertial_id.core import model as robot_model
+from inertial_id.core.robot import model as robot_model
 from inertial_id.core import trajectory
-from inertial_id.core.acceleration_bound import acceleration_share
-from inertial_id.core.regressor import PayloadRegressor
-from inertial_id.core.row_builder import RowBuilder
+from inertial_id.core.signals.acceleration_bound import acceleration_share
+from inertial_id.core.robot.regressor import PayloadRegressor
+from inertial_id.core.signals.row_builder import RowBuilder
 from inertial_id.core.sim import Simulator
 
 
@@ -79,9 +79,9 @@ def test_quintic_interpolation_reproduces_the_knots():
 
 def test_pmd_estimator_on_simulated_wrench_rows():
     """Method 'pmd' of the node's estimator: rows + sensor kinematics from the row builder."""
-    from inertial_id.core import params
+    from inertial_id.core.robot import params
     from inertial_id.core.estimators.payload import PayloadEstimator
-    from inertial_id.core.model import relative_placement
+    from inertial_id.core.robot.model import relative_placement
     from inertial_id.core.pmd.estimator import PmdEstimator
     robot, truth, rows, _ = run_sim("xarm7", 3.0)
     X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)

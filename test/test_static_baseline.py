@@ -7,10 +7,10 @@ import pinocchio as pin
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.model import load_robot, model_with_payload
-from inertial_id.core.regressor import PayloadRegressor
-from inertial_id.core.studies import static_baseline as sb
-from inertial_id.core.studies.bounds import PAYLOADS, grasped_payload
+from inertial_id.core.robot.model import load_robot, model_with_payload
+from inertial_id.core.robot.regressor import PayloadRegressor
+from inertial_id.studies import static_baseline as sb
+from inertial_id.studies.bounds import PAYLOADS, grasped_payload
 
 pytestmark = pytest.mark.slow          # a reduced study
 
@@ -71,7 +71,7 @@ def test_usable_since_is_the_start_of_the_final_usable_stretch():
 
 
 def test_still_segments_of_a_recording_with_holds_are_the_poses():
-    from inertial_id.core.studies.static_baseline_real import still_segments
+    from inertial_id.studies.static_baseline_real import still_segments
     robot = load_robot("kinova_gen3")
     pi = grasped_payload(PAYLOADS["5lb"], np.random.default_rng(1))
     sim = sb.new_simulator(robot, pi, robot.model, 0)
@@ -146,8 +146,8 @@ DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "kinova_
 def test_real_recordings_say_why_the_baseline_has_no_poses_and_ours_keeps_the_truth():
     if not DATA.is_dir():
         pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
-    from inertial_id.core.studies.realdata import read_downsampled_runs
-    from inertial_id.core.studies.static_baseline_real import STILL_SPEED_RAD_S, run_real_study
+    from inertial_id.studies.realdata import read_downsampled_runs
+    from inertial_id.studies.static_baseline_real import STILL_SPEED_RAD_S, run_real_study
     robot = load_robot("kinova_gen3")
     runs = read_downsampled_runs(DATA)
     report = run_real_study(robot, runs, masses=(2.72,), com_offsets=((0.04, -0.03, 0.08),), folds=[0, 2])

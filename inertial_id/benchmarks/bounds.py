@@ -16,12 +16,12 @@ import numpy as np
 import psutil
 
 from ..cli.common import non_negative_float, positive_int
-from ..core.studies import bounds as study
+from ..studies import bounds as study
 from ..core.estimators.guaranteed import MAX_LP_ROWS, GuaranteedEstimator
 from ..core.estimators.log_cholesky import LogCholeskyEstimator
-from ..core.model import load_robot
-from ..core.momentum import MomentumWindows
-from ..core.sensors import NoiseModel
+from ..core.robot.model import load_robot
+from ..core.signals.momentum import MomentumWindows
+from ..core.signals.sensors import NoiseModel
 
 PHASE_S = 7.5
 PLANNING_CYCLE_S = 1.5

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ..cli.common import positive_float
-from ..core.topics import DIAGNOSTICS, ROWS, relative
+from ..core.data.topics import DIAGNOSTICS, ROWS, relative
 
 # Drop reasons that are events, not samples: a restart after a gap (its sample is used) and the
 # transport's own loss reports (those samples also show as stamp gaps, counted as missed).
@@ -54,7 +54,7 @@ def _stream(robot, rate_hz: float):
 def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir: str | None = None) -> dict:
     import tempfile
 
-    from ..core.model import load_robot
+    from ..core.robot.model import load_robot
     from ..nodes.launch import isolated_ros_env, start_node_set
     robot = load_robot(profile)
     if not robot.sensing["joint_torque"]:

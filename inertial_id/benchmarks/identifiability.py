@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.builtin_models import load_any_model, random_model
+from ..core.robot.builtin_models import load_any_model, random_model
 from ..core.identifiability import kinematic_tree as kt
 from ..core.identifiability import numeric, rpna
 from .timing import time_calls

@@ -6,8 +6,8 @@ import time
 
 import numpy as np
 
-from ..core import closed_chain as cc
-from ..core import model as robot_model
+from ..core.robot import closed_chain as cc
+from ..core.robot import model as robot_model
 from ..core.identification import problem as P
 from ..core.identification import solvers
 from ..core.identification.synthetic import fourier_joint_motion, synthesize

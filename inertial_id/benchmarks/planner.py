@@ -5,8 +5,8 @@ import time
 
 import numpy as np
 
-from ..core.studies.bounds import PAYLOADS, grasped_payload
-from ..core.model import load_robot
+from ..studies.bounds import PAYLOADS, grasped_payload
+from ..core.robot.model import load_robot
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest

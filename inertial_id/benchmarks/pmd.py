@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from ..core.model import load_robot
-from ..core.studies import pmd as study
+from ..core.robot.model import load_robot
+from ..studies import pmd as study
 from ..core.pmd.objects import bench_object
 from ..core.pmd.shapes import Box, sample_points
 from ..core.pmd.solver import PmdProblem

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..core import model as robot_model
-from ..core.regressor import PayloadRegressor
+from ..core.robot import model as robot_model
+from ..core.robot.regressor import PayloadRegressor
 from .timing import time_calls
 
 

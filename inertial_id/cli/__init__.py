@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
-    from ..core.model import ProfileError
+    from ..core.robot.model import ProfileError
     try:
         return int(args.func(args) or 0)
     except (UserError, ProfileError, FileNotFoundError) as exc:

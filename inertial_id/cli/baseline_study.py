@@ -55,9 +55,9 @@ def print_table(report: dict) -> None:
 
 
 def run(args) -> int:
-    from ..core.model import load_robot
-    from ..core.studies.bounds import PAYLOADS, POSTURE_SPREAD_RAD
-    from ..core.studies.static_baseline import WRIST_OFFSETS_RAD, run_study
+    from ..core.robot.model import load_robot
+    from ..studies.bounds import PAYLOADS, POSTURE_SPREAD_RAD
+    from ..studies.static_baseline import WRIST_OFFSETS_RAD, run_study
     unknown = [x for x in args.payloads if x not in PAYLOADS]
     if unknown or not args.payloads:
         raise UserError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
@@ -71,7 +71,7 @@ def run(args) -> int:
         raise UserError(f"the study's postures are those of the 7-joint arms (xarm7, kinova_gen3); "
                         f"robot '{robot.name}' has {robot.nv} joints")
     if args.real:
-        from ..core.studies.static_baseline_real import run_real_study
+        from ..studies.static_baseline_real import run_real_study
         from .calibrate import leave_one_out_runs
         if not s.get("joint_torque"):
             raise UserError("--real uses the Gen3 recordings (joint torques): choose a joint torque sensing robot")

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.studies.bounds import BOUND_METHODS, PAYLOADS, run_study
+    from ..studies.bounds import BOUND_METHODS, PAYLOADS, run_study
     unknown = [x for x in args.payloads if x not in PAYLOADS]
     if unknown or not args.payloads:
         raise UserError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
@@ -39,7 +39,7 @@ def run(args) -> int:
     if not 1.0 < args.overnoise_factor < float("inf") or not args.update_period < float("inf"):
         raise UserError("--overnoise-factor must exceed 1 (it multiplies the noise bound), "
                         "--update-period must be finite")
-    from ..core.model import load_robot
+    from ..core.robot.model import load_robot
     robot = load_robot(args.robot)
     if not robot.profile["sensing"]["joint_torque"]:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: the study's momentum rows need it")

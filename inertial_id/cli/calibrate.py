@@ -38,8 +38,8 @@ def register(sub) -> None:
 
 def read_recordings(paths, n_joints: int):
     """Runs and their source paths; a folder of the shared ``*_downsampled_N.csv`` layout gives all its runs."""
-    from ..core.data_io import read_run
-    from ..core.studies.realdata import read_downsampled_runs
+    from ..core.data.data_io import read_run
+    from ..studies.realdata import read_downsampled_runs
     runs, sources = [], []
     for p in paths:
         if Path(p).is_dir() and any(Path(p).glob("t_downsampled_*.csv")):
@@ -54,7 +54,7 @@ def read_recordings(paths, n_joints: int):
 
 def leave_one_out_runs(paths, n_joints: int) -> list:
     """The runs of a leave-one-run-out study (at least two); a user error says what is wrong."""
-    from ..core.data_io import DataError
+    from ..core.data.data_io import DataError
     try:
         runs, _ = read_recordings(paths, n_joints)
     except DataError as exc:
@@ -69,8 +69,8 @@ def run(args) -> int:
     from ..core.calibration.build import calibrate
     from ..core.calibration.file import LARGEST_EFFORT_DELAY_S
     from ..core.calibration.fit import FEATURE_MARGIN
-    from ..core.data_io import DataError
-    from ..core.model import load_robot
+    from ..core.data.data_io import DataError
+    from ..core.robot.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
         raise UserError("--safety-factor must be a finite number >= 1")
     if not (np.isfinite(args.offset_margin) and args.offset_margin >= 0):

@@ -22,8 +22,8 @@ def register(sub) -> None:
 
 
 def convert(run, joint_names, out, storage: str = "mcap", offset_s: float = 0.0) -> dict:
-    """Write ``run`` (:class:`~..core.data_io.Run`) as a bag; message counts."""
-    from ..core import bags
+    """Write ``run`` (:class:`~..core.data.data_io.Run`) as a bag; message counts."""
+    from ..core.data import bags
     store = bags.typestore()
     topics = {bags.JOINT_STATES: bags.TOPICS[bags.JOINT_STATES]}
     if run.qdd is not None:
@@ -39,9 +39,9 @@ def convert(run, joint_names, out, storage: str = "mcap", offset_s: float = 0.0)
 
 
 def run(args) -> int:
-    from ..core import bags
-    from ..core.data_io import DataError, read_run
-    from ..core.model import load_robot
+    from ..core.data import bags
+    from ..core.data.data_io import DataError, read_run
+    from ..core.robot.model import load_robot
     robot = load_robot(args.robot)
     try:
         r = read_run(args.run, robot.nv)

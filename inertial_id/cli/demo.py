@@ -52,7 +52,7 @@ def com_error_m(truth, estimate) -> float:
 
 
 def run(args) -> int:
-    from ..core.model import load_payloads, load_robot
+    from ..core.robot.model import load_payloads, load_robot
     if not 0 < args.duration <= 60:
         raise UserError("--duration must be in (0, 60] seconds")
     robot = load_robot(args.robot)   # validates the profile before anything starts
@@ -108,8 +108,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     # raise KeyboardInterrupt anywhere: a signal is a stop request the loops below check instead
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     monitor = MonitorNode()
-    from ..core import bags
-    from ..core.model import load_robot
+    from ..core.data import bags
+    from ..core.robot.model import load_robot
     from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
     robot = load_robot(profile)
     # the recorder listens before the nodes start, so that it has every message the nodes exchange;
@@ -216,7 +216,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
 
 def recorded_topics(robot) -> dict:
     """The suite's topics, with the QoS the simulated arm offers on its reliable sensor streams."""
-    from ..core import bags
+    from ..core.data import bags
     from ..nodes.sim_robot import RELIABLE_SENSOR_DEPTH
     topics = bags.suite_topics(robot)
     sensing = robot.sensing

@@ -116,8 +116,9 @@ def estimate_bag(args):
     """The estimation of one bag: (result dict, final estimate, robot, estimator, input accounting);
     UserError when the bag cannot be read."""
     import numpy as np
-    from ..core import bags, offline
-    from ..core.model import load_robot
+    from ..core.data import bags
+    from ..core import offline
+    from ..core.robot.model import load_robot
     from .progress import progress_bar
     robot = load_robot(args.robot)
     if args.calibration:

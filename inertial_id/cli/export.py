@@ -26,13 +26,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core import bags, payload_export, report
+    from ..core.data import bags
+    from ..core.payload import payload_export
+    from ..studies import report
     if not (args.urdf or args.yaml):
         raise UserError("nothing to write: give --urdf FILE and/or --yaml FILE")
     path = Path(args.run)
     try:
         if bags.is_bag(path):
-            from ..core.model import load_robot
+            from ..core.robot.model import load_robot
             data = report.from_bag(path, load_robot(args.robot), args.method)
         elif path.is_file():
             data = report.from_json(path)

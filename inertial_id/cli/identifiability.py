@@ -28,7 +28,7 @@ def register(sub) -> None:
 def analyse(args) -> dict:
     """The report of one analysis (also used by the tests and the benchmark)."""
     import numpy as np
-    from ..core.builtin_models import load_any_model
+    from ..core.robot.builtin_models import load_any_model
     from ..core.identifiability import kinematic_tree as kt
     from ..core.identifiability import numeric, rpna
 

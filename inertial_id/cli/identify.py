@@ -57,8 +57,8 @@ def register(sub) -> None:
 
 def load_chain(model_arg: str):
     """(chain, rotor inertia dict) from a profile name/YAML or a URDF path (open chain, all actuated)."""
-    from ..core import closed_chain as cc
-    from ..core import model as robot_model
+    from ..core.robot import closed_chain as cc
+    from ..core.robot import model as robot_model
     if model_arg.endswith(".urdf"):
         if not Path(model_arg).exists():
             raise UserError(f"model file '{model_arg}' not found")
@@ -107,8 +107,8 @@ def prior_options(args) -> tuple[bool, float | None, bool]:
 
 def run(args) -> int:
     import numpy as np
-    from ..core import closed_chain as cc
-    from ..core.data_io import DataError, Pipeline, read_run, segment_bounds
+    from ..core.robot import closed_chain as cc
+    from ..core.data.data_io import DataError, Pipeline, read_run, segment_bounds
     from ..core.identification import problem as P
     from ..core.identification import plausible, selection, solvers, validation
 

@@ -57,7 +57,7 @@ def register(sub) -> None:
 
 
 def find_launch_file(name: str) -> Path:
-    from ..core.model import share_dirs
+    from ..core.robot.model import share_dirs
     path = Path(name)
     if path.is_file():
         return path
@@ -121,7 +121,7 @@ def check_arguments(arguments: dict, profile: str | None) -> None:
     """Values the nodes would refuse, refused before any node starts (one line, exit 2): an unknown
     or invalid robot profile, an estimator method the profile cannot serve, an unknown payload."""
     from ..core.estimators.factory import make_estimator
-    from ..core.model import load_payloads, load_robot
+    from ..core.robot.model import load_payloads, load_robot
     profile = arguments.get("robot_profile") or profile
     robot = load_robot(profile) if profile else None        # a ProfileError names the problem
     if arguments.get("method") and robot is not None:
@@ -230,7 +230,7 @@ def _first_line(exc: Exception) -> str:
 
 
 def package_launch_files() -> list[str]:
-    from ..core.model import share_dirs
+    from ..core.robot.model import share_dirs
     return sorted({p.name for root in share_dirs() for p in (root / "launch").glob("*.launch.py")})
 
 

@@ -28,9 +28,9 @@ def register(sub) -> None:
 
 def report(args) -> dict:
     import numpy as np
-    from ..core import builtin_models as bm
+    from ..core.robot import builtin_models as bm
     from ..core.identifiability import minimal
-    from ..core.studies.minimal_parameters_noise import noise_study
+    from ..studies.minimal_parameters_noise import noise_study
 
     links, model = bm.STANFORD_LINKS, bm.stanford()
     q_base, variants = minimal.stanford_configurations(*([args.q_base] if args.q_base else []))

@@ -23,12 +23,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.studies.planner import METHODS, run_study
+    from ..studies.planner import METHODS, run_study
     if args.trials < 1 or args.workers < 1 or (args.plans is not None and args.plans < 1):
         raise UserError("--trials, --plans and --workers must be at least 1")
     if args.obstacles is not None:
-        from ..core.model import ProfileError
-        from ..core.studies.planner import scenario_path
+        from ..core.robot.model import ProfileError
+        from ..studies.planner import scenario_path
         try:
             scenario_path(args.obstacles)
         except ProfileError as exc:

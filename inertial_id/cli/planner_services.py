@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from . import RunFailed
-from ..core.topics import STATUS
+from ..core.data.topics import STATUS
 from .common import add_json_option, positive_float, write_json
 
 PLANNER = "/excitation_planner"

@@ -35,7 +35,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..core.pmd.shapes import ShapeError
     from ..core.pmd.baselines import GEO_GAMMA
-    from ..core.studies.pmd import COMPARED_METHODS, run_study
+    from ..studies.pmd import COMPARED_METHODS, run_study
     if not args.speeds or not all(0 < s <= 4.0 for s in args.speeds):
         raise UserError("--speeds must be positive average angular speeds up to 4 rad/s")
     if not 10 <= args.samples <= 5000 or args.trials < 1 or args.workers < 1:

@@ -30,8 +30,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.model import load_robot
-    from ..core.studies.realdata import COM_OFFSETS_M, study
+    from ..core.robot.model import load_robot
+    from ..studies.realdata import COM_OFFSETS_M, study
     from .calibrate import leave_one_out_runs
     from .progress import progress_bar
     robot = load_robot(args.robot)

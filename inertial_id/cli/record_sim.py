@@ -29,9 +29,10 @@ def register(sub) -> None:
 def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
            seed: int = 0, start_time_s: float | None = None, progress: bool = False) -> dict:
     """Simulate and write the bag; returns counts."""
-    from ..core import bags, params
-    from ..core.driver_streams import DriverEmulator, JointStateOut
-    from ..core.model import payload_params
+    from ..core.data import bags
+    from ..core.robot import params
+    from ..core.signals.driver_streams import DriverEmulator, JointStateOut
+    from ..core.robot.model import payload_params
     from ..core.sim import Simulator
     from ..core.trajectory import excitation_from_profile
     from .progress import progress_bar
@@ -81,7 +82,7 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
 
 
 def trajectory_msg(store, t_s: float, joint_names, traj):
-    from ..core import bags
+    from ..core.data import bags
     T = store.types
     points = []
     for t, q, qd, qdd in zip(traj.t, traj.q, traj.qd, traj.qdd):
@@ -94,9 +95,9 @@ def trajectory_msg(store, t_s: float, joint_names, traj):
 
 
 def run(args) -> int:
-    from ..core import bags
-    from ..core.model import load_payloads, load_robot
-    from ..core.profile import ProfileError
+    from ..core.data import bags
+    from ..core.robot.model import load_payloads, load_robot
+    from ..core.robot.profile import ProfileError
     if not 0 < args.duration <= 600:
         raise UserError("--duration must be in (0, 600] seconds")
     robot = load_robot(args.robot)

@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core import bags
+    from ..core.data import bags
     try:
         bags.check_readable(args.bag)        # a damaged or truncated bag: one line, before any node starts
     except bags.BagError as exc:

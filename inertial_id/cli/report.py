@@ -22,13 +22,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core import bags, report
+    from ..core.data import bags
+    from ..studies import report
     path = Path(args.run)
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UserError(f"--out '{args.out}' exists and is not a folder")
     try:
         if bags.is_bag(path):
-            from ..core.model import load_robot
+            from ..core.robot.model import load_robot
             from .progress import progress_bar
             with progress_bar(desc="reading", unit="sample") as bar:
                 data = report.from_bag(path, load_robot(args.robot), args.method, bar.update)

@@ -21,8 +21,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..core.model import load_robot
-    from ..core.security_policy import policy_xml
+    from ..core.robot.model import load_robot
+    from ..core.data.security_policy import policy_xml
     from .common import str_list
     callers = str_list(args.callers)
     if not callers or not all(c.replace("_", "").isalnum() for c in callers):

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
+from .signals.driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
 from .estimators.factory import make_estimator
 from .estimators.intake import Skipped, check_rows
 from .estimators.row_checks import RowLimits
 from .estimators.schedule import UpdateSchedule
-from .row_builder import SampleRows
+from .signals.row_builder import SampleRows
 
 BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
 STREAM_CHUNK = 1000         # samples formed into rows at once (the rows do not depend on it)
@@ -142,7 +142,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
 def wrenches_accepted(msgs, frame_id: str, counts: dict | None = None):
     """``(t (M,), w (M, 6))`` of ``[(log_time_ns, WrenchStamped)]`` as the builder takes them
     (:func:`~.sensor_inputs.parse_wrench`, increasing stamps); the rest counted by reason."""
-    from .sensor_inputs import Rejected, StampOrder, parse_wrench
+    from .signals.sensor_inputs import Rejected, StampOrder, parse_wrench
     counts = {} if counts is None else counts
     order = StampOrder("wrench_stamp_not_increasing")
     ts, ws = [], []
@@ -163,7 +163,7 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     """Rows messages of a bag for an estimator consuming ``kinds``: the recorded
     /regressor_samples (``rows``), rows built from the recorded sensor streams (``samples``), or
     ``auto`` (rows when the bag has some of these kinds). ``info`` receives the source and counts."""
-    from . import bags
+    from .data import bags
     info = {} if info is None else info
     topics = bags.topics_in(path)
     if source == "rows" or (source == "auto" and bags.ROWS in topics):
@@ -191,7 +191,7 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     if use_wrench and wrench_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {wrench_topic}; the profile's rows need the wrench")
     streams = bags.read_topics(path, [js_topic, wrench_topic] if use_wrench else [js_topic])   # one pass
-    from .sensor_inputs import JointStateParser
+    from .signals.sensor_inputs import JointStateParser
     needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
     js = bags.joint_states_of(streams[js_topic], empty_error=f"bag '{path}' has no usable messages on {js_topic}",
                               parser=JointStateParser(robot, need_effort=needs_effort))

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pinocchio as pin
 
-from .model import Robot, model_with_payload
-from .regressor import PayloadRegressor
-from .sensors import NoiseModel, SensorNoise
+from .robot.model import Robot, model_with_payload
+from .robot.regressor import PayloadRegressor
+from .signals.sensors import NoiseModel, SensorNoise
 from .trajectory import SampledTrajectory, interpolate
 
 

@@ -17,8 +17,8 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from ..core.model import Robot, load_robot
-from ..core.profile import ProfileError
+from ..core.robot.model import Robot, load_robot
+from ..core.robot.profile import ProfileError
 
 
 class ParameterError(ProfileError):
@@ -351,7 +351,7 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     from rclpy.logging import get_logger
     from rclpy.signals import SignalHandlerOptions
 
-    from ..core.profile import ProfileError
+    from ..core.robot.profile import ProfileError
     from .launch import StopSignals
     # Not rclpy's signal handlers (rclpy/src/rclpy/signal_handler.cpp, the same from humble to kilted):
     # they chain to Python's SIGINT handler, so a KeyboardInterrupt is raised wherever the main thread

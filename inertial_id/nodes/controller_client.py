@@ -9,7 +9,7 @@
   ``on_fault`` (the planner brakes); goals preempted by a newer one are not faults.
 
 control_msgs is not among the PyPI ROS 2 wheels: without it the action interface is a one-line
-configuration error (:class:`~inertial_id.core.profile.ProfileError`).
+configuration error (:class:`~inertial_id.core.robot.profile.ProfileError`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from builtin_interfaces.msg import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
 
-from ..core.profile import ProfileError
+from ..core.robot.profile import ProfileError
 
 # Commands: every message matters and none may be replayed to a late joiner.
 COMMAND_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,

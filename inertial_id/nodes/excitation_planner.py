@@ -51,7 +51,7 @@ from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
-from ..core.profile import ProfileError
+from ..core.robot.profile import ProfileError
 from .compat import topic_publishers
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration

@@ -1,11 +1,11 @@
 """Input checks of the nodes: the parsing itself is ROS-free and shared with the offline
-converters (:mod:`inertial_id.core.sensor_inputs`); here what only a subscription has."""
+converters (:mod:`inertial_id.core.signals.sensor_inputs`); here what only a subscription has."""
 from __future__ import annotations
 
 import time
 
-from ..core.sensor_inputs import (ABSURD_FACTOR, FUTURE_TOLERANCE_S, JointSample, JointStateParser,  # noqa: F401
-                                  Rejected, StampOrder, checked_stamp, parse_wrench)
+from ..core.signals.sensor_inputs import (ABSURD_FACTOR, FUTURE_TOLERANCE_S, JointSample, JointStateParser,  # noqa: F401
+                                          Rejected, StampOrder, checked_stamp, parse_wrench)
 from .common import when_active
 
 
@@ -33,12 +33,12 @@ class SensorIntake:
     A node calls :meth:`setup_intake`, sets ``wrench_frame_id`` when it subscribes to the wrench and
     ``process_batch``, and implements ``process(t, q, qd, tau, wrench, interpolation_bound)`` (one
     list per field; wrench and bound None when it does not pair), which returns the batch's
-    :class:`~inertial_id.core.row_builder.Pushed`-like accounting (``accepted``, ``missed``, ``drops``)."""
+    :class:`~inertial_id.core.signals.row_builder.Pushed`-like accounting (``accepted``, ``missed``, ``drops``)."""
 
     WAITING_SAMPLES = 100
 
     def setup_intake(self, parser: JointStateParser, wrenches, pair_wrench: bool, wrench_wait_s: float) -> None:
-        """``wrenches``: the node's :class:`~inertial_id.core.driver_streams.WrenchBuffer`;
+        """``wrenches``: the node's :class:`~inertial_id.core.signals.driver_streams.WrenchBuffer`;
         ``pair_wrench``: joint samples wait for their wrench (else they are taken at once)."""
         from collections import deque
         self.parser, self.wrenches, self.pair_wrench = parser, wrenches, pair_wrench

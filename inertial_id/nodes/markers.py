@@ -1,9 +1,9 @@
-"""MarkerArray messages of :mod:`inertial_id.core.markers` (the estimator node publishes them)."""
+"""MarkerArray messages of :mod:`inertial_id.core.data.markers` (the estimator node publishes them)."""
 from __future__ import annotations
 
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..core.markers import payload_markers
+from ..core.data.markers import payload_markers
 
 
 def marker_array(header, estimate, lower=None, upper=None) -> MarkerArray:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ..core.model import config_dirs
+from ..core.robot.model import config_dirs
 
 # the nodes the launch files start with a params file, and the profiles their defaults are taken over
 NODE_CLASSES = {"sim_robot": "sim_robot.SimRobotNode",
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     import subprocess
     import tempfile
 
-    from ..core.model import load_profile
+    from ..core.robot.model import load_profile
     from .launch import isolated_ros_env
     variant = yaml.safe_load(open(load_profile(PROFILES[0])["_path"]))
     for (section, key), value in VARIANT.items():

@@ -1,7 +1,7 @@
 """The estimator's payload outputs: ``inertia`` (geometry_msgs/InertiaStamped: mass, centre of mass,
 inertia about the centre of mass, in the payload frame) with every estimate, and the ``~/apply``
 service (std_srvs/Trigger), which hands the newest estimate to the robot through the profile's
-``apply.interface`` only when asked and only when :func:`~inertial_id.core.payload_apply.refusal`
+``apply.interface`` only when asked and only when :func:`~inertial_id.core.payload.payload_apply.refusal`
 finds nothing against it."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
-from ..core.payload_apply import ApplyLimits, PayloadInertia, refusal, xarm_tcp_load
-from ..core.topics import INERTIA, relative
+from ..core.payload.payload_apply import ApplyLimits, PayloadInertia, refusal, xarm_tcp_load
+from ..core.data.topics import INERTIA, relative
 from .common import KEPT_QOS, LATCHED_QOS
 
 

@@ -2,7 +2,7 @@
 
 Takes the driver's joint states and wrist wrench (the inputs of the regressor_builder, parsed and
 paired the same way) and the estimator's InertialEstimate, and publishes per sample
-(:mod:`inertial_id.core.payload_wrench`):
+(:mod:`inertial_id.core.signals.payload_wrench`):
 
 - F/T sensing: ``~/wrench_compensated`` (WrenchStamped, the input wrench's frame_id and the sample's
   stamp): measured wrench minus the payload's gravity and inertial wrench, and
@@ -20,10 +20,10 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
-from ..core import topics
-from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
-from ..core.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
-from ..core.profile import ProfileError
+from ..core.data import topics
+from ..core.signals.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
+from ..core.signals.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
+from ..core.robot.profile import ProfileError
 from .common import (KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp)
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, SensorIntake, lost_message_events

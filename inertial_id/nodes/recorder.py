@@ -13,7 +13,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.interfaces import QosDurability, QosReliability
 
-from ..core.bags import BagWriter
+from ..core.data.bags import BagWriter
 from .compat import SubscriptionEventCallbacks, events_executor
 
 RECORD_DEPTH = 1000     # room for bursts while the writer is busy
@@ -69,7 +69,7 @@ def header_stamp_ns(cdr: bytes) -> int:
 
 def driver_periods_s(robot) -> dict:
     """topic -> sample period of every stream the profile's driver publishes at a fixed rate."""
-    from ..core.driver_streams import DriverModel
+    from ..core.signals.driver_streams import DriverModel
     driver = DriverModel.from_robot(robot)
     streams = driver.joint_states + ((driver.wrench,) if driver.wrench is not None else ())
     return {s.topic: 1.0 / s.hz for s in streams}

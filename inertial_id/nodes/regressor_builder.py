@@ -1,6 +1,6 @@
 """regressor_builder: pairs the driver's joint states (the profile's ``sensing.joint_states_topic``:
 for the xArm the driver's own ``/xarm/joint_states``, stamped like its wrench) with the wrist wrench
-interpolated at their stamps (:mod:`inertial_id.core.driver_streams`), differentiates velocity,
+interpolated at their stamps (:mod:`inertial_id.core.signals.driver_streams`), differentiates velocity,
 and publishes rows of the payload measurement model as RegressorSample messages: joint-torque and
 wrench rows per sample, and (``momentum_window`` > 0, joint torque sensing) the momentum windows of
 the provably-safe online identification method with the payload columns followed by the robot's own
@@ -15,9 +15,9 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from ..core.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
+from ..core.signals.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.estimators.factory import METHODS, row_kinds
-from ..core.row_builder import RowMessage, SampleRows
+from ..core.signals.row_builder import RowMessage, SampleRows
 from .common import KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .inputs import FUTURE_TOLERANCE_S, JointStateParser, SensorIntake, lost_message_events
 

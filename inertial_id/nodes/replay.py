@@ -13,7 +13,7 @@ from rosbags.highlevel import AnyReader
 from rosbags.interfaces import QosDurability, QosReliability
 from rosgraph_msgs.msg import Clock
 
-from ..core import bags
+from ..core.data import bags
 from .recorder import message_class
 
 CLOCK_PERIOD_S = 0.01     # simulated seconds between /clock messages when no data message sets it

@@ -1,5 +1,5 @@
 """/robot_description and /tf of a robot whose joint configuration a node knows (the simulated arm):
-what robot_state_publisher does, with the transforms of :mod:`inertial_id.core.robot_state`.
+what robot_state_publisher does, with the transforms of :mod:`inertial_id.core.robot.robot_state`.
 
 /tf needs the tf2_msgs package, which a ROS install has and the PyPI ROS wheels do not: without it
 only /robot_description is published, and the node says so once."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from std_msgs.msg import String
 
-from ..core.robot_state import link_transforms, link_tree, robot_description
+from ..core.robot.robot_state import link_transforms, link_tree, robot_description
 from .common import LATCHED_QOS, s_to_stamp
 
 TF_PERIOD_S = 1.0 / 30.0            # RViz draws at 30 Hz; more would only load the bus

@@ -13,8 +13,8 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..core import params
-from ..core.model import payload_params
+from ..core.robot import params
+from ..core.robot.model import payload_params
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
@@ -214,10 +214,10 @@ class SimRobotNode(ManagedNode):
 
     def publish(self, m) -> None:
         """What the robot's driver publishes at the measurement ``m`` (the profile's driver section,
-        :class:`~inertial_id.core.driver_streams.DriverEmulator`): the stream the pipeline reads goes
+        :class:`~inertial_id.core.signals.driver_streams.DriverEmulator`): the stream the pipeline reads goes
         to the ``joint_states_topic`` publisher, the wrench to ``wrench_topic`` (both remappable), the
         driver's other streams to their own topics."""
-        from ..core.driver_streams import DriverEmulator, JointStateOut
+        from ..core.signals.driver_streams import DriverEmulator, JointStateOut
         if self._driver is None:
             self._driver = DriverEmulator(self.robot, self.robot.profile["sim"]["step_hz"], self.extra_joints)
             self._driver_pubs = {self.robot.sensing["joint_states_topic"]: self.pub_js}

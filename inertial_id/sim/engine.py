@@ -33,7 +33,7 @@ payload's parameters).
   payload body. They report the wrench the sensor exerts on the payload (MuJoCo's interaction
   force of the child body, from its parent), in the sensor frame, torque about the sensor origin:
   the project's convention, ``w_S = A(q, qd, qdd) @ pi_P`` of
-  :meth:`~inertial_id.core.regressor.PayloadRegressor.wrench_rows` (a test checks it to 1e-6).
+  :meth:`~inertial_id.core.robot.regressor.PayloadRegressor.wrench_rows` (a test checks it to 1e-6).
 
 Errors (:class:`~.errors.SensorErrors`): offsets and drift, filter lag, bounded sample errors.
 :meth:`MujocoSimulator.record` takes the samples at the driver's rate (the profile's
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..core.model import Robot
+from ..core.robot.model import Robot
 from ..core.sim import ControlledArm, Measurement, TrackingController
 from .errors import ErrorSource, FirstOrderLag, SensorErrors
 from .mjcf import FT_FORCE, FT_TORQUE, JointPlant, build_mjcf

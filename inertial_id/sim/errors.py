@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..core.sensors import NoiseModel
+from ..core.signals.sensors import NoiseModel
 
 DISTRIBUTIONS = ("none", "uniform", "gaussian_clipped", "bias")
 CLIP_SIGMAS = 3.0

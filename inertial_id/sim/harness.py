@@ -97,8 +97,8 @@ def study_cases(robot_name: str, n: int, seed: int = 0, duration_s: float = 20.0
     a solid ellipsoid of that mass (semi-axes 2..8 cm) with axes tilted at random, the error distribution cycling uniform / clipped
     Gaussian / worst bias, a constant F/T offset drawn within the profile's stated box (the estimator
     does not know it), each over its own Fourier trajectory."""
-    from ..core.model import load_robot
-    from ..core.sensors import NoiseModel
+    from ..core.robot.model import load_robot
+    from ..core.signals.sensors import NoiseModel
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
@@ -148,7 +148,7 @@ def exciting_trajectory(robot, duration_s: float, seed: int):
 
 def simulate(case: Case):
     """``(robot, pi_true, recording, simulator)`` of one case."""
-    from ..core.model import load_robot
+    from ..core.robot.model import load_robot
     from .engine import MujocoSimulator
     from .errors import SensorErrors
     from .mjcf import JointPlant, payload_from_principal
@@ -247,7 +247,7 @@ def differentiation_errors(robot, rec, pi_true) -> dict:
     of the row builder: per sample the acceleration error ``|a_cd - qdd_true|`` (rad/s^2) and the
     true payload's wrench-row error ``|A(q, qd, a_cd) pi - w_true|`` (N, N m) with the measured
     positions and velocities, at a reversal (within ``REVERSAL_WINDOW_S``) and elsewhere."""
-    from ..core.regressor import PayloadRegressor
+    from ..core.robot.regressor import PayloadRegressor
     if rec.wrench_true is None:
         return {}
     reg = PayloadRegressor(robot)
@@ -273,7 +273,7 @@ def differentiation_errors(robot, rec, pi_true) -> dict:
 
 def run_case(case: Case) -> dict:
     """Simulate, estimate and score one case (module docstring)."""
-    from ..core import params
+    from ..core.robot import params
     t0 = time.perf_counter()
     robot, pi_true, rec, sim = simulate(case)
     t_sim = time.perf_counter() - t0

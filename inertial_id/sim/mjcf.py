@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from ..core.model import Robot, relative_placement
+from ..core.robot.model import Robot, relative_placement
 
 # site and sensor names of the wrist F/T sensor, the payload body's name
 FT_SITE = "ft_sensor"

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
-from ..data_io import Run
+from ..data.data_io import Run
 from . import fit as F
 from .file import Calibration
 from .plateaus import fit_detector

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..momentum import robot_parameters
-from ..profile import ProfileError
+from ..signals.momentum import robot_parameters
+from ..robot.profile import ProfileError
 from .plateaus import PlateauDetector
 
 # Version 2 added effort_delay_s: a version-1 file was measured without it (read as zero delays);

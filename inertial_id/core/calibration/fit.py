@@ -31,8 +31,8 @@ from itertools import product
 
 import numpy as np
 
-from ..data_io import Run, split_at_gaps
-from ..momentum import MomentumWindows, robot_parameters
+from ..data.data_io import Run, split_at_gaps
+from ..signals.momentum import MomentumWindows, robot_parameters
 from .plateaus import PlateauDetector
 
 TERMS = ("Fc", "Fv", "Ia")

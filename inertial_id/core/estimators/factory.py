@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import params
-from ..momentum import WindowRows, robot_parameter_names
-from ..profile import ProfileError
-from ..regressor import PayloadRegressor
-from ..sensors import NoiseModel
+from ..robot import params
+from ..signals.momentum import WindowRows, robot_parameter_names
+from ..robot.profile import ProfileError
+from ..robot.regressor import PayloadRegressor
+from ..signals.sensors import NoiseModel
 from .payload import PayloadEstimator
 from .protocol import EstimationMethod, method_class, method_names, register
 from .row_checks import NoiseFloors
@@ -176,7 +176,7 @@ class PointMassMethod(EstimationMethod):
     @classmethod
     def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
         """The PMD estimator in the F/T sensor's frame; ProfileError without an F/T sensor."""
-        from ..model import relative_placement
+        from ..robot.model import relative_placement
         from ..pmd.estimator import PmdEstimator
         if robot.ft_frame_id is None:
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import params
-from ..model import Robot
-from ..momentum import MomentumWindows, WindowRows
-from ..robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
-from ..sensors import NoiseModel
+from ..robot import params
+from ..robot.model import Robot
+from ..signals.momentum import MomentumWindows, WindowRows
+from ..robot.robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
+from ..signals.sensors import NoiseModel
 from .bounds import IntervalBounds
 from .consistent import (InfeasibleError, SolverFailure, consistent_estimate, marginal_information,
                          payload_estimate)

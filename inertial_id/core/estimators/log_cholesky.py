@@ -26,9 +26,9 @@ from __future__ import annotations
 import casadi as ca
 import numpy as np
 
-from .. import params
-from ..model import Robot
-from ..momentum import WindowRows
+from ..robot import params
+from ..robot.model import Robot
+from ..signals.momentum import WindowRows
 from .guaranteed import MomentumEstimatorBase, concatenate_rows
 from .payload import PayloadEstimate
 

@@ -20,8 +20,8 @@ the rows buffered since the last call.
 
 Wrench rows use a differentiated acceleration. Their error from it depends on the payload: an error
 ``da`` of the sensor frame's spatial acceleration (bounded per sample by the sender,
-``acceleration_bound``, :mod:`inertial_id.core.acceleration_bound`) changes row ``i`` by
-``sum_l da_l (C_l pi)_i`` (``acceleration_sensitivity``, :meth:`~inertial_id.core.regressor.PayloadRegressor.wrench_acceleration_sensitivity`).
+``acceleration_bound``, :mod:`inertial_id.core.signals.acceleration_bound`) changes row ``i`` by
+``sum_l da_l (C_l pi)_i`` (``acceleration_sensitivity``, :meth:`~inertial_id.core.robot.regressor.PayloadRegressor.wrench_acceleration_sensitivity`).
 Each row's bound is raised, when it is added, by the largest that can be over the current box (which
 holds the truth, and only shrinks): valid for the truth, tighter as the box tightens. Wrench rows
 without an acceleration bound are not guaranteed.
@@ -41,8 +41,8 @@ from enum import Enum
 
 import numpy as np
 
-from .. import params
-from ..acceleration_bound import acceleration_share
+from ..robot import params
+from ..signals.acceleration_bound import acceleration_share
 from .batch import WeightedLeastSquares
 from .bounds import IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, payload_estimate

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, Protocol, runtime_checkable
 
-from ..profile import ProfileError
+from ..robot.profile import ProfileError
 
 
 @runtime_checkable

@@ -69,7 +69,7 @@ class NoiseFloors:
     ``momentum`` rows that torque integrated over the window, ``samples / joint_states_hz`` s."""
 
     def __init__(self, profile: dict):
-        from ..sensors import NoiseModel
+        from ..signals.sensors import NoiseModel
         noise = NoiseModel.from_profile(profile)
         n = profile["noise"]
         self.wrench = noise.bound_sigmas * noise.wrench_sigma() + \

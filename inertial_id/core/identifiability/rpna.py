@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .. import params
+from ..robot import params
 from . import numeric, spatial
 from .kinematic_tree import KinematicTree
 

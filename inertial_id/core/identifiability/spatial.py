@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .. import params
+from ..robot import params
 
 RANK_TOL = 1e-9
 
@@ -62,7 +62,7 @@ def cross_motion(phi) -> np.ndarray:
 def transfer_matrix(X_parent_child: pin.SE3) -> np.ndarray:
     """``B(X) = d/dpi [X^T I(pi) X]^v`` (10x10), ``X`` the motion transform parent -> child: a child's
     parameters expressed in its parent's frame, ``pi_p = B pi_c``. Equals
-    :func:`inertial_id.core.params.transform_matrix` (tested); evaluated in one contraction because
+    :func:`inertial_id.core.robot.params.transform_matrix` (tested); evaluated in one contraction because
     RPNA calls it once per body."""
     X = X_parent_child.inverse().action
     return _VEE @ (X.T @ INERTIA_BASIS @ X).reshape(10, 36).T

@@ -29,7 +29,7 @@ import cvxpy as cp
 import numpy as np
 import pinocchio as pin
 
-from ..params import pseudo_inertia
+from ..robot.params import pseudo_inertia
 from .problem import ParameterLayout
 
 MIN_RADIUS_M = 0.02

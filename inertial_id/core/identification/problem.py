@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from .. import closed_chain as cc
-from ..data_io import DataError, Run
+from ..robot import closed_chain as cc
+from ..data.data_io import DataError, Run
 from ..identifiability.numeric import BaseParameters, base_parameters
-from ..params import FRICTION_NAMES, friction_names, parameter_names
-from ..regressor import friction_regressor, joint_torque_regressor
+from ..robot.params import FRICTION_NAMES, friction_names, parameter_names
+from ..robot.regressor import friction_regressor, joint_torque_regressor
 
 
 # Columns whose pivot (column-normalised QR) is below 1e-5 of the largest are treated as not

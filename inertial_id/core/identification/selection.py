@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import closed_chain as cc
-from ..params import FRICTION_NAMES
+from ..robot import closed_chain as cc
+from ..robot.params import FRICTION_NAMES
 from .problem import Problem, problem_from_rows
 from .solvers import DEFAULT_LMI_MARGIN, ConsistentSDP, Plausibility, joint_weights, solve
 

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg
 
 from ...defaults import DEFAULT_LMI_MARGIN, SOLVERS
-from ..params import pseudo_inertia
+from ..robot.params import pseudo_inertia
 from .plausible import has_positive_definite_nominal
 from .problem import IdentificationError, Problem
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .. import closed_chain as cc
-from ..data_io import Run
-from ..regressor import friction_torque
+from ..robot import closed_chain as cc
+from ..data.data_io import Run
+from ..robot.regressor import friction_torque
 from .problem import ParameterLayout
 from .validation import model_with_parameters
 

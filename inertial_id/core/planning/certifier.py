@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...defaults import NO_OBSTACLES_CLEARANCE_M
-from ..model import ProfileError, Robot
-from ..profile import parse
+from ..robot.model import ProfileError, Robot
+from ..robot.profile import parse
 from . import collision, enclosure
 from .bezier import BezierPlan, segment_points
 from .interval import up
@@ -62,7 +62,7 @@ class CertifierSettings:
     @staticmethod
     def from_profile(robot: Robot) -> CertifierSettings:
         """The certifier's settings of ``robot``'s profile (types and per-joint lengths checked by the
-        schema, :class:`inertial_id.core.profile.Planner`; capsule frames against the model here)."""
+        schema, :class:`inertial_id.core.robot.profile.Planner`; capsule frames against the model here)."""
         profile = parse(robot.profile, robot.name)
         planner = profile.planner
         if planner is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..model import ProfileError, Robot
+from ..robot.model import ProfileError, Robot
 from . import enclosure
 from .affine import lincomb
 from .interval import down, up
@@ -50,7 +50,7 @@ class Box:
 
 
 def capsules_from_profile(robot: Robot, capsules) -> tuple[Capsule, ...]:
-    """The profile's ``planner.capsules`` (typed and checked by :class:`inertial_id.core.profile.Capsule`)
+    """The profile's ``planner.capsules`` (typed and checked by :class:`inertial_id.core.robot.profile.Capsule`)
     on the model's frames."""
     out = []
     for k, item in enumerate(capsules):
@@ -68,7 +68,7 @@ def capsules_from_profile(robot: Robot, capsules) -> tuple[Capsule, ...]:
 
 
 def boxes_from_profile(obstacles) -> tuple[Box, ...]:
-    """The profile's ``obstacles`` (typed and checked by :class:`inertial_id.core.profile.Obstacle`)."""
+    """The profile's ``obstacles`` (typed and checked by :class:`inertial_id.core.robot.profile.Obstacle`)."""
     return tuple(Box(o.name, np.array(o.center), np.array(o.size)) for o in obstacles)
 
 

@@ -1,5 +1,5 @@
 """Settings of the receding-horizon excitation planner, from the profile's ``planner:`` section
-(types, ranges, defaults: :class:`inertial_id.core.profile.Planner`).
+(types, ranges, defaults: :class:`inertial_id.core.robot.profile.Planner`).
 
 Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error``, are read by
 :class:`~.certifier.CertifierSettings`)::
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import ProfileError
-from ..profile import parse
+from ..robot.model import ProfileError
+from ..robot.profile import parse
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class PlannerSettings:
     @classmethod
     def from_profile(cls, robot) -> PlannerSettings:
         """The settings of ``robot``'s profile (types, ranges and their order checked by the schema,
-        :class:`inertial_id.core.profile.Planner`)."""
+        :class:`inertial_id.core.robot.profile.Planner`)."""
         profile = parse(robot.profile, robot.name)
         planner = profile.planner
         if planner is None:

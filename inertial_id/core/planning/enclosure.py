@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .. import params
-from ..model import ProfileError, Robot
-from ..robot_box import certifier_half_widths
+from ..robot import params
+from ..robot.model import ProfileError, Robot
+from ..robot.robot_box import certifier_half_widths
 from . import affine
 from .affine import Affine, lincomb
 from .bezier import BezierPlan, restrict

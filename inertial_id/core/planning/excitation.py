@@ -32,10 +32,10 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .. import params
-from ..robot_box import robot_parameter_box
-from ..momentum import torque_error_bound
-from ..sensors import NoiseModel
+from ..robot import params
+from ..robot.robot_box import robot_parameter_box
+from ..signals.momentum import torque_error_bound
+from ..signals.sensors import NoiseModel
 
 # keeps log det finite while a fresh information matrix is still rank deficient; in scaled units
 # (rows / their error bound, columns * box half-width), far below any useful information

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .. import params
+from ..robot import params
 
 # Weight of the entropic divergence against the squared residual in newtons: light, as the paper's GEO
 # results (inertia errors of hundreds of percent at ~150 samples) indicate.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .. import params
+from ..robot import params
 from .samples import WristSamples
 from .shapes import DEFAULT_DENSITY_PER_CM3, sample_points, shape_from_dict
 from .solver import C1_SIMULATION, LAMBDA, NormalEquations, PmdProblem

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import params
+from ..robot import params
 
 _UPPER = np.triu_indices(3)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .. import params
+from ..robot import params
 from .shapes import Box
 
 BAR_SIZE_M = (0.16, 0.12, 0.04)

@@ -2,7 +2,7 @@
 
 All vectors are in the F/T sensor frame S, about its origin. ``a_S`` is the classical linear
 acceleration of the origin *without* gravity, ``g_S`` gravity seen in S (``R_WS^T g_W``); the
-regressor of :func:`inertial_id.core.regressor.wrench_regressor` takes ``a_bar = a - g``.
+regressor of :func:`inertial_id.core.robot.regressor.wrench_regressor` takes ``a_bar = a - g``.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..regressor import wrench_regressor
+from ..robot.regressor import wrench_regressor
 
 
 @dataclass(frozen=True)

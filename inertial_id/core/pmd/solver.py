@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import cvxpy as cp
 import numpy as np
 
-from .. import params
+from ..robot import params
 from .samples import WristSamples
 
 LAMBDA = 0.1                        # regularization of the paper (homogeneity, unique solution)

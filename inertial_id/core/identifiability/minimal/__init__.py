@@ -2,7 +2,7 @@
 
 ``constants`` (Lemma 1, Algorithm 1, rebuilt dynamics), ``minimal_set`` (Theorem 2),
 ``measurements`` (simulated one-joint motions), ``algorithm`` (Algorithm 2), ``stanford`` (the
-paper's Stanford-arm experiment). The noise study is :mod:`inertial_id.core.studies.minimal_parameters_noise`.
+paper's Stanford-arm experiment). The noise study is :mod:`inertial_id.studies.minimal_parameters_noise`.
 """
 from .algorithm import Identification, algorithm2, rotational_row, translational_row
 from .constants import (ConfigurationError, Constants, composite, gravity_torque, inertia_constants, mass_matrix,

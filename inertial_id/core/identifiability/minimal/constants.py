@@ -2,8 +2,8 @@
 from them (mass matrix (9), gravity (11)).
 
 Frames ``E_i`` are Craig's modified DH frames (Lin's "normal driving-axis" frames), i.e. the joint
-frames of :func:`inertial_id.core.builtin_models.mdh_model`; a robot is given as its list of
-:class:`~inertial_id.core.builtin_models.Link` rows plus the pinocchio model built from them, which
+frames of :func:`inertial_id.core.robot.builtin_models.mdh_model`; a robot is given as its list of
+:class:`~inertial_id.core.robot.builtin_models.Link` rows plus the pinocchio model built from them, which
 supplies kinematics (frame poses).
 
 Composite body ``i`` = links ``i..n``; about ``E_i``'s origin, in ``E_i``: mass ``m^_i``, first
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ...builtin_models import Link
+from ...robot.builtin_models import Link
 
 PAR_TOL = 1e-9        # |sin angle| below which two axes count as parallel
 

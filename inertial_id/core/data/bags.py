@@ -31,7 +31,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
-from .row_builder import RowMessage
+from ..signals.row_builder import RowMessage
 # The suite's topics, also read as ``bags.<NAME>`` by the CLI and the tests.
 from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, MARKERS, ROWS,  # noqa: F401
                      STATUS, TRUTH, WRENCH)
@@ -396,7 +396,7 @@ def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint 
     named (a gripper's) are ignored, as live. Messages the parser rejects are counted by reason in
     ``dropped``, not returned; none left raises :class:`BagError` (``empty_error``). ``tau`` is
     None unless every message kept has effort."""
-    from .sensor_inputs import JointStateParser, Rejected
+    from ..signals.sensor_inputs import JointStateParser, Rejected
     ts, logs, qs, qds, taus = [], [], [], [], []
     dropped: dict[str, int] = {}
     for t_ns, msg in msgs:

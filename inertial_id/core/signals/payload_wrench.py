@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import params
+from ..robot import params
 from .acceleration_bound import acceleration_share
-from .regressor import PayloadRegressor, friction_regressor, joint_torque_regressor
-from .robot_box import estimator_robot_box
+from ..robot.regressor import PayloadRegressor, friction_regressor, joint_torque_regressor
+from ..robot.robot_box import estimator_robot_box
 from .sensors import NoiseModel
 from .row_builder import SampleRows
 

@@ -37,16 +37,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...defaults import BASELINE_POSES as POSES
-from ...defaults import BASELINE_WRIST_OFFSETS_RAD
-from ..fanout import map_tasks
-from ..model import load_robot
-from ..offline import RowIntake, rows_from_stream
-from ..payload_apply import ApplyLimits, com_interval, refusal
-from ..regressor import PayloadRegressor
-from ..sensors import SensorNoise
-from ..sim import Simulator
-from ..trajectory import SampledTrajectory, check_limits, quintic_ramp
+from ..defaults import BASELINE_POSES as POSES
+from ..defaults import BASELINE_WRIST_OFFSETS_RAD
+from ..core.fanout import map_tasks
+from ..core.robot.model import load_robot
+from ..core.offline import RowIntake, rows_from_stream
+from ..core.payload.payload_apply import ApplyLimits, com_interval, refusal
+from ..core.robot.regressor import PayloadRegressor
+from ..core.signals.sensors import SensorNoise
+from ..core.sim import Simulator
+from ..core.trajectory import SampledTrajectory, check_limits, quintic_ramp
 from .bounds import (PAYLOADS, TRAJECTORIES, TRAJECTORY_S, exciting_trajectory, grasped_payload, perturbed_model,
                      random_postures)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import filtering
+from ..signals import filtering
 from .topics import JOINT_ACCELERATIONS, JOINT_STATES
 
 REQUIRED = ("t", "q", "qd", "tau")

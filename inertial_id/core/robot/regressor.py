@@ -1,7 +1,7 @@
 """Linear-in-parameters measurement models (regressors), built on pinocchio.
 
 Functions follow pinocchio's style: ``(model, data, q, v, a)`` in, arrays out; ``data`` is scratch.
-Parameter order is pinocchio's (see :mod:`inertial_id.core.params`); gravity is ``model.gravity``.
+Parameter order is pinocchio's (see :mod:`inertial_id.core.robot.params`); gravity is ``model.gravity``.
 
 Sign conventions:
 - joint torque rows: ``tau = Y(q, v, a) @ pi`` is the torque the actuators apply (RNEA).

@@ -8,9 +8,9 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 import yaml
 
-from . import params
+from ..robot import params
 from .payload_apply import PayloadInertia, com_interval
-from .report import parameter_unit
+from ...studies.report import parameter_unit
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Identified:
 
     @classmethod
     def from_run(cls, run, frame: str | None = None, source: str = "") -> Identified:
-        """From a :class:`~inertial_id.core.report.RunData` (its last estimate); ``frame`` overrides
+        """From a :class:`~inertial_id.studies.report.RunData` (its last estimate); ``frame`` overrides
         the run's payload frame."""
         if [n.split(".")[-1] for n in run.parameter_names][:10] != list(params.PARAMETER_NAMES):
             raise ValueError(f"not payload parameters in pinocchio order: {list(run.parameter_names)[:3]}...")

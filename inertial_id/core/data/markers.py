@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from . import params
+from ..robot import params
 
 CUBE, SPHERE, TEXT_VIEW_FACING = 1, 2, 9     # visualization_msgs/Marker type values
 COM_SPHERE_M = 0.03

@@ -27,16 +27,16 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ...defaults import PMD_NOISE_LEVELS as NOISE_LEVELS
-from .. import params
-from ..fanout import map_tasks
-from ..model import Robot, load_robot
-from ..pmd import baselines, metrics
-from ..pmd.kalman import smooth_poses
-from ..pmd.objects import BenchObject, bench_objects
-from ..pmd.samples import WristSamples, stack_rows
-from ..pmd.shapes import bounding_box_size, sample_points
-from ..pmd.solver import PmdProblem
+from ..defaults import PMD_NOISE_LEVELS as NOISE_LEVELS
+from ..core.robot import params
+from ..core.fanout import map_tasks
+from ..core.robot.model import Robot, load_robot
+from ..core.pmd import baselines, metrics
+from ..core.pmd.kalman import smooth_poses
+from ..core.pmd.objects import BenchObject, bench_objects
+from ..core.pmd.samples import WristSamples, stack_rows
+from ..core.pmd.shapes import bounding_box_size, sample_points
+from ..core.pmd.solver import PmdProblem
 
 COMPARED_METHODS = ("OLS", "RTLS", "GEO", "PMD")
 POSE_NOISE = 1e-4                     # m and rad: encoder quantization seen through the kinematics

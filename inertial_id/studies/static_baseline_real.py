@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..calibration.apply import run_pipeline
-from ..payload_apply import ApplyLimits
-from ..regressor import PayloadRegressor
+from ..core.calibration.apply import run_pipeline
+from ..core.payload.payload_apply import ApplyLimits
+from ..core.robot.regressor import PayloadRegressor
 from .realdata import COM_OFFSETS_M, MASSES_KG, dumbbell, make_fold, payload_torques
 from .static_baseline import (MASS_TOLERANCE, UPDATE_PERIOD_S, errors, gravity_rows, ours_entry, solve_mass_com,
                               summarize, table, usable)

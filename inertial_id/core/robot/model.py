@@ -207,7 +207,7 @@ class Robot:
     @property
     def sensing(self) -> dict:
         """What the driver publishes: ``joint_states_topic``, ``joint_states_hz``, ``wrench_topic``, ...
-        (profile ``sensing:``, checked by :mod:`inertial_id.core.profile`)."""
+        (profile ``sensing:``, checked by :mod:`inertial_id.core.robot.profile`)."""
         return self.profile["sensing"]
 
     @property

@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..identifiability.minimal.algorithm import algorithm2
-from ..identifiability.minimal.constants import gravity_torque, inertia_constants, mass_matrix
-from ..identifiability.minimal.measurements import Noise
-from ..identifiability.minimal.minimal_set import parse_name, minimal_set, restrict, values
+from ..core.identifiability.minimal.algorithm import algorithm2
+from ..core.identifiability.minimal.constants import gravity_torque, inertia_constants, mass_matrix
+from ..core.identifiability.minimal.measurements import Noise
+from ..core.identifiability.minimal.minimal_set import parse_name, minimal_set, restrict, values
 
 
 def noise_study(links, model: pin.Model, q_base, variants, noise: Noise, trials: int = 100,

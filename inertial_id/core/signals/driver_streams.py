@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .profile import ProfileError
+from ..robot.profile import ProfileError
 from .sensor_inputs import wrap_to_pi
 from .sensors import NoiseModel
 

@@ -34,16 +34,16 @@ import pinocchio as pin
 import yaml
 
 from .bounds import PAYLOADS, grasped_payload, perturbed_friction, perturbed_model
-from ..estimators.factory import MomentumEstimator, make_estimator
-from ..model import ProfileError, config_dirs, load_robot
-from ..planning.certifier import CertifierSettings
-from ..planning.config import PlannerSettings
-from ..planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
-from ..planning.receding import RecedingHorizon
-from ..row_builder import RowBuilder
-from ..sensors import NoiseModel
-from ..sim import Simulator
-from ..trajectory import SampledTrajectory
+from ..core.estimators.factory import MomentumEstimator, make_estimator
+from ..core.robot.model import ProfileError, config_dirs, load_robot
+from ..core.planning.certifier import CertifierSettings
+from ..core.planning.config import PlannerSettings
+from ..core.planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
+from ..core.planning.receding import RecedingHorizon
+from ..core.signals.row_builder import RowBuilder
+from ..core.signals.sensors import NoiseModel
+from ..core.sim import Simulator
+from ..core.trajectory import SampledTrajectory
 
 METHODS = ("ours", "random")
 STEP_HZ = 1000.0

@@ -34,9 +34,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pinocchio as pin
 
-from . import params
+from ..robot import params
 from .effort_alignment import EffortAlignment
-from .model import Robot
+from ..robot.model import Robot
 
 
 def robot_parameter_names(model: pin.Model) -> list[str]:

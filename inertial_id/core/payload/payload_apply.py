@@ -2,7 +2,7 @@
 centre of mass (geometry_msgs/Inertia, URDF ``<inertial>``, a driver's set-load call), with the
 intervals the guaranteed box implies, and the rules for when ``~/apply`` may hand it to a robot.
 
-Input is the per-body parameter vector of :mod:`inertial_id.core.params` (pinocchio order, inertia
+Input is the per-body parameter vector of :mod:`inertial_id.core.robot.params` (pinocchio order, inertia
 about the payload-frame origin, SI units) and its box ``[lower, upper]``.
 """
 from __future__ import annotations

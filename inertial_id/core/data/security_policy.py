@@ -60,7 +60,7 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
                                 + (ESTIMATE, CLOCK), "services": ()},
     }
     if sim:
-        from .driver_streams import DriverEmulator
+        from ..signals.driver_streams import DriverEmulator
         streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
         # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
         nodes["sim_robot"] = {"publish": streams + (TRUTH, ROBOT_DESCRIPTION, TF, CLOCK, DIAGNOSTICS),

@@ -149,7 +149,7 @@ class Sensing(Section):
     wrench_frame_id: Text | None = None     # the driver's frame_id (default: frames.ft_sensor)
     filter_cutoff_hz: Number(0.0, 1e4) = 0.0    # causal low-pass before differencing
     # joint samples are paired with the wrench interpolated between two samples at most 1.5 periods
-    # of this rate apart (inertial_id.core.driver_streams.pair_wrenches)
+    # of this rate apart (inertial_id.core.signals.driver_streams.pair_wrenches)
     wrench_hz: Number(0.1, 1e5) = 1000.0
 
 
@@ -177,7 +177,7 @@ class WrenchStream(Section):
 
 class Driver(Section):
     """Every stream the real driver publishes, reproduced by the simulator (sim_robot, record-sim:
-    inertial_id.core.driver_streams). Without streams: one, from ``sensing``."""
+    inertial_id.core.signals.driver_streams). Without streams: one, from ``sensing``."""
     name: Text | None = None
     reference: Text | None = None           # where these facts were read (source files, versions)
     wrapped_joints: list[Text] = []            # positions published wrapped to [-pi, pi]
@@ -200,7 +200,7 @@ class Limits(Section):
     acceleration: Vector(ge=0.0) | None = None
     # largest |jerk| (rad/s^3) of the arm's motion between velocity reversals and impacts: what the
     # wrench rows' acceleration error bound assumes of the signal between two samples
-    # (inertial_id.core.acceleration_bound); without it, wrench rows are not guaranteed
+    # (inertial_id.core.signals.acceleration_bound); without it, wrench rows are not guaranteed
     jerk: Vector(ge=0.0) | None = None
     torque: Vector(ge=0.0) | None = None
 
@@ -236,7 +236,7 @@ class Identification(Section):
     """Estimator method and assumptions (window lengths in seconds, the robot box)."""
     method: Text = "lmi"
     momentum_window_s: Number(0.0, 10.0) = 0.0      # 0: no momentum rows
-    robot_relative_error: Number(0.0, 1.0) = 0.05   # the robot box (inertial_id.core.robot_box)
+    robot_relative_error: Number(0.0, 1.0) = 0.05   # the robot box (inertial_id.core.robot.robot_box)
     calibration: Text | None = None              # robot calibration file (inertial-id calibrate), relative to the profile
 
 
@@ -249,7 +249,7 @@ class Controller(Section):
 
 
 class Apply(Section):
-    """How ``~/apply`` hands the identified payload to the robot (:mod:`inertial_id.core.payload_apply`):
+    """How ``~/apply`` hands the identified payload to the robot (:mod:`inertial_id.core.payload.payload_apply`):
     through the driver's set-load service, as a latched InertiaStamped topic, or not at all."""
     interface: Literal["xarm_set_tcp_load", "inertia_topic", "none"] = "none"
     service: Text = "/xarm/set_tcp_load"       # xarm_set_tcp_load: the driver's xarm_msgs/srv/SetTcpLoad
@@ -333,7 +333,7 @@ class TrackingError(Section):
 
 
 class RobotFloor(Section):
-    """Least half-widths of the certifier's box on the link parameters (inertial_id.core.robot_box)."""
+    """Least half-widths of the certifier's box on the link parameters (inertial_id.core.robot.robot_box)."""
     mass_kg: Number(0.0)
     first_moment_kg_m: Number(0.0)
     inertia_kg_m2: Number(0.0)

@@ -88,7 +88,8 @@ def executing_margins(state, columns: dict) -> dict:
 
 def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
     """Everything a bag offers for the report (the profile gives limits and the estimator)."""
-    from . import bags, offline
+    from ..core.data import bags
+    from ..core import offline
     topics = bags.topics_in(path)
     method = method or robot.profile["identification"]["method"]
     live = bags.read_estimates(path) if bags.ESTIMATE in topics else None
@@ -142,7 +143,7 @@ def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
 def check_profile_fits_bag(path, robot, topics, live) -> None:
     """ValueError when the bag's estimates or truth are in another frame than the profile's payload
     frame: a bag read with another robot's profile gives residuals and limits of the wrong robot."""
-    from . import bags
+    from ..core.data import bags
     truth = bags.read_topics(path, [bags.TRUTH])[bags.TRUTH] if bags.TRUTH in topics else None
     frames = {live.frame_id if live is not None else "", truth[0][1].header.frame_id if truth else ""} - {""}
     if frames and frames != {robot.payload_frame}:
@@ -181,7 +182,7 @@ def from_json(path) -> RunData:
 def _payload_frame_of(profile) -> str:
     """The payload frame of a robot profile name ('' when it is not one): an ``estimate`` result
     is in its profile's payload frame but does not name it."""
-    from .model import ProfileError, load_robot
+    from ..core.robot.model import ProfileError, load_robot
     try:
         return load_robot(str(profile)).payload_frame if profile else ""
     except (ProfileError, OSError, ValueError):

@@ -23,16 +23,16 @@ from dataclasses import replace
 import numpy as np
 import pinocchio as pin
 
-from .. import params
-from ..estimators.guaranteed import GuaranteedEstimator
-from ..robot_box import FRICTION_FLOOR, ROBOT_RELATIVE_ERROR
-from ..estimators.log_cholesky import LogCholeskyEstimator
-from ..fanout import map_tasks
-from ..model import load_payloads, load_robot, payload_params
-from ..momentum import MomentumWindows, robot_parameters
-from ..sensors import NoiseModel
-from ..sim import Simulator
-from ..trajectory import SampledTrajectory, check_limits, fourier_excitation, quintic_ramp
+from ..core.robot import params
+from ..core.estimators.guaranteed import GuaranteedEstimator
+from ..core.robot.robot_box import FRICTION_FLOOR, ROBOT_RELATIVE_ERROR
+from ..core.estimators.log_cholesky import LogCholeskyEstimator
+from ..core.fanout import map_tasks
+from ..core.robot.model import load_payloads, load_robot, payload_params
+from ..core.signals.momentum import MomentumWindows, robot_parameters
+from ..core.signals.sensors import NoiseModel
+from ..core.sim import Simulator
+from ..core.trajectory import SampledTrajectory, check_limits, fourier_excitation, quintic_ramp
 
 PAYLOADS = {"4lb": "dumbbell_4lb", "5lb": "dumbbell_5lb", "6lb": "dumbbell_6lb", "7lb": "dumbbell_7lb",
             "8lb": "dumbbell_8lb"}

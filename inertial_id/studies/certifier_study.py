@@ -13,11 +13,11 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from .. import params
-from ..model import Robot, load_robot, payload_params
-from .bezier import BezierPlan
-from .certifier import CertifierSettings, certify
-from .enclosure import torque_bounds
+from ..core.robot import params
+from ..core.robot.model import Robot, load_robot, payload_params
+from ..core.planning.bezier import BezierPlan
+from ..core.planning.certifier import CertifierSettings, certify
+from ..core.planning.enclosure import torque_bounds
 
 
 def modest_plans(robot: Robot, n_plans: int, seed: int = 0, fraction: float = 0.5, free_points: int = 3,
