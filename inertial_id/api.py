@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .core.robot.model import Robot, load_robot
-from .core.offline import BOUNDS_PERIOD_S, RowIntake, estimate_from_bag, rows_from_stream
+from .core.offline import RowIntake, estimate_from_bag, rows_from_stream
+from .defaults import BOUNDS_PERIOD_S
 
 __all__ = ["PayloadBounds", "RobotIdentification", "identify_robot", "load_robot", "payload_bounds",
            "payload_bounds_from_bag"]

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from math import pi
 
+# The guaranteed bounds are updated every this much data time (row stamps), s: the estimator node's
+# bounds_period_s and the offline pipeline's (inertial_id.core.estimators.session).
+BOUNDS_PERIOD_S = 2.0
+
 # Calibration (inertial_id.core.calibration.build).
 # Row bound = largest remaining error seen in calibration x this, at least (raised to the
 # calibration runs' own run-to-run exceedance, see calibrate). Held-out runs of the real Gen3

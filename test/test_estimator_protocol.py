@@ -1,5 +1,5 @@
 """One estimator interface: every registered method builds an Estimator, names are looked up in one
-place, and the estimator node and the offline pipeline check messages with the same function."""
+place, and the estimator node and the offline pipeline check messages in the same session (test_estimator_session)."""
 import ast
 import pathlib
 
@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from inertial_id.core.robot import model as robot_model
-from inertial_id.core import offline
 from inertial_id.core.estimators import factory
 from inertial_id.core.estimators.intake import CheckedRows, Skipped, check_rows
 from inertial_id.core.estimators.payload import PayloadEstimate
@@ -95,17 +94,6 @@ def test_check_rows_takes_drops_and_passes_over():
         assert isinstance(skipped, Skipped) and not skipped.ignored and skipped.reason == reason
     lmi = factory.make_estimator(r, "lmi")     # no kinematics needed: none passed on
     assert check_rows(lmi, limits, **_rows_message(lmi, kinematics=None)).kinematics is None
-
-
-def test_the_offline_intake_is_the_checked_rows_function():
-    assert offline.check_rows is check_rows
-
-
-@pytest.mark.ros
-def test_the_node_checks_rows_with_the_offline_function():
-    from inertial_id.nodes import estimator as node
-    assert node.check_rows is offline.check_rows is check_rows
-    assert node.make_estimator is offline.make_estimator
 
 
 def _sources():

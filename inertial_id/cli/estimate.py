@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..defaults import BOUNDS_PERIOD_S
 from . import UserError
 from .common import add_json_option, non_negative_float, positive_int, write_json
 
@@ -126,7 +127,7 @@ def estimate_bag(args):
         load_calibration(args.calibration)        # a bad file: one line, before any work
         robot.profile["identification"]["calibration"] = str(Path(args.calibration).resolve())
     method = args.method or robot.profile["identification"]["method"]
-    period = offline.BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
+    period = BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
     if period < 0:
         raise UserError("--bounds-period must be >= 0")
     # timed: what the estimation needs; the comparisons (truth, live run, data length) come after

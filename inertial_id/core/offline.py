@@ -24,13 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .signals.driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
-from .estimators.factory import make_estimator
-from .estimators.intake import Skipped, check_rows
-from .estimators.row_checks import RowLimits
-from .estimators.schedule import UpdateSchedule
+from ..defaults import BOUNDS_PERIOD_S
+from .estimators.intake import Skipped
+from .estimators.session import EstimationSession
 from .signals.row_builder import SampleRows
 
-BOUNDS_PERIOD_S = 2.0       # estimator's bounds_period_s default
 STREAM_CHUNK = 1000         # samples formed into rows at once (the rows do not depend on it)
 
 
@@ -47,18 +45,23 @@ class History:
 
 
 class RowIntake:
-    """What the estimator node does with RegressorSample messages, without a node."""
+    """What the estimator node does with RegressorSample messages, without a node: the same
+    :class:`~.estimators.session.EstimationSession`, its drops and failures counted by reason in
+    ``dropped``, the box after every update kept in ``history``."""
 
     def __init__(self, robot, method: str, max_bound_rows: int | None = None,
                  bounds_period_s: float = BOUNDS_PERIOD_S):
         self.robot = robot
-        self.estimator = make_estimator(robot, method, max_bound_rows)
-        self.limits = RowLimits.from_robot(robot)
-        self.schedule = UpdateSchedule(bounds_period_s)
+        self.session = EstimationSession(robot, method, max_bound_rows, bounds_period_s)
         self.dropped: dict[str, int] = {}
         self.accepted = 0
         self.history = History()
         self.last_t = None
+
+    @property
+    def estimator(self):
+        """The session's estimator (its kinds, its rows, its state)."""
+        return self.session.estimator
 
     def _drop(self, reason: str) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
@@ -66,22 +69,31 @@ class RowIntake:
     def add(self, m) -> None:
         """A row message, checked as the estimator node checks it (:func:`~.estimators.intake.check_rows`:
         dropped with a counted reason, or added; another estimator's kinds are passed over)."""
-        checked = check_rows(self.estimator, self.limits, m.kind, m.parameter_names, m.b.size, m.samples,
-                             m.A, m.b, m.noise_bound, m.noise_sigma, m.kinematics, m.acceleration_bound)
+        checked = self.session.check(m.kind, m.parameter_names, m.b.size, m.samples, m.A, m.b, m.noise_bound,
+                                     m.noise_sigma, m.kinematics, m.acceleration_bound)
         if isinstance(checked, Skipped):
             if not checked.ignored:
                 self._drop(checked.reason)
             return
-        self.estimator.add(*checked)
+        added = self.session.add(m.t, checked)
+        if added.failure:
+            self._drop("solver_failed_on_rows")
+            return
         self.accepted += 1
         self.last_t = m.t
-        if self.schedule.due(m.t):
-            self.update(m.t)
+        if added.update_failure:
+            self._drop("solver_failed_bounds")
+        if added.updated:
+            self._record(m.t)
 
     def update(self, t: float) -> None:
         """Update the bounds and record the result at data time ``t`` (s) in the history."""
-        self.estimator.update_bounds()
-        r = self.estimator.result()
+        if self.session.update_bounds():
+            self._drop("solver_failed_bounds")
+        self._record(t)
+
+    def _record(self, t: float) -> None:
+        r = self.session.result()
         h = self.history
         h.t.append(t)
         h.estimate.append(r.estimate)
@@ -93,7 +105,7 @@ class RowIntake:
     def finish(self):
         """Final bounds update over everything received; the estimator's result."""
         self.update(self.last_t if self.last_t is not None else 0.0)
-        return self.estimator.result()
+        return self.session.result()
 
 
 def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_s: float | None = None,

@@ -15,12 +15,10 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from ..core.estimators.explain import prior_explanation
-from ..core.estimators.factory import METHODS, make_estimator
-from ..core.estimators.intake import Skipped, check_rows
-from ..core.estimators.consistent import SolverFailure
+from ..core.estimators.factory import METHODS
+from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.row_checks import RowLimits
-from ..core.estimators.schedule import UpdateSchedule
+from ..core.estimators.session import NUMERICAL_FAILURES, EstimationSession
 from .common import KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -29,7 +27,6 @@ from .payload_apply import PayloadOutputs
 # What a numerical routine may raise on data that passed the row checks (ill-conditioned, not
 # absurd): the estimator keeps its last state and counts the failure instead of dying. Anything
 # else is a bug and ends the node with a traceback.
-NUMERICAL_FAILURES = (np.linalg.LinAlgError, FloatingPointError, ArithmeticError, SolverFailure)
 
 
 # Rows are few and each one counts: reliable, and keep all until taken (intake only checks and
@@ -101,11 +98,10 @@ class EstimatorNode(ManagedNode):
                              "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
         state_max_age = declare(self, "state_max_age_s", 600.0,
                                 "a saved state older than this belongs to another session: not restored", low=0.0)
-        self.limits = RowLimits.from_robot(self.robot)
         self.drops = DropCounter(self)
         self.state_path = default_state_path(self.robot.name, self.method) if state_file == "default" else \
             (None if state_file in ("", "none") else state_file)
-        self.estimator = self._new_estimator()
+        self.session = self._new_session()
         self.resets = 0
         self.prior_said = None       # the parameters last said to be at the prior (publish_one)
         self.restored = False
@@ -132,18 +128,17 @@ class EstimatorNode(ManagedNode):
             self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_CATCH_UP_QOS)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(publish_period, self.publish)
-        self.schedule = UpdateSchedule(self.bounds_period)
         self.rows_since_tick = -1
         self.create_timer(self.bounds_period, self._idle_tick)
         self.worker = threading.Thread(target=self._work, name="estimator-worker", daemon=True)
         self.worker.start()
 
-    def _new_estimator(self):
-        return make_estimator(self.robot, self.method, self.max_rows or None)
+    def _new_session(self) -> EstimationSession:
+        return EstimationSession(self.robot, self.method, self.max_rows or None, self.bounds_period)
 
     def _state_header(self) -> dict:
         lo, hi = self.robot.payload_prior()
-        return {"method": self.method, "robot": self.robot.name, "columns": list(self.estimator.column_names),
+        return {"method": self.method, "robot": self.robot.name, "columns": list(self.session.estimator.column_names),
                 "prior_lower": lo.tolist(), "prior_upper": hi.tolist()}
 
     def _restore(self, max_age_s: float) -> None:
@@ -155,9 +150,9 @@ class EstimatorNode(ManagedNode):
         last_stamp = state.pop(LAST_STAMP_KEY, None) if state is not None else None
         if state is not None:
             try:
-                self.estimator.restore(state)
+                self.session.estimator.restore(state)
             except (ValueError, KeyError, TypeError, IndexError) as exc:
-                self.estimator = self._new_estimator()
+                self.session = self._new_session()
                 moved = move_aside(self.state_path)
                 why = f"damaged state file {self.state_path}: {type(exc).__name__}: {exc}; " + \
                     (f"moved to {moved.name}" if moved else "could not move it aside")
@@ -170,7 +165,7 @@ class EstimatorNode(ManagedNode):
             else:
                 self.get_logger().info(f"starting from the prior box: {why}")
             return
-        r = self.estimator.result()
+        r = self.session.result()
         self.restored = True
         if last_stamp is not None:
             self.resume_after_s = self.last_stamp_s = float(last_stamp)
@@ -182,7 +177,7 @@ class EstimatorNode(ManagedNode):
     def _save(self) -> None:
         """Write the state (box, kept and pending rows, counters); called before every publication,
         so no published ``samples_used`` is ever ahead of the state a restart resumes from."""
-        state = self.estimator.state() if self.state_path is not None else None
+        state = self.session.estimator.state() if self.state_path is not None else None
         if state is None:
             return
         if self.last_stamp_s is not None:
@@ -209,9 +204,9 @@ class EstimatorNode(ManagedNode):
                     msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec <= self.resume_after_s:
                 self.drops.ignore("already_in_saved_state")
                 return
-        checked = check_rows(self.estimator, self.limits, msg.kind, msg.parameter_names, msg.rows, msg.samples,
-                             msg.regressor, msg.measurement, msg.noise_bound, msg.noise_sigma, msg.kinematics,
-                             msg.acceleration_bound)
+        checked = self.session.check(msg.kind, msg.parameter_names, msg.rows, msg.samples, msg.regressor,
+                                     msg.measurement, msg.noise_bound, msg.noise_sigma, msg.kinematics,
+                                     msg.acceleration_bound)
         if isinstance(checked, Skipped):
             if checked.ignored:
                 self.drops.ignore(checked.reason)     # another estimator may use them
@@ -251,24 +246,15 @@ class EstimatorNode(ManagedNode):
                     self.idle_updated = False
                     self.drops.event("rows_after_idle_update")
                     self.get_logger().info("rows again after a bounds period without any: the stream had paused")
-                refused, raised = self._core_counts()
-                try:
-                    self.estimator.add(*rows)
-                except NUMERICAL_FAILURES as exc:
-                    self.drops.drop("solver_failed_on_rows", f"{type(exc).__name__}: {exc}")
+                added = self.session.add(t, rows)
+                if added.failure:
+                    self.drops.drop("solver_failed_on_rows", added.failure)
                     continue
-                self._count_core(refused, raised)
+                self._count(added, t)
                 self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
                 new_rows = dirty = True
-                jumps = self.schedule.backward_jumps
-                due = self.schedule.due(t)
-                if self.schedule.backward_jumps > jumps:
-                    self.drops.event("stamp_jumped_back")
-                    self.get_logger().warning(f"row stamps jumped back more than {self.bounds_period:g} s "
-                                              f"(to {t:.3f} s): bounds schedule restarted there")
-                if due:
+                if added.updated:
                     new_rows, new_box = False, True
-                    self._update_bounds()
             due, self.bounds_due = self.bounds_due, None
             # an idle period with rows left over: the stream stopped, fold them in. Not when nothing was
             # left (a latched request would update after the first rows of a stream that starts late,
@@ -284,30 +270,30 @@ class EstimatorNode(ManagedNode):
                     self._save()
                 self.result_due, new_box, dirty = False, False, False
                 try:
-                    self.results.append(self.estimator.result())
+                    self.results.append(self.session.result())
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
-    def _core_counts(self) -> tuple[int, int]:
-        """(rows the estimator itself refused, row bounds it raised to the profile floor) so far."""
-        est = self.estimator
-        return sum(est.refused.values()), est.bounds_raised
-
-    def _count_core(self, refused: int, raised: int) -> None:
-        now_refused, now_raised = self._core_counts()
-        if now_refused > refused:       # the intake's checks catch these first: a bug if it happens
-            self.drops.event("refused_by_estimator", now_refused - refused)
-            self.get_logger().warning(f"the estimator refused {now_refused - refused} message(s) the intake accepted")
-        if now_raised > raised:
-            self.drops.event("noise_bound_raised_to_profile", now_raised - raised)
+    def _count(self, added, t: float) -> None:
+        """Say what folding in the rows stamped ``t`` did beyond taking them (:class:`.Added`)."""
+        if added.refused:       # the intake's checks catch these first: a bug if it happens
+            self.drops.event("refused_by_estimator", added.refused)
+            self.get_logger().warning(f"the estimator refused {added.refused} message(s) the intake accepted")
+        if added.raised:
+            self.drops.event("noise_bound_raised_to_profile", added.raised)
+        if added.jumped_back:
+            self.drops.event("stamp_jumped_back")
+            self.get_logger().warning(f"row stamps jumped back more than {self.bounds_period:g} s "
+                                      f"(to {t:.3f} s): bounds schedule restarted there")
+        if added.update_failure:
+            # the box keeps its last certified value; counted, the next update tries again
+            self.drops.drop("solver_failed_bounds", added.update_failure)
 
     def _update_bounds(self) -> None:
         t0 = time.perf_counter()
-        try:
-            self.estimator.update_bounds()
-        except NUMERICAL_FAILURES as exc:
-            # the box keeps its last certified value; counted, the next update tries again
-            self.drops.drop("solver_failed_bounds", f"{type(exc).__name__}: {exc}")
+        failure = self.session.update_bounds()
+        if failure:     # the box keeps its last certified value; counted, the next update tries again
+            self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
 
     def _idle_tick(self) -> None:
@@ -318,8 +304,7 @@ class EstimatorNode(ManagedNode):
         self.rows_since_tick = self.drops.accepted
 
     def _reset(self) -> None:
-        self.estimator = self._new_estimator()
-        self.schedule = UpdateSchedule(self.bounds_period)
+        self.session = self._new_session()
         self.idle_updated = False
         self.last_stamp_s = self.resume_after_s = None
         if self.state_path is not None:

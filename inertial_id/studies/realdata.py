@@ -26,6 +26,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.optimize import linprog
 
+from ..defaults import BOUNDS_PERIOD_S
 from ..defaults import REALDATA_BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
 from ..defaults import REALDATA_MASSES_KG as MASSES_KG
 from ..core.robot import params
@@ -94,7 +95,7 @@ def make_fold(robot, runs: list[Run], k: int, workdir: Path, safety_factor: floa
     return Fold(runs[k], robot_with_calibration(robot, cal, path), cal, str(path))
 
 
-def run_case(fold: Fold, pi_true, bounds_period_s: float = 2.0, replicates: int = BOOTSTRAP_REPLICATES) -> dict:
+def run_case(fold: Fold, pi_true, bounds_period_s: float = BOUNDS_PERIOD_S, replicates: int = BOOTSTRAP_REPLICATES) -> dict:
     """The pipeline on the held-out run plus the payload ``pi_true`` (zeros: no payload)."""
     robot, run = fold.robot, fold.held_out
     pi_true = np.asarray(pi_true, dtype=float)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from ...defaults import BOUNDS_PERIOD_S
 from .file import Calibration
 
 
@@ -16,7 +17,7 @@ def robot_with_calibration(robot, calibration: Calibration, path) -> object:
     return type(robot)(**{**robot.__dict__, "profile": profile})
 
 
-def run_pipeline(robot, run, tau=None, bounds_period_s: float = 2.0):
+def run_pipeline(robot, run, tau=None, bounds_period_s: float = BOUNDS_PERIOD_S):
     """``(intake, result, messages)``: the run (its torques, or ``tau``) through the builder's rows and
     the guaranteed estimator of ``robot`` (:class:`~..offline.RowIntake`)."""
     from ..offline import RowIntake, rows_from_stream

@@ -5,24 +5,26 @@ Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error
 :class:`~.certifier.CertifierSettings`)::
 
     planner:
-      horizon_s: 3.0          # t_f, duration of every plan
-      replan_s: 1.5           # t_p, the next plan takes over this long after the executing one started
-      bezier_degree: 7        # >= 5; degree - 4 free control points per joint (the last one: the rest point)
-      deadline_s: 1.0         # wall time for optimise + certify; must leave room before the switch
-      optimize_s: 0.15        # of which at most this much for the optimisation
-      cost_samples: 32        # samples of the plan in the optimised information matrix
-      report_samples: 128     # N_s, samples of the plan for the reported cond(W_e)
-      centre: [...]           # rad, excitation centre (one per joint)
-      reach_rad: [...]        # free control points stay within centre +- reach
-      acceleration_fraction: 0.5  # plans use at most this fraction of the acceleration limits (the
+      horizon_s               # t_f, duration of every plan, s
+      replan_s                # t_p, the next plan takes over this long after the executing one started, s
+      bezier_degree           # >= 5; degree - 4 free control points per joint (the last one: the rest point)
+      deadline_s              # wall time for optimise + certify; must leave room before the switch, s
+      optimize_s              # of which at most this much for the optimisation, s
+      cost_samples            # samples of the plan in the optimised information matrix
+      report_samples          # N_s, samples of the plan for the reported cond(W_e)
+      centre                  # rad, excitation centre (one per joint; default: sim.home)
+      reach_rad               # free control points stay within centre +- reach
+      acceleration_fraction   # plans use at most this fraction of the acceleration limits (the
                               # tracking error grows with acceleration; the certifier uses the full limits)
-      max_plans: 12           # at most this many exciting plans per start
-      stop_shrink: 0.02       # stop when the box's log-volume fell less than this over ...
-      stop_patience: 3        # ... the last this many plans
-      brake_duration_s: 1.0   # first duration tried for a braking plan on a fault
-      stale_after_s: 0.2      # joint states older than this are a fault
-      hold_wait_s: 10.0       # a start waits this long for a box that certifies holding still
-      command_lead_s: 0.1     # commands start this long after they are issued (transport latency)
+      max_plans               # at most this many exciting plans per start
+      stop_shrink             # stop when the box's log-volume fell less than this over ...
+      stop_patience           # ... the last this many plans
+      brake_duration_s        # first duration tried for a braking plan on a fault, s
+      stale_after_s           # joint states older than this are a fault, s
+      hold_wait_s             # a start waits this long for a box that certifies holding still, s
+      command_lead_s          # commands start this long after they are issued (transport latency), s
+
+The defaults are the schema's, stated there only.
 
 References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
