@@ -25,16 +25,15 @@ from . import UserError
 
 def arguments_help() -> str:
     """The launch arguments of this package's launch files, for ``--help``."""
-    source = node_launch
     lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
-    for (name, default, description), (_, robot_default, _) in zip(source.launch_arguments(True),
-                                                                   source.launch_arguments(False)
-                                                                   + source.SIM_ARGUMENTS):
+    sim_only = node_launch.SIM_ARGUMENTS
+    for (name, default, description), (_, robot_default, _) in zip(node_launch.launch_arguments(True),
+                                                                   node_launch.launch_arguments(False) + sim_only):
         shown = "the file's robot" if default is None else repr(default)
         if default != robot_default:
             shown += f" with sim.launch.py, {robot_default!r} otherwise"
         lines.append(f"  {name:20s} {description} (default {shown})"
-                     + ("; sim.launch.py only" if (name, default, description) in source.SIM_ARGUMENTS else ""))
+                     + ("; sim.launch.py only" if (name, default, description) in sim_only else ""))
     lines += ["", "The robot moves only after `inertial-id start` (the planner's ~/start service);",
               "`inertial-id status` shows the planner's state, `inertial-id stop` brakes."]
     return "\n".join(lines)
