@@ -87,12 +87,12 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     print(f"joint states: {len(js)} recorded ({recorder_gaps} gaps), {counts.get('accepted')} accepted by the "
           f"live builder, its losses {lost}, other drops {other_drops}")
     assert not other_drops
-    live_input_recorded = len(js) == int(counts["accepted"]) and not lost and not recorder_gaps
     diff = bounds_difference(from_samples.lower, from_samples.upper, live["lower"], live["upper"])
     print(f"estimate --bag from the recorded joint states vs live: {diff:.3g}")
-    if live_input_recorded:
-        assert from_samples.samples_used == live["samples"] and diff < TOLERANCE
-    else:
+    # the builder's last /diagnostics in the bag need not be its final count (the recording stops
+    # once the sensor and rows topics settle; one CI run kept the count at 645 of 12088 samples while
+    # the estimates agreed exactly): the estimates themselves say whether the input was the same
+    if not (from_samples.samples_used == live["samples"] and diff < TOLERANCE):
         assert lost or recorder_gaps, "the live builder's input differs from the recording without a counted loss"
 
 
