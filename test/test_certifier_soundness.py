@@ -311,7 +311,7 @@ def test_settings_errors_name_the_field(gen3, path, value, field):
         node = node[key]
     node[path[-1]] = value
     with pytest.raises(ProfileError, match=field.replace("[", r"\[").replace("]", r"\]")):
-        CertifierSettings.from_profile(dataclasses.replace(robot, profile=profile))
+        CertifierSettings.from_profile(robot.with_profile(profile))
 
 
 def test_profiles_have_certifier_settings():

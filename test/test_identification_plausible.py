@@ -87,12 +87,14 @@ def test_prior_does_not_bias_identifiable_combinations(gen3):
     assert chosen["folds"] == 2                               # each run held out in turn
     assert [f.size for f in selection.folds(problem.subset(np.arange(800)))] == [400, 400]   # one run: halves
     shoulder = layout.body_slices()[0][1]
-    for weight in sorted({chosen["weight"], 1e2, 1e4}):
+    assert chosen["weight"] in selection.WEIGHT_GRID
+    for weight in selection.WEIGHT_GRID:      # whichever the held-out choice is, on any run
         est = solvers.solve(problem, "lmi", plausibility=solvers.Plausibility(weight, ellipsoids))
         assert np.linalg.norm(est.base_values - truth) <= 1e-6 * np.linalg.norm(truth), weight
         # the shoulder's mass is invisible to a fixed base (joint 1 vertical): at every weight the
-        # prior keeps it nominal (one run of the whole suite once read 516 kg at one of them)
-        assert est.theta[shoulder][0] == pytest.approx(nominal.nominal[shoulder][0], rel=1e-3), weight
+        # prior keeps it nominal (one run of the whole suite once read 516 kg: at a small weight the
+        # divergence was below the solver's tolerance on the data term)
+        assert est.theta[shoulder][0] == pytest.approx(nominal.nominal[shoulder][0], rel=1e-6), weight
         assert est.theta[shoulder][0] != pytest.approx(theta[shoulder][0], rel=0.1), weight
 
 

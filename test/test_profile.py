@@ -21,6 +21,19 @@ def test_shipped_profiles_validate_and_fill_defaults(name):
     load_robot(p)   # a validated profile validates again (it may be passed around as a dict)
 
 
+def test_the_typed_profile_and_its_mapping_are_one_profile():
+    """Settings read the typed profile (no second parse); an edited mapping is checked again, and the
+    settings follow the edit."""
+    from inertial_id.core.planning.config import PlannerSettings
+    robot = load_robot("kinova_gen3")
+    assert robot.spec.model_dump()["planner"] == robot.profile["planner"]
+    edited = robot.with_profile(dict(robot.profile, planner=dict(robot.profile["planner"], max_plans=3)))
+    assert (PlannerSettings.from_profile(robot).max_plans, PlannerSettings.from_profile(edited).max_plans) == (
+        robot.profile["planner"]["max_plans"], 3)
+    with pytest.raises(ProfileError, match="planner.max_plans"):
+        robot.with_profile(dict(robot.profile, planner=dict(robot.profile["planner"], max_plans="many")))
+
+
 def raw():
     return yaml.safe_load(GEN3.read_text())
 

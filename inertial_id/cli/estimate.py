@@ -124,8 +124,9 @@ def estimate_bag(args):
     robot = load_robot(args.robot)
     if args.calibration:
         from ..core.calibration import load_calibration
+        from ..core.calibration.apply import robot_naming_calibration
         load_calibration(args.calibration)        # a bad file: one line, before any work
-        robot.profile["identification"]["calibration"] = str(Path(args.calibration).resolve())
+        robot = robot_naming_calibration(robot, args.calibration)
     method = args.method or robot.profile["identification"]["method"]
     period = BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
     if period < 0:

@@ -79,7 +79,7 @@ def robot_with_obstacles(robot_name: str, obstacles: list):
     """The robot profile ``robot_name`` with extra obstacle boxes."""
     robot = load_robot(robot_name)
     if obstacles:
-        robot = replace(robot, profile=dict(robot.profile, obstacles=list(robot.profile.get("obstacles", [])) + obstacles))
+        robot = robot.with_profile(dict(robot.profile, obstacles=robot.profile["obstacles"] + obstacles))
     return robot
 
 

@@ -2,7 +2,6 @@
 pipeline the ``estimate`` command runs (builder rows with the calibration, guaranteed bounds)."""
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from ...defaults import BOUNDS_PERIOD_S
@@ -12,9 +11,13 @@ from .file import Calibration
 def robot_with_calibration(robot, calibration: Calibration, path) -> object:
     """A copy of ``robot`` whose profile names ``calibration``, written to ``path``."""
     calibration.write(path)
-    profile = copy.deepcopy(robot.profile)
-    profile["identification"]["calibration"] = str(Path(path).resolve())
-    return type(robot)(**{**robot.__dict__, "profile": profile})
+    return robot_naming_calibration(robot, path)
+
+
+def robot_naming_calibration(robot, path) -> object:
+    """A copy of ``robot`` whose profile names the calibration file ``path``."""
+    identification = dict(robot.profile["identification"], calibration=str(Path(path).resolve()))
+    return robot.with_profile(dict(robot.profile, identification=identification))
 
 
 def run_pipeline(robot, run, tau=None, bounds_period_s: float = BOUNDS_PERIOD_S):

@@ -27,7 +27,6 @@ import numpy as np
 
 from ...defaults import NO_OBSTACLES_CLEARANCE_M
 from ..robot.model import ProfileError, Robot
-from ..robot.profile import parse
 from . import collision, enclosure
 from .bezier import BezierPlan, segment_points
 from .interval import up
@@ -63,7 +62,7 @@ class CertifierSettings:
     def from_profile(robot: Robot) -> CertifierSettings:
         """The certifier's settings of ``robot``'s profile (types and per-joint lengths checked by the
         schema, :class:`inertial_id.core.robot.profile.Planner`; capsule frames against the model here)."""
-        profile = parse(robot.profile, robot.name)
+        profile = robot.spec
         planner = profile.planner
         if planner is None:
             raise ProfileError(f"profile '{robot.name}' needs a 'planner:' mapping")

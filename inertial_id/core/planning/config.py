@@ -35,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..robot.model import ProfileError
-from ..robot.profile import parse
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ class PlannerSettings:
     def from_profile(cls, robot) -> PlannerSettings:
         """The settings of ``robot``'s profile (types, ranges and their order checked by the schema,
         :class:`inertial_id.core.robot.profile.Planner`)."""
-        profile = parse(robot.profile, robot.name)
+        profile = robot.spec
         planner = profile.planner
         if planner is None:
             raise ProfileError(f"profile '{robot.name}' has no planner: section")

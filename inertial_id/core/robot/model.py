@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ import pinocchio as pin
 import yaml
 
 from . import params, strict_yaml
-from .profile import ProfileError, momentum_window_samples, validate
+from .profile import ProfileError, RobotProfile, checked, momentum_window_samples, validate
 
 PACKAGE_NAME = "inertial_id"
 
@@ -192,7 +192,8 @@ class Robot:
     acceleration_limit: np.ndarray
     torque_limit: np.ndarray
     jerk_limit: np.ndarray            # rad/s^3; inf where the profile states none
-    profile: dict = field(repr=False)
+    profile: dict = field(repr=False)   # the checked profile as a mapping (what tests and YAML edit)
+    spec: RobotProfile = field(repr=False)   # the same profile, typed
 
     @property
     def nv(self) -> int:
@@ -221,6 +222,11 @@ class Robot:
         """Samples per momentum window ``h`` of the profile."""
         return momentum_window_samples(self.profile)
 
+    def with_profile(self, profile: dict) -> Robot:
+        """This robot with an edited profile mapping (checked again; the model is not rebuilt)."""
+        spec, profile = checked(profile, self.name)
+        return replace(self, profile=profile, spec=spec)
+
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame."""
         p = self.profile["payload"]
@@ -241,7 +247,8 @@ def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
 
 def load_robot(profile: dict | str) -> Robot:
     """Build a :class:`Robot` from a profile (dict, name or YAML path)."""
-    profile = load_profile(profile) if isinstance(profile, str) else validate(profile, profile.get("name", "profile"))
+    raw = load_profile(profile) if isinstance(profile, str) else profile
+    spec, profile = checked(raw, raw.get("name", "profile"))
     urdf = resolve_model_path(profile["model"]["urdf"], profile.get("_path"))
     model = build_model_from_urdf(urdf)
     joints = tuple(profile["joints"])
@@ -288,7 +295,7 @@ def load_robot(profile: dict | str) -> Robot:
         acceleration_limit=_limit(profile, "acceleration", np.full(n, np.inf), n),
         torque_limit=torque_limit,
         jerk_limit=_limit(profile, "jerk", np.full(n, np.inf), n),
-        profile=profile,
+        profile=profile, spec=spec,
     )
 
 

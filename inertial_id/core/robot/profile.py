@@ -499,12 +499,18 @@ def parse(raw, source: str) -> RobotProfile:
 def validate(raw, source: str) -> dict:
     """The checked profile as a mapping with defaults filled in; ``source`` (file name) prefixes
     errors. A validated profile validates again (it may be passed around as a mapping)."""
-    profile = parse(raw, source).model_dump()
+    return checked(raw, source)[1]
+
+
+def checked(raw, source: str) -> tuple[RobotProfile, dict]:
+    """The typed profile and its mapping (:func:`validate`), from one parse."""
+    typed = parse(raw, source)
+    profile = typed.model_dump()
     if isinstance(raw, dict) and raw.get("_path") is not None:
         profile["_path"] = raw["_path"]
     if profile["sim"]["home"] is None:
         profile["sim"]["home"] = [0.0] * len(profile["joints"])
-    return profile
+    return typed, profile
 
 
 def momentum_window_samples(profile: dict) -> int:
