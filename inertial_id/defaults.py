@@ -57,3 +57,7 @@ REALDATA_BOOTSTRAP_REPLICATES = 200
 # The clearance (m) the certifier reports, and the report reads as "no obstacle", when the profile
 # declares no obstacles (inertial_id.core.planning.certifier).
 NO_OBSTACLES_CLEARANCE_M = 1.0e3
+
+# The simulated arm's physics (inertial_id.nodes.sim_robot, demo --engine): pinocchio, the estimator's
+# own model (exact), or MuJoCo (inertial_id.sim) with joint friction, damping and armature.
+SIM_ENGINES = ("pinocchio", "mujoco")

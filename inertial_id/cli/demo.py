@@ -7,6 +7,7 @@ import tempfile
 import time
 
 from . import RunFailed, UserError
+from ..defaults import SIM_ENGINES
 from .common import positive_float, write_json
 
 # Wall seconds without /clock advancing after which the simulated arm counts as stopped: far beyond
@@ -42,6 +43,9 @@ def register(sub) -> None:
                    help="record the suite's topics into this rosbag2 folder (the final estimate then "
                         "waits for the bounds over everything recorded)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage of --record")
+    p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0],
+                   help="physics of the simulated arm (mujoco: joint friction, damping and armature the estimator "
+                        "does not model)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -67,7 +71,8 @@ def run(args) -> int:
         raise UserError(str(exc)) from None
     try:
         result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
-                          args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage)
+                          args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage,
+                          engine=args.engine)
     except Interrupted as signal_name:
         print(f"inertial-id demo: stopped by {signal_name} before the result; every node finished cleanly",
               file=sys.stderr, flush=True)
@@ -87,7 +92,7 @@ def run(args) -> int:
 
 def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
-             record: str | None = None, storage: str = "mcap") -> dict:
+             record: str | None = None, storage: str = "mcap", engine: str = SIM_ENGINES[0]) -> dict:
     """Start the node processes and a monitor; return the final estimate against the truth.
 
     Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
@@ -134,6 +139,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
+                                  "engine": engine,
                                   "reliable_sensor_streams": lossless, "publish_clock": True,
                                   **{f"wait_for_{k}_subscribers": n for k, n in sensor_readers.items()}},
                     env, log_dir)

@@ -14,6 +14,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..core.robot import params
+from ..defaults import SIM_ENGINES
 from ..core.robot.model import payload_params
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
@@ -66,7 +67,20 @@ class SimRobotNode(ManagedNode):
         self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
         step_hz = prof["sim"]["step_hz"]
         self.truth = payload_params(payload)
-        self.sim = Simulator.from_profile(self.robot, self.truth, seed)
+        engine = declare(self, "engine", "pinocchio", "physics of the simulated arm: pinocchio (the estimator's own "
+                         "model, exact) or mujoco (the profile's joint armature, damping and Coulomb friction, a "
+                         "model the estimator does not share)", choices=SIM_ENGINES)
+        friction = declare(self, "joint_friction_Nm", 1.0, "Coulomb friction of every joint, on the motor side of "
+                           "the joint torque sensor (engine mujoco), N m", low=0.0, high=1e3)
+        damping = declare(self, "joint_damping_Nms_rad", 2.0, "viscous damping of every joint, on the motor side "
+                          "(engine mujoco), N m s/rad", low=0.0, high=1e3)
+        if engine == "mujoco":
+            from ..sim.engine import MujocoSimulator
+            from ..sim.mjcf import JointPlant
+            plant = JointPlant.from_profile(self.robot, damping=damping, frictionloss=friction)
+            self.sim = MujocoSimulator.from_profile(self.robot, self.truth, seed, plant=plant)
+        else:
+            self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))
         self._driver = None              # the driver emulation, made on the first publication
         self.drops = DropCounter(self)
@@ -116,7 +130,7 @@ class SimRobotNode(ManagedNode):
             self.start()
         # the simulation is paced by the wall clock: this node is the source of /clock, never its follower
         self.create_timer(0.01, self.advance, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.get_logger().info(f"simulating {self.robot.name} carrying '{payload}' "
+        self.get_logger().info(f"simulating {self.robot.name} on {engine} carrying '{payload}' "
                                f"({step_hz:.0f} Hz steps, publishing at {step_hz / self.steps_per_publish:.0f} Hz)")
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
