@@ -95,9 +95,12 @@ demo: setup
 	$(BIN)/inertial-id demo --robot $(ROBOT)
 
 # `colcon test` runs the pytest suite (CMakeLists.txt: ament_add_pytest_test) against the workspace;
-# PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch").
+# PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch"). TEST_WORKERS pytest-xdist
+# workers: the suite mostly waits on simulated real time; each worker's nodes keep to their own DDS
+# domains (test/conftest.py).
+TEST_WORKERS ?= 2
 test: colcon
-	$(ROS_ENV) && cd $(WS) && PYTEST_ADDOPTS="-q $(PYTEST_ARGS)" colcon test --event-handlers console_direct+ \
+	$(ROS_ENV) && cd $(WS) && PYTEST_ADDOPTS="-q -n $(TEST_WORKERS) $(PYTEST_ARGS)" colcon test --event-handlers console_direct+ \
 	    --ctest-args --output-on-failure ; status=$$?; \
 	$(abspath $(BIN))/python $(abspath scripts/test_summary.py) $(abspath $(WS))/build/inertial_id/test_results/inertial_id/pytest.xunit.xml \
 	    --shared $(abspath $(SHARED)) && exit $$status

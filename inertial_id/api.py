@@ -18,7 +18,7 @@ import numpy as np
 
 from .core.robot.model import Robot, load_robot
 from .core.offline import RowIntake, estimate_from_bag, rows_from_stream
-from .defaults import BOUNDS_PERIOD_S
+from .defaults import BOUNDS_PERIOD_S, DEFAULT_SOLVER
 
 __all__ = ["PayloadBounds", "RobotIdentification", "identify_robot", "load_robot", "payload_bounds",
            "payload_bounds_from_bag"]
@@ -128,7 +128,7 @@ def _chain(model: str):
     return cc.chain_from_profile(robot_model.load_robot(profile).model, profile), profile.get("rotor_inertia") or {}
 
 
-def identify_robot(model: str, runs, validate=(), method: str = "lmi", friction: bool = False,
+def identify_robot(model: str, runs, validate=(), method: str = DEFAULT_SOLVER, friction: bool = False,
                    regularization_weight: float | None = 0.0, cutoff_hz: float | None = None) -> RobotIdentification:
     """Identify a whole robot from recorded runs, as ``inertial-id identify`` does.
 

@@ -28,6 +28,7 @@ MAX_EFFORT_DELAY_S = 0.3
 
 # Whole-robot identification (inertial_id.core.identification.solvers).
 SOLVERS = ("ls", "wls", "irls", "lmi")
+DEFAULT_SOLVER = "lmi"       # the physically consistent SDP
 DEFAULT_LMI_MARGIN = 1e-8
 
 # The PMD study (inertial_id.studies.pmd): Table II wrench noise, standard deviations of

@@ -15,6 +15,18 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 NOT_UNIT = ("ros", "shared_data", "bench", "slow")
 
 
+def pytest_configure(config):
+    """Parallel workers (pytest -n N) pick their DDS domains from disjoint ranges: nodes of a test on
+    one worker never meet those of a test on another."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw"):
+        from inertial_id.nodes.launch import DOMAINS_ENV
+        n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        size = 100 // max(n, 1)
+        first = 1 + int(worker[2:]) * size
+        os.environ[DOMAINS_ENV] = f"{first}-{first + size - 1}"
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``shared_data`` skip when ../shared is absent, tests marked ``ros`` when rclpy is
     not importable; each says why. Every other test without a ``slow`` or ``bench`` mark is ``unit``."""

@@ -98,11 +98,11 @@ def start_replay_pipeline(ros_env: dict, log_dir, lossless_inputs: bool = False)
 def as_trajectory(msg, joint_names):
     """(start stamp s, SampledTrajectory) of a JointTrajectory, columns in ``joint_names`` order."""
     from inertial_id.core.trajectory import SampledTrajectory
-    from inertial_id.nodes.common import stamp_to_s
+    from inertial_id.core.data.stamps import stamp_s
     order = [list(msg.joint_names).index(j) for j in joint_names]
-    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+    t = np.array([stamp_s(p.time_from_start) for p in msg.points])
     col = lambda f: np.array([getattr(p, f) for p in msg.points])[:, order]
-    return stamp_to_s(msg.header.stamp), SampledTrajectory(t, col("positions"), col("velocities"), col("accelerations"))
+    return stamp_s(msg.header.stamp), SampledTrajectory(t, col("positions"), col("velocities"), col("accelerations"))
 
 
 class FakeArm:

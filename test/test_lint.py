@@ -1,6 +1,8 @@
 """`ruff check` is a gate: the rules and the reasoned exceptions are in pyproject.toml. And a rule of
-the house that ruff does not check: no class holds more than 30 attributes of its own."""
+the house that ruff does not check: no class holds more than 30 attributes of its own, and a stamp
+becomes seconds in one place."""
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +30,11 @@ def test_no_class_holds_more_than_thirty_attributes():
             if len(self_attributes(cls)) > MAX_ATTRIBUTES:
                 crowded[f"{path.relative_to(ROOT)}:{cls.name}"] = len(self_attributes(cls))
     assert not crowded, crowded
+
+
+def test_stamps_become_seconds_in_one_place():
+    """``sec + 1e-9 nanosec`` is written once (inertial_id.core.data.stamps); everything else calls it."""
+    pattern = re.compile(r"\.sec\s*\+\s*1e-9\s*\*|nanosec\s*\*\s*1e-9")
+    found = [f"{path.relative_to(ROOT)}:{k}" for folder in ("inertial_id", "test") for path in (ROOT / folder).rglob("*.py")
+             for k, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert found == ["inertial_id/core/data/stamps.py:10"], found

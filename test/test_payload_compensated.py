@@ -30,7 +30,8 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     from inertial_id.core.data import topics
     from inertial_id.core.robot.model import load_robot
     from inertial_id.msg import InertialEstimate
-    from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, stamp_to_s
+    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS
     from inertial_id.nodes.launch import start_node_set
     from ros_helpers import diagnostic_counts, spin_until
 
@@ -42,7 +43,7 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
                            estimator={"method": "guaranteed", "state_file": "none", **sim_time})
     node = rclpy.create_node("compensation_check")
     values, bounds, speed, estimates, inertias = {}, {}, {}, [], []
-    key = lambda m: round(stamp_to_s(m.header.stamp), 6)
+    key = lambda m: round(stamp_s(m.header.stamp), 6)
     as_array = lambda m: np.array([m.wrench.force.x, m.wrench.force.y, m.wrench.force.z,
                                    m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z])
     frames = set()
@@ -161,7 +162,8 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     from inertial_id.core.data import topics
     from inertial_id.core.robot.model import load_robot, payload_params
     from inertial_id.msg import InertialEstimate
-    from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS, stamp_to_s
+    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS
     from inertial_id.nodes.launch import start_node_set
     from ros_helpers import spin_for, spin_until
 
@@ -171,7 +173,7 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
                            payload_compensator={"use_sim_time": True})
     node = rclpy.create_node("external_effort_check")
     values, bounds, speed = {}, {}, {}
-    key = lambda m: round(stamp_to_s(m.header.stamp), 6)
+    key = lambda m: round(stamp_s(m.header.stamp), 6)
     node.create_subscription(JointState, topics.EXTERNAL_EFFORT,
                              lambda m: values.__setitem__(key(m), np.array(m.effort)), RELIABLE_QOS)
     node.create_subscription(JointState, topics.EXTERNAL_EFFORT + "_bound",

@@ -9,6 +9,7 @@ import pytest
 
 from inertial_id.cli import main
 from inertial_id.core.data import bags
+from inertial_id.core.data.stamps import stamp_s
 from inertial_id.core.robot.model import load_robot
 
 pytestmark = pytest.mark.ros
@@ -38,7 +39,7 @@ def test_demo_recording_is_complete(tmp_path, ros_env, capfd, storage):
                   robot.profile["controller"]["topic"]):
         assert counts[topic] > 0, topic
     # and the 1 kHz joint states without a gap from the first to the last
-    stamps = np.array([bags.stamp_s(m.header.stamp) for _, m in bags.read_topics(bag, [bags.JOINT_STATES])[bags.JOINT_STATES]])
+    stamps = np.array([stamp_s(m.header.stamp) for _, m in bags.read_topics(bag, [bags.JOINT_STATES])[bags.JOINT_STATES]])
     assert np.max(np.diff(stamps)) < 1.5e-3
     assert counts[bags.JOINT_STATES] == round((stamps[-1] - stamps[0]) * 1000) + 1
 
@@ -55,7 +56,9 @@ def slow_writes(monkeypatch, delay_s: float) -> None:
 
 def test_recorder_counts_every_message_it_loses(tmp_path, ros_env, monkeypatch):
     """A best-effort 1 kHz stream flooded at a recorder that writes at most 500 messages a second:
-    its queue overflows (DDS reports nothing); recorded + missed = published."""
+    its queue overflows (DDS reports nothing); recorded + missed = every message published from the
+    first recorded stamp to the last. (Messages lost after the last one a recorder receives leave no
+    trace in the stamps; the demo ends its streams with an acknowledged end, ~/end_streams.)"""
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -81,7 +84,9 @@ def test_recorder_counts_every_message_it_loses(tmp_path, ros_env, monkeypatch):
     assert summary.missed > 0 and "MISSED" in summary.describe()
     recorded = summary.counts[bags.JOINT_STATES]
     assert recorded == bags.check_readable(tmp_path / "bag")
-    assert recorded + summary.missed == published
+    stamps_ms = [round(stamp_s(m.header.stamp) * 1e3) for _, _, m in bags.messages(tmp_path / "bag", [bags.JOINT_STATES])]
+    print(f"recorded stamps {stamps_ms[0]}..{stamps_ms[-1]} ms of 0..{published - 1}")
+    assert recorded + summary.missed == stamps_ms[-1] - stamps_ms[0] + 1 <= published
 
 
 def test_demo_recording_that_misses_messages_exits_nonzero(tmp_path, ros_env, capfd, monkeypatch):

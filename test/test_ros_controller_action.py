@@ -8,6 +8,8 @@ fake arm follows every accepted goal. An aborted goal must make the planner brak
 import numpy as np
 import pytest
 
+from inertial_id.core.data.stamps import stamp_s
+
 from ros_helpers import call, planner_with_fake_arm, spin_for, spin_until
 
 pytestmark = pytest.mark.ros
@@ -27,7 +29,7 @@ def jtc_rejection(goal, joints, now_s: float, allow_nonzero_velocity_at_trajecto
         return "joint names"
     if not traj.points:
         return "empty trajectory"
-    t = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in traj.points]
+    t = [stamp_s(p.time_from_start) for p in traj.points]
     if any(b <= a for a, b in zip(t, t[1:])):
         return "time_from_start not strictly increasing"
     n = len(joints)
@@ -36,7 +38,7 @@ def jtc_rejection(goal, joints, now_s: float, allow_nonzero_velocity_at_trajecto
             return "point sizes"
     if not allow_nonzero_velocity_at_trajectory_end and any(v != 0.0 for v in traj.points[-1].velocities):
         return "non-zero velocity at the end of the trajectory"
-    start = traj.header.stamp.sec + 1e-9 * traj.header.stamp.nanosec
+    start = stamp_s(traj.header.stamp)
     if start != 0.0 and start + t[-1] < now_s:
         return "trajectory ends in the past"
     for tol in list(goal.path_tolerance) + list(goal.goal_tolerance):

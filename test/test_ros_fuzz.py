@@ -15,6 +15,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
+from inertial_id.core.data.stamps import stamp_s
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
 from inertial_id.core.sim import Simulator
@@ -95,7 +96,7 @@ class Fuzzer:
         msg.header.stamp = good.header.stamp
         msg.name, msg.position, msg.velocity, msg.effort = list(good.name), list(good.position), \
             list(good.velocity), list(good.effort)
-        t_ok = good.header.stamp.sec + 1e-9 * good.header.stamp.nanosec
+        t_ok = stamp_s(good.header.stamp)
         for _ in range(self.rng.integers(1, 3)):
             field = self.rng.integers(0, 5)
             if field == 0:
@@ -120,7 +121,7 @@ class Fuzzer:
         if kind == 0:
             msg.header.frame_id = str(self.rng.choice(["", "world", "fuzz_frame"]))
         elif kind == 1:
-            self.stamp(msg.header.stamp, good.header.stamp.sec + 1e-9 * good.header.stamp.nanosec)
+            self.stamp(msg.header.stamp, stamp_s(good.header.stamp))
         else:
             w = (self.array(w, 10.0) + [0.0] * 6)[:6]
         f.x, f.y, f.z, n.x, n.y, n.z = w

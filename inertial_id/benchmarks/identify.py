@@ -11,12 +11,13 @@ from ..core.robot import model as robot_model
 from ..core.identification import problem as P
 from ..core.identification import solvers
 from ..core.identification.synthetic import fourier_joint_motion, synthesize
+from ..defaults import DEFAULT_SOLVER, SOLVERS
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     parser.add_argument("--samples", type=int, default=10000, help="samples in the data set")
-    parser.add_argument("--method", choices=solvers.SOLVERS, default="lmi")
+    parser.add_argument("--method", choices=SOLVERS, default=DEFAULT_SOLVER)
 
 
 def run(args) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, write_json
-from ..defaults import DEFAULT_LMI_MARGIN, SOLVERS
+from ..defaults import DEFAULT_LMI_MARGIN, DEFAULT_SOLVER, SOLVERS
 
 
 def register(sub) -> None:
@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--fixed", nargs="+", default=[], metavar="GROUP",
                    help="hold these parameter groups at their nominal values: inertial, friction, "
                         "Fc, Fv, Ia, beta, a body (link) name or a joint name")
-    p.add_argument("--method", choices=SOLVERS, default="lmi",
+    p.add_argument("--method", choices=SOLVERS, default=DEFAULT_SOLVER,
                    help="ls, wls (per-joint weights), irls (Huber reweighting) or lmi (SDP, "
                         "physically consistent; default)")
     p.add_argument("--lmi-margin", type=float, default=DEFAULT_LMI_MARGIN,

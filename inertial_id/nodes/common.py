@@ -244,10 +244,6 @@ def when_active(callback):
     return gated
 
 
-def stamp_to_s(stamp) -> float:
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
 def s_to_stamp(t: float, msg_stamp) -> None:
     sec = int(np.floor(t))
     carry, nanosec = divmod(int(round((t - sec) * 1e9)), 1_000_000_000)   # a fraction that rounds up to 1 s

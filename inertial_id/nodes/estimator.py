@@ -14,6 +14,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
+from ..core.data.stamps import stamp_s
 from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
@@ -201,7 +202,7 @@ class EstimatorNode(ManagedNode):
             if not self.seen.add(key):          # the same message through the other subscription
                 return
             if self.resume_after_s is not None and \
-                    msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec <= self.resume_after_s:
+                    stamp_s(msg.header.stamp) <= self.resume_after_s:
                 self.drops.ignore("already_in_saved_state")
                 return
         checked = self.session.check(msg.kind, msg.parameter_names, msg.rows, msg.samples, msg.regressor,
@@ -218,7 +219,7 @@ class EstimatorNode(ManagedNode):
         except Rejected as r:
             self.drops.drop(r.reason, r.detail)
             return
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        t = stamp_s(msg.header.stamp)
         self.queue.append(("rows", (t, checked)))
         self.drops.ok()
 

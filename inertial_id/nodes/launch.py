@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 
+DOMAINS_ENV = "INERTIAL_ID_ROS_DOMAINS"
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
 TAIL_LINES = 30         # lines of each node's output kept to say why it exited
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b")    # the last line of a traceback
@@ -46,6 +47,20 @@ class StopSignals:
             signal.signal(number, handler)
 
 
+def domain_range() -> tuple[int, int]:
+    """The ``ROS_DOMAIN_ID`` values (inclusive) a self-contained run picks from: ``$DOMAINS_ENV``
+    (``first-last``), else 1-100. Sets of runs on one host (e.g. parallel test workers) stay apart
+    by taking disjoint ranges."""
+    text = os.environ.get(DOMAINS_ENV, "1-100")
+    try:
+        first, last = (int(x) for x in text.split("-"))
+    except ValueError:
+        raise ValueError(f"{DOMAINS_ENV}={text!r}: expected first-last, e.g. 1-100") from None
+    if not 0 <= first <= last <= 232:       # ROS 2's largest domain id
+        raise ValueError(f"{DOMAINS_ENV}={text!r}: expected 0 <= first <= last <= 232")
+    return first, last
+
+
 def isolated_ros_env(domain_id: int | None = None) -> dict:
     """Environment for a self-contained run: a DDS domain of its own and discovery on this host only
     (nothing leaves loopback), unless the caller's environment already chose; and a ROS_HOME of its
@@ -55,7 +70,7 @@ def isolated_ros_env(domain_id: int | None = None) -> dict:
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)
     elif "ROS_DOMAIN_ID" not in os.environ:
-        env["ROS_DOMAIN_ID"] = str(random.randint(1, 100))
+        env["ROS_DOMAIN_ID"] = str(random.randint(*domain_range()))
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 

@@ -9,6 +9,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
+from ..core.data.stamps import stamp_s
 from .common import LATCHED_QOS, RELIABLE_QOS
 
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
@@ -38,7 +39,7 @@ class MonitorNode(Node):
         self.estimate = msg
         self.estimates_received += 1
         h = self.estimate_history
-        h["t"].append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+        h["t"].append(stamp_s(msg.header.stamp))
         for k in ("estimate", "lower", "upper"):
             h[k].append(list(getattr(msg, k)))
         h["condition_number"].append(msg.condition_number)
@@ -47,7 +48,7 @@ class MonitorNode(Node):
     def _on_status(self, msg) -> None:
         self.status = msg
         h = self.status_history
-        h["t"].append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+        h["t"].append(stamp_s(msg.header.stamp))
         for k in ("state", "message", *STATUS_MARGINS):
             h[k].append(getattr(msg, k))
 
@@ -60,7 +61,7 @@ class MonitorNode(Node):
         self.truth = msg
 
     def _on_clock(self, msg) -> None:
-        t = msg.clock.sec + 1e-9 * msg.clock.nanosec
+        t = stamp_s(msg.clock)
         if self.clock_s is None or t > self.clock_s:
             self.clock_s, self.clock_advanced_at = t, time.monotonic()
         if self.clock_start_s is None:

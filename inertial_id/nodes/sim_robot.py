@@ -13,11 +13,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from ..core.data.stamps import stamp_s
 from ..core.robot import params
-from ..defaults import SIM_ENGINES
 from ..core.robot.model import payload_params
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
+from ..defaults import SIM_ENGINES
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp)
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -147,7 +148,7 @@ class SimRobotNode(ManagedNode):
                 self.sim.hold(np.asarray(msg.points[0].positions)[order])
             return
         order = [names.index(j) for j in self.robot.joint_names]
-        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+        t = np.array([stamp_s(p.time_from_start) for p in msg.points])
         n = len(names)
 
         def column(field):
@@ -162,7 +163,7 @@ class SimRobotNode(ManagedNode):
             return
         # a set header.stamp is when the trajectory starts (joint_trajectory_controller semantics): a
         # command stamped in the past continues exactly where the previous one was, whatever the latency
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = stamp_s(msg.header.stamp)
         start = stamp - self.t0_stamp if stamp > 0 else None
         jump_q, jump_qd = self.sim.command(SampledTrajectory(t, q, column("velocities"), column("accelerations")),
                                            start_time=start)

@@ -32,6 +32,7 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
 from ..signals.row_builder import RowMessage
+from .stamps import stamp_s
 # The suite's topics, also read as ``bags.<NAME>`` by the CLI and the tests.
 from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, MARKERS, ROWS,  # noqa: F401
                      STATUS, TRUTH, WRENCH)
@@ -150,11 +151,6 @@ def stamp(store, t_s: float):
     nanoseconds, not the fraction: a fraction that rounds up to 1 s carries into ``sec``)."""
     sec, nanosec = divmod(int(round(t_s * 1e9)), 1_000_000_000)
     return store.types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
-
-
-def stamp_s(msg_stamp) -> float:
-    """A ``builtin_interfaces/Time`` stamp in seconds."""
-    return msg_stamp.sec + 1e-9 * msg_stamp.nanosec
 
 
 def header(store, t_s: float, frame_id: str = ""):
@@ -554,7 +550,7 @@ def read_trajectories(path, topic: str):
     """``[(log_time_ns, joint_names, t (P,), q (P, n))]`` of the JointTrajectory messages on ``topic``."""
     out = []
     for _, t_ns, m in messages(path, [topic]):
-        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in m.points])
+        t = np.array([stamp_s(p.time_from_start) for p in m.points])
         q = np.array([p.positions for p in m.points], dtype=float).reshape(t.size, -1)
         out.append((t_ns, list(m.joint_names), t, q))
     return out

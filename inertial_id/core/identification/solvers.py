@@ -38,7 +38,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
-from ...defaults import DEFAULT_LMI_MARGIN, SOLVERS
+from ...defaults import DEFAULT_LMI_MARGIN, DEFAULT_SOLVER, SOLVERS
 from ..robot.params import pseudo_inertia
 from .plausible import has_positive_definite_nominal
 from .problem import IdentificationError, Problem
@@ -94,7 +94,7 @@ def joint_weights(problem: Problem) -> np.ndarray:
     return 1.0 / _joint_sigma(problem, theta_b)
 
 
-def solve(problem: Problem, method: str = "lmi", lmi_margin: float = DEFAULT_LMI_MARGIN,
+def solve(problem: Problem, method: str = DEFAULT_SOLVER, lmi_margin: float = DEFAULT_LMI_MARGIN,
           plausibility: Plausibility | None = None, weights: np.ndarray | None = None,
           sdp: ConsistentSDP | None = None) -> RobotEstimate:
     """``weights``: per-joint row weights to use instead of :func:`joint_weights` (e.g. those of the

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.stamps import stamp_s
+
 # Readings beyond these multiples of the profile limits are not physical: a unit or driver fault.
 ABSURD_FACTOR = 10.0
 # How far ahead of the node's clock a stamp may be (clock offset between hosts, sender jitter). A
@@ -45,7 +47,7 @@ def checked_stamp(stamp, now_s: float | None, future_tolerance_s: float = FUTURE
     node's clock; ``None`` or 0, e.g. simulated time not started yet or offline: no check)."""
     if not 0 <= stamp.nanosec < 1_000_000_000:
         raise Rejected(f"{prefix}invalid_stamp", f"nanosec {stamp.nanosec} out of range")
-    t = stamp.sec + 1e-9 * stamp.nanosec
+    t = stamp_s(stamp)
     if now_s and t > now_s + future_tolerance_s:
         raise Rejected(f"{prefix}stamp_in_future", f"stamp {t:.6f} s is {t - now_s:.3g} s ahead of the clock")
     return t
