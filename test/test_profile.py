@@ -32,6 +32,9 @@ def test_the_typed_profile_and_its_mapping_are_one_profile():
         robot.profile["planner"]["max_plans"], 3)
     with pytest.raises(ProfileError, match="planner.max_plans"):
         robot.with_profile(dict(robot.profile, planner=dict(robot.profile["planner"], max_plans="many")))
+    # the model is built from the limits: an edit there would leave the model and the mapping apart
+    with pytest.raises(ValueError, match="cannot change limits"):
+        robot.with_profile(dict(robot.profile, limits=dict(robot.profile["limits"], velocity=[0.1] * robot.nv)))
 
 
 def raw():

@@ -134,7 +134,10 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                                nodes=tuple(n for n in NODES if n not in ("sim_robot", "payload_compensator")),
                                regressor_builder={"method": method, "lossless_inputs": lossless, **sim_time},
                                estimator={"method": method, **sim_time},
-                               excitation_planner={"duration_s": float(duration_s), **sim_time})
+                               # the arm is the simulator's: while its clock stands still the arm
+                               # does too, so the planner faults on the stall the demo fails on
+                               excitation_planner={"duration_s": float(duration_s), "clock_stall_s": SIM_STALL_S,
+                                                   **sim_time})
         rows_readers = 1 + (recorder is not None)                   # estimator, recorder
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)

@@ -3,18 +3,22 @@ pipeline the ``estimate`` command runs (builder rows with the calibration, guara
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...defaults import BOUNDS_PERIOD_S
 from .file import Calibration
 
+if TYPE_CHECKING:
+    from ..robot.model import Robot
 
-def robot_with_calibration(robot, calibration: Calibration, path) -> object:
+
+def robot_with_calibration(robot: Robot, calibration: Calibration, path) -> Robot:
     """A copy of ``robot`` whose profile names ``calibration``, written to ``path``."""
     calibration.write(path)
     return robot_naming_calibration(robot, path)
 
 
-def robot_naming_calibration(robot, path) -> object:
+def robot_naming_calibration(robot: Robot, path) -> Robot:
     """A copy of ``robot`` whose profile names the calibration file ``path``."""
     identification = dict(robot.profile["identification"], calibration=str(Path(path).resolve()))
     return robot.with_profile(dict(robot.profile, identification=identification))

@@ -109,6 +109,9 @@ class _RangeLP:
         # simplex iterations; the bounds do not depend on it (dual certificates, checked below)
         self._scaling = self.h.getOptionValue("simplex_scale_strategy")[1]   # (status, value)
         self.h.setOptionValue("simplex_scale_strategy", 0)
+        # no presolve: these LPs are dense with every row ranged, so it finds next to nothing to
+        # remove, and what it costs is a fifth of an update's simplex time (bench bounds)
+        self.h.setOptionValue("presolve", "off")
         m, n = M.shape
         inf = highspy.kHighsInf
         # passed as arrays (a HighsLp's fields would be converted element by element), column-wise:

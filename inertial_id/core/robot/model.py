@@ -223,8 +223,14 @@ class Robot:
         return momentum_window_samples(self.profile)
 
     def with_profile(self, profile: dict) -> Robot:
-        """This robot with an edited profile mapping (checked again; the model is not rebuilt)."""
+        """This robot with an edited profile mapping, checked again. The model is not rebuilt, so an
+        edit of a section it is built from (:data:`MODEL_SECTIONS`) is refused: ``load_robot`` that
+        profile instead."""
         spec, profile = checked(profile, self.name)
+        changed = [key for key in MODEL_SECTIONS if profile.get(key) != self.profile.get(key)]
+        if changed:
+            raise ValueError(f"with_profile cannot change {', '.join(changed)}: the model is built from "
+                             "them (load_robot the edited profile)")
         return replace(self, profile=profile, spec=spec)
 
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
@@ -233,6 +239,10 @@ class Robot:
         lo = np.asarray(p.get("prior_lower", [-np.inf] * 10), dtype=float)
         hi = np.asarray(p.get("prior_upper", [np.inf] * 10), dtype=float)
         return lo, hi
+
+
+# the profile sections load_robot builds the model, frames and limits from
+MODEL_SECTIONS = ("name", "model", "joints", "frames", "dynamics", "limits")
 
 
 def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
