@@ -5,7 +5,7 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from inertial_id.core.calibration import CalibrationError, load_calibration
+from inertial_id.core.calibration import CALIBRATION_VERSION, CalibrationError, load_calibration
 from inertial_id.core.calibration.build import calibrate
 from inertial_id.core.data.data_io import Run
 from inertial_id.core.signals.effort_alignment import EffortAlignment
@@ -82,12 +82,17 @@ def test_calibration_file_carries_the_delays(tmp_path):
     np.testing.assert_allclose(back.delays(), cal.delays())
     assert back.window_options(10)["effort_delay_s"].tolist() == cal.delays().tolist()
     d = yaml.safe_load(path.read_text())
-    assert d["version"] == 2
+    assert d["version"] == CALIBRATION_VERSION
+    assert d["torque_range_Nm"] == np.max([np.abs(r.tau).max(axis=0) for r in runs], axis=0).tolist()
     # a version-1 file was measured without a delay: read as none
     d["version"] = 1
     del d["effort_delay_s"]
     path.write_text(yaml.safe_dump(d))
     assert load_calibration(path).delays().tolist() == [0.0] * 7
+    # nor did it say up to which torque its bounds hold: every N m counts as beyond
+    del d["torque_range_Nm"]
+    path.write_text(yaml.safe_dump(d))
+    assert load_calibration(path).torque_range().tolist() == [0.0] * 7
     d["version"] = 2
     d["effort_delay_s"] = [0.05] * 6 + [2.0]
     path.write_text(yaml.safe_dump(d))

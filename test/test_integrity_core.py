@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -116,6 +117,26 @@ def test_noise_floors_follow_the_profile():
     # 0.05 N m absolute + 0.02 N m model error over a 0.1 s window
     window = gen3.momentum_window_samples
     np.testing.assert_allclose(NoiseFloors(gen3.profile).floor("momentum", 7, window), np.full(7, 0.007))
+
+
+def test_a_calibrated_bound_below_the_profile_is_not_taken_for_a_forgery():
+    """A calibration can state a momentum window far below the profile's floor (a sensor error that is
+    mostly a constant offset); the builder states that bound, so the intake takes such rows (raised to
+    the floor later, as any row), and still drops a bound ten times below the calibrated one."""
+    gen3 = robot_model.load_robot("kinova_gen3")
+    window = gen3.momentum_window_samples
+    calibrated = np.full(7, 1e-4)
+    calibrated[6] = 1e-5
+    cal = SimpleNamespace(windows={window: {"bound_Nm_s": calibrated}})
+    plain, with_cal = RowLimits(gen3.torque_limit, NoiseFloors(gen3.profile)), \
+        RowLimits(gen3.torque_limit, NoiseFloors(gen3.profile, cal))
+    A, b, sigma = np.full((7, 10), 0.1), np.zeros(7), np.ones(7)
+    assert plain.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated, sigma)[0] == "noise_bound_below_profile"
+    assert with_cal.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated, sigma) is None
+    reason = with_cal.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated / 20, sigma)
+    assert reason[0] == "noise_bound_below_profile" and "calibration" in reason[1]
+    # the floor the rows are raised to stays the profile's
+    np.testing.assert_allclose(NoiseFloors(gen3.profile, cal).floor("momentum", 7, window), np.full(7, 0.007))
 
 
 def test_a_stated_bound_far_below_the_profile_is_dropped_by_the_intake():

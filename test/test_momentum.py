@@ -110,6 +110,24 @@ def test_torque_error_bound_from_the_measured_value_covers_the_error(rng):
     assert np.all(torque_error_bound(tau_meas, 0.025, 0.05) <= 1.025 / 0.975 * bound_true + 1e-12)
 
 
+def test_calibrated_rows_add_the_relative_error_beyond_the_calibrated_torque_range(robot):
+    """A calibrated bound holds up to the torque its runs reached; each N m beyond adds the profile's
+    relative error, integrated over the window (a heavier payload's rows broke the bare bound)."""
+    window, dt, relative = 10, 1e-3, 0.025
+    calibrated = np.full(robot.nv, 1e-3)
+    torque_range = np.full(robot.nv, 5.0)
+    tau = np.array([3.0, -8.0, 5.0, 12.0, -4.0, 0.0, 6.5])
+    windows = MomentumWindows(robot, window, relative, 0.05, 0.02, window_bound_Nm_s=calibrated,
+                              window_duration_s=window * dt, torque_range_Nm=torque_range)
+    n = window + 1
+    z = np.zeros((n, robot.nv))
+    windows.add_samples(np.arange(n) * dt, z, z, np.tile(tau, (n, 1)))
+    rows = windows.take_rows()
+    beyond = relative * np.maximum(np.abs(tau) - torque_range, 0.0) * window * dt
+    np.testing.assert_allclose(rows.noise_bound, calibrated + beyond, rtol=1e-12)
+    assert beyond[1] > 0 and beyond[0] == 0
+
+
 def test_samples_must_move_forward_in_time(robot):
     windows = MomentumWindows(robot, 4, 0.0, 0.0, 0.0)
     z = np.zeros(robot.nv)

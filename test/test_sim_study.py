@@ -1,6 +1,8 @@
 """``inertial-id sim-study``: cases across the payload range on MuJoCo, scored; no silent wrong answer."""
 import json
 
+import pytest
+
 from inertial_id.cli import main
 from inertial_id.sim import harness
 
@@ -28,3 +30,19 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
 def test_a_meaningless_duration_is_a_one_line_error(capsys):
     assert main(["sim-study", "--duration", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.slow            # three calibrations, three cases
+def test_a_torque_sensing_arm_is_calibrated_on_its_own_sensor_first(tmp_path):
+    """The Gen3's cases name a calibration from payload-free runs of the same arm and sensor (one per
+    error distribution, the bias with the cases' signs); its boxes then hold the truth."""
+    cases = harness.study_cases("kinova_gen3", 3, seed=1, duration_s=8.0)
+    calibrated = harness.with_calibrations(cases, tmp_path)
+    assert len({c.calibration for c in calibrated}) == 3 and all(c.calibration for c in calibrated)
+    for c in calibrated:
+        free = harness.payload_free(c, 0)
+        assert free.bias_signs == c.bias_signs and free.distribution == c.distribution and free.mass_kg < 1e-5
+    assert harness.with_calibrations(harness.study_cases("xarm7", 2), tmp_path)[0].calibration is None
+    results = harness.run_cases(calibrated)
+    assert sum(r["silent_wrong_answer"] for r in results) == 0
+    assert all(r["samples_used"] > 0 for r in results)

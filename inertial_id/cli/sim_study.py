@@ -3,7 +3,8 @@ estimator's (armature, damping, Coulomb friction, a controller that does not kno
 sensor errors at the stated bounds and an unknown F/T offset). Each case's samples go through the
 offline estimation path (as ``estimate --bag``); per case: containment of each parameter, the
 guaranteed and consistent flags, widths and point errors; a **silent wrong answer** is a box labelled
-guaranteed and consistent that misses the truth."""
+guaranteed and consistent that misses the truth. An arm with joint torque sensing is calibrated
+first, as a user would: ``calibrate`` on two payload-free runs of the same arm and sensor."""
 from __future__ import annotations
 
 from . import UserError
@@ -28,10 +29,12 @@ def register(sub) -> None:
 def run(args) -> int:
     if not args.duration > 0:
         raise UserError(f"--duration must be positive, not {args.duration:g}")
+    import tempfile
     from ..sim import harness
     cases = harness.default_cases() + harness.stress_cases() if args.fixed else \
         harness.study_cases(args.robot, args.cases, args.seed, args.duration)
-    results = harness.run_cases(cases, args.workers)
+    with tempfile.TemporaryDirectory(prefix="inertial_id_sim_study_") as folder:
+        results = harness.run_cases(harness.with_calibrations(cases, folder), args.workers)
     print(harness.table(results))
     figures = harness.summary(results)
     print(" ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items()))

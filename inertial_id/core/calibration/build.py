@@ -87,7 +87,8 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
         "effort_delay": {"grid_s": grid.tolist(), "rms_Nm": structure.train_rms_Nm.tolist()},
     }
     cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
-                      windows, factor, detector, report=report, effort_delay_s=delay)
+                      windows, factor, detector, report=report, effort_delay_s=delay,
+                      torque_range_Nm=np.max([np.abs(r.tau).max(axis=0) for r in runs], axis=0))
     cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
     cal.provenance["safety_factor_applied"] = factor
     if payload_bias and len(runs) > 1:

@@ -6,8 +6,10 @@ command-line / launch argument overrides that. Contents (SI units, joints in pro
 lags the logged states by this much, per joint), ``friction`` ``Fc, Fv, Ia`` per joint,
 ``offsets`` (each calibration run's offset and the box ``center ± half_width`` the estimator keeps
 the run's unknown offset in), ``windows`` (per momentum window length: the largest remaining error
-seen and the row bound = that x ``safety_factor``), ``plateaus`` (the detector of samples the model
-cannot explain), and ``provenance`` (runs, their data dates, when and how it was made, validation).
+seen and the row bound = that x ``safety_factor``), ``torque_range_Nm`` (the largest logged
+torque of the calibration runs, per joint: the windows' bounds were measured up to it), ``plateaus``
+(the detector of samples the model cannot explain), and ``provenance`` (runs, their data dates, when
+and how it was made, validation).
 """
 from __future__ import annotations
 
@@ -23,8 +25,10 @@ from .plateaus import PlateauDetector
 
 # Version 2 added effort_delay_s: a version-1 file was measured without it (read as zero delays);
 # a program reading version 1 only must refuse a version-2 file rather than ignore its delays.
-CALIBRATION_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# Version 3 added torque_range_Nm: an older file does not say up to which torque its bounds were
+# measured, so every N m counts as beyond it (the profile's relative error on the whole torque).
+CALIBRATION_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 # A lag longer than this is not a sensor filter but a broken stamp: refuse the file.
 LARGEST_EFFORT_DELAY_S = 1.0
 
@@ -55,6 +59,7 @@ class Calibration:
     # the others (10,): the run-to-run bias the statistical interval adds (None: fewer than 2 runs)
     payload_bias_rms: np.ndarray | None = None
     effort_delay_s: np.ndarray | None = None    # (nv,); None: zero
+    torque_range_Nm: np.ndarray | None = None   # (nv,) largest |logged torque| calibrated; None: zero
 
     def window(self, samples: int) -> dict:
         """The calibrated bound of a window of ``samples`` samples."""
@@ -69,7 +74,13 @@ class Calibration:
         """Keyword arguments of :class:`~..momentum.MomentumWindows` for this calibration."""
         w = self.window(samples)
         return {"window_bound_Nm_s": np.asarray(w["bound_Nm_s"], dtype=float), "window_duration_s": w["duration_s"],
-                "exclude": self.detector, "torque_sign": self.torque_sign, "effort_delay_s": self.delays()}
+                "exclude": self.detector, "torque_sign": self.torque_sign, "effort_delay_s": self.delays(),
+                "torque_range_Nm": self.torque_range()}
+
+    def torque_range(self) -> np.ndarray:
+        """(nv,) the largest |logged torque| per joint the bounds were measured up to (zeros when the
+        file does not say)."""
+        return np.zeros(len(self.joints)) if self.torque_range_Nm is None else np.asarray(self.torque_range_Nm, dtype=float)
 
     def delays(self) -> np.ndarray:
         """(nv,) effort delays, s (zeros when the calibration has none)."""
@@ -99,6 +110,7 @@ class Calibration:
             "joints": list(j), "sample_rate_hz": float(self.sample_rate_hz),
             "torque_sign": [int(s) for s in self.torque_sign],
             "effort_delay_s": self.delays().tolist(),
+            "torque_range_Nm": self.torque_range().tolist(),
             "friction": {k: self.friction[:, i].tolist() for i, k in enumerate(("Fc_Nm", "Fv_Nm_s_rad", "Ia_kg_m2"))},
             "offsets": {"center_Nm": self.offset_center_Nm.tolist(), "half_width_Nm": self.offset_half_width_Nm.tolist()},
             "safety_factor": float(self.safety_factor),
@@ -127,12 +139,15 @@ class Calibration:
             n = len(d["joints"])
             arrays = {"torque_sign": d["torque_sign"], "Fc": d["friction"]["Fc_Nm"], "Fv": d["friction"]["Fv_Nm_s_rad"],
                       "Ia": d["friction"]["Ia_kg_m2"], "center": d["offsets"]["center_Nm"],
-                      "half": d["offsets"]["half_width_Nm"], "effort_delay_s": d.get("effort_delay_s", [0.0] * n)}
+                      "half": d["offsets"]["half_width_Nm"], "effort_delay_s": d.get("effort_delay_s", [0.0] * n),
+                      "torque_range_Nm": d.get("torque_range_Nm", [0.0] * n)}
             for k, v in arrays.items():
                 v = np.asarray(v, dtype=float)
                 if v.shape != (n,) or not np.all(np.isfinite(v)):
                     raise CalibrationError(f"{where}: {k}: expected {n} finite numbers")
                 arrays[k] = v
+            if np.any(arrays["torque_range_Nm"] < 0):
+                raise CalibrationError(f"{where}: torque_range_Nm: expected torques >= 0 N m")
             if np.any(arrays["effort_delay_s"] < 0) or np.any(arrays["effort_delay_s"] > LARGEST_EFFORT_DELAY_S):
                 raise CalibrationError(f"{where}: effort_delay_s: expected delays in [0, {LARGEST_EFFORT_DELAY_S:g}] s")
             windows = {}
@@ -146,7 +161,7 @@ class Calibration:
                        np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],
                        windows, float(d["safety_factor"]), PlateauDetector.from_dict(d["plateaus"]),
                        d.get("provenance") or {}, d.get("report") or {}, path, _bias(d, where),
-                       arrays["effort_delay_s"])
+                       arrays["effort_delay_s"], arrays["torque_range_Nm"])
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise

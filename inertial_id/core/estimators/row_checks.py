@@ -24,7 +24,10 @@ Two more checks protect the guarantee and the LP solver from a sender the estima
   is raised to the smallest bound the profile's ``noise:`` section allows for its kind (what the
   regressor builder itself states, for an error-free sample), so no sender can claim a better
   sensor than the profile's; a bound below ``1 / IMPLAUSIBLE_FACTOR`` of that floor is no builder's
-  and the node drops the message (reason ``noise_bound_below_profile``).
+  and the node drops the message (reason ``noise_bound_below_profile``). With a robot calibration
+  the builder states the calibrated window bound, which can lie far below the profile's (a sensor
+  error that is mostly a constant offset, which the calibration takes as an unknown of the run):
+  momentum rows are then implausible only below a tenth of the smaller of the two.
 """
 from __future__ import annotations
 
@@ -68,7 +71,9 @@ class NoiseFloors:
     then torque rows, six per sample); ``joint_torque`` rows ``absolute_Nm + model_error_Nm``;
     ``momentum`` rows that torque integrated over the window, ``samples / joint_states_hz`` s."""
 
-    def __init__(self, profile: dict):
+    def __init__(self, profile: dict, calibration=None):
+        """``calibration``: the robot's :class:`~..calibration.Calibration`, if its profile names one
+        (it lowers only the implausibility threshold of momentum rows, never the floor)."""
         from ..signals.sensors import NoiseModel
         noise = NoiseModel.from_profile(profile)
         n = profile["noise"]
@@ -76,6 +81,23 @@ class NoiseFloors:
             np.r_[[n.get("model_error_N", 0.0)] * 3, [n.get("model_error_Nm", 0.0)] * 3]
         self.torque_Nm = noise.torque_absolute_Nm + n.get("model_error_Nm", 0.0)
         self.rate_hz = float(profile["sensing"]["joint_states_hz"] or 0.0)
+        self.calibration = calibration
+
+    @classmethod
+    def of_robot(cls, robot) -> NoiseFloors:
+        """The floors of ``robot``'s profile, with the calibration it names."""
+        from ..calibration import calibration_of
+        return cls(robot.profile, calibration_of(robot))
+
+    def implausible_below(self, kind: str, rows: int, samples: int) -> np.ndarray:
+        """Per-row bound no honest builder states less than ``IMPLAUSIBLE_FACTOR`` times below."""
+        floor = self.floor(kind, rows, samples)
+        windows = {} if self.calibration is None else self.calibration.windows
+        if kind == "momentum" and int(samples) in windows:
+            calibrated = np.asarray(windows[int(samples)]["bound_Nm_s"], dtype=float)
+            if rows % calibrated.size == 0:
+                floor = np.minimum(floor, np.tile(calibrated, rows // calibrated.size))
+        return floor
 
     def floor(self, kind: str, rows: int, samples: int) -> np.ndarray:
         """Per-row floor of ``rows`` rows of ``kind`` (zeros for a kind the profile says nothing of)."""
@@ -107,7 +129,7 @@ class RowLimits:
     @classmethod
     def from_robot(cls, robot) -> RowLimits:
         """The robot's torque limits and its profile's noise floors."""
-        return cls(robot.torque_limit, NoiseFloors(robot.profile))
+        return cls(robot.torque_limit, NoiseFloors.of_robot(robot))
 
     def max_measurement(self, kind: str, samples: int) -> float:
         """Largest plausible measurement magnitude of a row of ``kind`` (N, N m, or N m s for a momentum window of ``samples``)."""
@@ -140,10 +162,11 @@ class RowLimits:
         if bad:
             return bad
         if self.floors is not None:
-            floor = self.floors.floor(kind, rows, samples)
+            floor = self.floors.implausible_below(kind, rows, samples)
             low = e * IMPLAUSIBLE_FACTOR < floor
             if np.any(low):
                 i = int(np.argmax(low))
                 return "noise_bound_below_profile", f"stated error bound {e[i]:.3g} < {floor[i]:.3g} / " \
-                                                    f"{IMPLAUSIBLE_FACTOR:g} (profile noise floor)"
+                                                    f"{IMPLAUSIBLE_FACTOR:g} (noise floor of the profile" + \
+                    (" or its calibration)" if self.floors.calibration is not None else ")")
         return None
