@@ -11,9 +11,10 @@ wrench rows) updated every ``replan_s``; and the receding-horizon planner
 
 Two methods run on the same truth, noise seed and start: ``ours`` (optimised free points) and
 ``random`` (random free points, same certifier, same shrinking toward the braking plan: the seed's
-"random" baseline). Planning runs inline; its measured wall time is charged to simulated time (the
-result is offered that long after the request), so a slow plan misses its switch exactly as it would
-live.
+"random" baseline). Planning runs inline; the CPU time it took is charged to simulated time (the
+result is offered that long after the request), so a slow plan misses its switch as it would live on
+a core of its own. CPU, not wall time: on a shared machine the other jobs' load would otherwise
+decide how many plans a trial makes (a busy loop beside the test suite cut a 2-plan trial to 1).
 
 Dense checks at every 1 kHz step against the TRUE robot and payload: joint positions and velocities
 inside the limits, the applied torque inside the torque limits (the simulator saturates at the limit,
@@ -193,9 +194,9 @@ class _Loop:
         while sim.t < max_time_s:
             req = rh.request(sim.t)
             if req is not None and (ready is None or ready[1] != req[0]):
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 result = self.opt.plan(req[1], optimise=(self.method == "ours"))
-                elapsed = time.perf_counter() - t0
+                elapsed = time.process_time() - t0
                 self.plan_times.append(elapsed)
                 if result.certified:
                     self.conds.append(result.condition_number)
