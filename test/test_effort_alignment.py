@@ -83,7 +83,11 @@ def test_calibration_file_carries_the_delays(tmp_path):
     assert back.window_options(10)["effort_delay_s"].tolist() == cal.delays().tolist()
     d = yaml.safe_load(path.read_text())
     assert d["version"] == CALIBRATION_VERSION
-    assert d["torque_range_Nm"] == np.max([np.abs(r.tau).max(axis=0) for r in runs], axis=0).tolist()
+    # the bounds hold up to the torque of the windows measured: within the runs' largest; near it,
+    # the windows leave out only each run's tail (the delay, an unfinished 0.2 s window)
+    logged_max = np.max([np.abs(r.tau).max(axis=0) for r in runs], axis=0)
+    assert np.all(np.array(d["torque_range_Nm"]) <= logged_max)
+    assert np.all(np.array(d["torque_range_Nm"]) >= 0.8 * logged_max)
     # a version-1 file was measured without a delay: read as none
     d["version"] = 1
     del d["effort_delay_s"]

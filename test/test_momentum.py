@@ -128,6 +128,21 @@ def test_calibrated_rows_add_the_relative_error_beyond_the_calibrated_torque_ran
     assert beyond[1] > 0 and beyond[0] == 0
 
 
+def test_the_peak_torque_counts_only_the_windows_that_became_rows(robot):
+    """What a calibration measured up to: an excluded window's torque was not measured."""
+    from inertial_id.core.calibration.plateaus import PlateauDetector
+    window, dt = 5, 1e-3
+    detector = PlateauDetector(np.full(robot.nv, np.inf), np.full(robot.nv, 1.0), guard_s=0.0)
+    n = 3 * window + 1
+    q, qd, tau = np.zeros((n, robot.nv)), np.zeros((n, robot.nv)), np.full((n, robot.nv), 2.0)
+    qd[window + 2, 0] = 5.0                 # beyond the support: the second window is excluded
+    tau[window + 1:2 * window, 3] = -40.0   # the torque it carried
+    windows = MomentumWindows(robot, window, 0.0, 0.0, 0.0, exclude=detector)
+    windows.add_samples(np.arange(n) * dt, q, qd, tau)
+    assert len(windows.take_windows()) == 2 and windows.excluded_windows == 1
+    np.testing.assert_array_equal(windows.peak_tau_Nm, np.full(robot.nv, 2.0))
+
+
 def test_samples_must_move_forward_in_time(robot):
     windows = MomentumWindows(robot, 4, 0.0, 0.0, 0.0)
     z = np.zeros(robot.nv)

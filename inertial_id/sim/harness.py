@@ -20,11 +20,10 @@ joint velocity reversal and away from one.
 
 An arm that senses joint torque (the Gen3) is estimated as a user would: calibrated first
 (:func:`with_calibrations`: ``calibrate`` on payload-free runs of the same engine and the same
-sensor), then the case's estimator names that calibration. The calibrated guarantee assumes that the
-run's torque sensor errs as it did in the calibration runs: a sensor whose worst constant bias shows
-in use but not in calibration breaks it (measured: a box labelled guaranteed and consistent that
-missed a 2.44 kg payload's mass by 36 g), so the calibration runs carry the cases' sensor errors,
-the worst bias with the same signs (one sensor per study).
+sensor), then the case's estimator names that calibration. The calibrated guarantee assumes that
+the run's torque sensor errs as it did in the calibration runs (a constant bias the calibration
+never saw is an error its bound does not cover), so the calibration runs carry the cases' sensor
+errors, the worst bias with the same signs (one sensor per study).
 
 ``inertial-id sim-study`` runs :func:`study_cases` (or the fixed :func:`default_cases`,
 :func:`stress_cases`, :func:`sweep_cases`) and prints :func:`table` and :func:`summary`.
@@ -147,8 +146,9 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
     from ..core.data.data_io import Run
     from ..core.robot.model import load_robot
     out, made = [], {}
+    senses_torque = {name: load_robot(name).sensing["joint_torque"] for name in {c.robot for c in cases}}
     for case in cases:
-        if not load_robot(case.robot).sensing["joint_torque"]:
+        if not senses_torque[case.robot]:
             out.append(case)
             continue
         key = asdict(payload_free(case, 0))

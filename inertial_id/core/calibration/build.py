@@ -88,7 +88,7 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     }
     cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
                       windows, factor, detector, report=report, effort_delay_s=delay,
-                      torque_range_Nm=np.max([np.abs(r.tau).max(axis=0) for r in runs], axis=0))
+                      torque_range_Nm=torque_range(data.values()))
     cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
     cal.provenance["safety_factor_applied"] = factor
     if payload_bias and len(runs) > 1:
@@ -97,6 +97,13 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     if validate:
         cal.provenance["validation"] = validation(robot, cal, validate)
     return cal
+
+
+def torque_range(window_sets) -> np.ndarray:
+    """(nv,) the torque up to which every window length's bound was measured: per length the largest
+    |effort| its windows integrated over the runs, the smallest of those over the lengths (a window
+    excluded at a plateau measured nothing, so its torque does not count)."""
+    return np.min([np.max([d.peak_tau_Nm for d in runs], axis=0) for runs in window_sets], axis=0)
 
 
 def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, offset_margin_Nm: float,

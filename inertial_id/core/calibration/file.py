@@ -6,8 +6,8 @@ command-line / launch argument overrides that. Contents (SI units, joints in pro
 lags the logged states by this much, per joint), ``friction`` ``Fc, Fv, Ia`` per joint,
 ``offsets`` (each calibration run's offset and the box ``center ± half_width`` the estimator keeps
 the run's unknown offset in), ``windows`` (per momentum window length: the largest remaining error
-seen and the row bound = that x ``safety_factor``), ``torque_range_Nm`` (the largest logged
-torque of the calibration runs, per joint: the windows' bounds were measured up to it), ``plateaus``
+seen and the row bound = that x ``safety_factor``), ``torque_range_Nm`` (the largest
+|torque| the measured windows integrated, per joint: the windows' bounds hold up to it), ``plateaus``
 (the detector of samples the model cannot explain), and ``provenance`` (runs, their data dates, when
 and how it was made, validation).
 """
@@ -59,7 +59,7 @@ class Calibration:
     # the others (10,): the run-to-run bias the statistical interval adds (None: fewer than 2 runs)
     payload_bias_rms: np.ndarray | None = None
     effort_delay_s: np.ndarray | None = None    # (nv,); None: zero
-    torque_range_Nm: np.ndarray | None = None   # (nv,) largest |logged torque| calibrated; None: zero
+    torque_range_Nm: np.ndarray | None = None   # (nv,) largest |torque| of the measured windows; None: zero
 
     def window(self, samples: int) -> dict:
         """The calibrated bound of a window of ``samples`` samples."""

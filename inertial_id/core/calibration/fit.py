@@ -62,7 +62,8 @@ class JointWindows:
     sign, ``link`` the nominal link part (link inertials only, no armature), ``X`` (windows, nv, 3)
     the [Fc, Fv, Ia] columns, ``duration`` (windows,) the beta column; ``excluded`` windows dropped
     at plateaus; ``close_t`` (windows,) each window's closing time; ``y_grid`` (delays, windows, nv)
-    the measured side with the effort taken each delay of a grid later (None unless asked for)."""
+    the measured side with the effort taken each delay of a grid later (None unless asked for);
+    ``peak_tau_Nm`` (nv,) the largest |effort| the windows integrated (None for a subset of them)."""
 
     run: str
     y: np.ndarray
@@ -72,6 +73,7 @@ class JointWindows:
     excluded: int
     close_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
     y_grid: np.ndarray | None = None
+    peak_tau_Nm: np.ndarray | None = None
 
     @property
     def windows(self) -> int:
@@ -96,7 +98,7 @@ def joint_windows(robot, run: Run, window: int, detector: PlateauDetector | None
     grid = None if delay_grid_s is None else np.asarray(delay_grid_s, dtype=float)
     if grid is not None and grid.max() > (0.0 if effort_delay_s is None else np.max(effort_delay_s)) + 1e-12:
         raise ValueError("the delay grid goes beyond the delay the windows were aligned for")
-    parts, excluded, closes, grids = [], 0, [], []
+    parts, excluded, closes, grids, peak = [], 0, [], [], np.zeros(n)
     for seg in split_at_gaps(run):
         if seg.n_samples <= window:
             continue
@@ -104,6 +106,7 @@ def joint_windows(robot, run: Run, window: int, detector: PlateauDetector | None
         mw.add_samples(seg.t, seg.q, seg.qd, seg.tau)
         taken = mw.take_windows()
         excluded += mw.excluded_windows
+        peak = np.maximum(peak, mw.peak_tau_Nm)
         if taken:
             parts += [w for _, w in taken]
             close_t = np.array([c for c, _ in taken])
@@ -113,14 +116,14 @@ def joint_windows(robot, run: Run, window: int, detector: PlateauDetector | None
     if not parts:
         empty = np.zeros((0, n))
         return JointWindows(run.name, empty, empty, np.zeros((0, n, 3)), np.zeros(0), excluded, np.zeros(0),
-                            None if grid is None else np.zeros((grid.size, 0, n)))
+                            None if grid is None else np.zeros((grid.size, 0, n)), peak)
     Yr = np.vstack([p.Y_r for p in parts]).reshape(-1, n, parts[0].Y_r.shape[1])
     U = np.concatenate([p.U for p in parts]).reshape(-1, n)
     idx = np.arange(n)
     fric = Yr[:, idx, nb:].reshape(-1, n, n, 4)[:, idx, idx, :]      # each joint's own [Fc, Fv, Ia, beta]
     duration = fric[:, 0, 3]
     return JointWindows(run.name, U, Yr[:, idx, :nb] @ nominal, fric[:, :, :3], duration, excluded,
-                        np.concatenate(closes), None if grid is None else np.concatenate(grids, axis=1))
+                        np.concatenate(closes), None if grid is None else np.concatenate(grids, axis=1), peak)
 
 
 def _delayed_effort_sums(seg: Run, close_t, window: int, grid) -> np.ndarray:

@@ -128,7 +128,7 @@ def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
     lo, hi = robot.payload_prior()
     return MomentumEstimator(cls(robot, lo, hi, window=momentum_window(robot, calibration),
                                  robot_relative_error=robot.profile["identification"]["robot_relative_error"], **kw),
-                             NoiseFloors(robot.profile))
+                             NoiseFloors(robot.profile, calibration))
 
 
 def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=None) -> RowsEstimator:
@@ -139,7 +139,7 @@ def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=N
     offsets = NoiseModel.from_profile(robot.profile).wrench_offset_bound() if wrench and pmd is None else None
     est = PayloadEstimator(method, params.parameter_names("payload"), lo, hi, max_bound_rows or MAX_BOUND_ROWS, pmd=pmd,
                            acceleration_sensitivity=sensitivity, offset_bound=offsets)
-    rows = RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors(robot.profile))
+    rows = RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors.of_robot(robot))
     rows.needs_acceleration_bound = wrench and bool(np.all(np.isfinite(robot.jerk_limit)) and
                                                     np.all(np.isfinite(robot.acceleration_limit)))
     return rows

@@ -214,7 +214,8 @@ class MomentumWindows:
     that range adds the profile's relative error on the excess, ``relative max(0, |tau| - range)``,
     integrated over the window. ``exclude`` (a
     :class:`~..calibration.plateaus.PlateauDetector`) drops the windows touching a sample the
-    calibrated model cannot explain; ``excluded_windows`` counts them. ``torque_sign`` (nv,):
+    calibrated model cannot explain; ``excluded_windows`` counts them, and ``peak_tau_Nm`` (nv,)
+    is the largest |effort| the rows' windows integrated (what a calibration measured up to). ``torque_sign`` (nv,):
     the logged effort is this sign times the rigid-body torque. ``effort_delay_s`` (nv,): the logged
     effort lags the states by this much (:class:`~.effort_alignment.EffortAlignment`; the rows of a
     sample come once its delayed effort has arrived).
@@ -236,6 +237,7 @@ class MomentumWindows:
         self._flagged = False       # the open window touched an excluded sample
         self._start_t = None
         self.excluded_windows = 0
+        self.peak_tau_Nm = np.zeros(robot.nv)   # largest |effort| a row's window integrated, per joint
         self.regressor = MomentumRegressor(robot.model)
         self.window = window
         self.torque_relative, self.torque_absolute_Nm = torque_relative, torque_absolute_Nm
@@ -298,7 +300,8 @@ class MomentumWindows:
             if self._flagged or flags[first:c + 2].any():
                 self.excluded_windows += 1
             else:
-                sum_Wc, sum_tau, sum_bound = self._sums()
+                sum_Wc, sum_tau, sum_bound, peak = self._sums()
+                self.peak_tau_Nm = np.maximum(self.peak_tau_Nm, peak)
                 self._rows.append((times[c + 1], Wm_end - self._start_Wm - sum_Wc, sum_tau,
                                    self._window_bound(times[c + 1] - self._start_t, sum_bound)))
             self._start_Wm, self._start_t, self._flagged = Wm_end, times[c + 1], bool(flags[c + 1])
@@ -321,11 +324,11 @@ class MomentumWindows:
 
     def _sums(self) -> tuple:
         """Forward-Euler sums over the open window's steps: ``sum W_c dt``, ``sum tau dt``,
-        ``sum bound dt``."""
+        ``sum bound dt``; and the steps' largest ``|tau|`` per joint."""
         parts = self._open
         states = parts[0][0] if len(parts) == 1 else BodyStates.concat(*(p[0] for p in parts))
         tau, bound, dt = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
-        return self.regressor.coriolis_gravity_sum(states, dt), dt @ tau, dt @ bound
+        return self.regressor.coriolis_gravity_sum(states, dt), dt @ tau, dt @ bound, np.abs(tau).max(axis=0)
 
     def take_windows(self) -> list[tuple[float, WindowRows]]:
         """``(closing time, rows)`` of each window closed since the last call."""
