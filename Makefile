@@ -97,10 +97,9 @@ demo: setup
 # `colcon test` runs the pytest suite (CMakeLists.txt: ament_add_pytest_test) against the workspace;
 # PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch"). TEST_WORKERS pytest-xdist
 # workers (each worker's nodes keep to their own DDS domains, test/conftest.py): 2 takes the suite
-# from ~30 to ~19 min on a quiet 2-core machine, but under a busy loop a starved simulator's /clock
-# stalls the planner there; 0 (serial, in pytest's own process) until the simulated nodes hold up
-# under that.
-TEST_WORKERS ?= 0
+# from ~30 to ~19 min on a quiet 2-core machine (most of its time is nodes waiting on simulated
+# real time); 0 runs it serially, in pytest's own process.
+TEST_WORKERS ?= 2
 test: colcon
 	$(ROS_ENV) && cd $(WS) && PYTEST_ADDOPTS="-q -n $(TEST_WORKERS) $(PYTEST_ARGS)" colcon test --event-handlers console_direct+ \
 	    --ctest-args --output-on-failure ; status=$$?; \
