@@ -171,6 +171,34 @@ def test_coulomb_friction_makes_the_acceleration_jump_at_a_velocity_reversal(xar
         assert d_fric > 0.5 and d_fric > 5 * d_free, (j, k, d_fric, d_free)
 
 
+def _tube_breaches(robot, sim, traj, duration_s: float) -> list[str]:
+    """The planner's tube monitor (the profile's certified tube) over the true state at the
+    driver's rate, around the commanded trajectory."""
+    from inertial_id.core.planning.certifier import CertifierSettings
+    from inertial_id.core.planning.monitor import TubeMonitor
+    from inertial_id.core.planning.optimizer import tube_margins
+    monitor = TubeMonitor(tube_margins(CertifierSettings.from_profile(robot), robot.nv), robot.position_lower,
+                          robot.position_upper, robot.velocity_limit)
+    sim.command(traj)
+    rec = sim.record(duration_s)
+    return [why for t, q, qd in zip(rec.t, rec.q_true, rec.qd_true)
+            if (why := monitor.check_tube(t, q, qd, sim.desired(t)[:2]))]
+
+
+def test_a_servo_that_compensates_its_own_friction_holds_the_certified_tube(xarm7, payload):
+    """Coulomb friction the controller does not compensate drives the wrist out of the xArm7's
+    certified acceleration tube at reversals; compensating the friction it was calibrated with
+    (not the payload) keeps it in."""
+    traj, _ = excitation_from_profile(xarm7, 4.0)
+    plant = mjcf.JointPlant.from_profile(xarm7, damping=2.0, frictionloss=1.0)
+    bare = _tube_breaches(xarm7, MujocoSimulator(xarm7, payload, plant=plant), traj, 4.0)
+    assert bare and "rad/s^2" in bare[0]
+    servo = MujocoSimulator(xarm7, payload, plant=plant, friction_compensation=1.0)
+    assert _tube_breaches(xarm7, servo, traj, 4.0) == []
+    with pytest.raises(ValueError, match="friction_compensation"):
+        MujocoSimulator(xarm7, payload, plant=plant, friction_compensation=1.5)
+
+
 def test_ft_offset_drift_and_bias_appear_in_the_reading(xarm7, payload):
     offset = np.array([0.5, -0.3, 0.2, 0.01, -0.02, 0.005])
     drift = np.array([0.01, 0.0, -0.02, 0.0, 0.001, 0.0])

@@ -21,6 +21,9 @@ from .robot.regressor import PayloadRegressor
 from .signals.sensors import NoiseModel, SensorNoise
 from .trajectory import SampledTrajectory, interpolate
 
+# commanded speed over which the drive's Coulomb compensation turns over (tanh), rad/s
+FRICTION_BAND_RAD_S = 0.01
+
 
 @dataclass
 class Measurement:
@@ -51,6 +54,15 @@ class TrackingController:
         self._traj_start = 0.0
         self._hold = q0.copy()
         self._grid_t0, self._grid = 0.0, None
+        self.coulomb_Nm = self.viscous_Nms_rad = np.zeros(model.nv)
+
+    def compensate_friction(self, coulomb_Nm, viscous_Nms_rad) -> None:
+        """Add the drive's friction model on the commanded velocity ``qd_d`` to every torque,
+        ``coulomb tanh(qd_d / FRICTION_BAND_RAD_S) + viscous qd_d`` (N m; ``(nv,)`` each), as an arm's
+        joint servo does with the friction it was calibrated with: the integral term alone lags a
+        Coulomb reversal (on MuJoCo, 1 N m broke a 0.4 rad/s^2 tube by up to 3.7x)."""
+        self.coulomb_Nm = np.broadcast_to(np.asarray(coulomb_Nm, dtype=float), (self.model.nv,)).copy()
+        self.viscous_Nms_rad = np.broadcast_to(np.asarray(viscous_Nms_rad, dtype=float), (self.model.nv,)).copy()
 
     def command(self, traj: SampledTrajectory, t: float, start_time: float | None = None) -> tuple[float, float]:
         """Track ``traj`` from ``start_time`` (default: ``t``, now); afterwards hold its last point.
@@ -90,7 +102,8 @@ class TrackingController:
         e = q_d - q
         self.e_int = self.e_int + self.dt * e
         a_ref = qdd_d + self.kp * e + self.kd * (qd_d - v) + self.ki * self.e_int
-        tau = pin.rnea(self.model, self.data, q, v, a_ref)
+        tau = pin.rnea(self.model, self.data, q, v, a_ref) + \
+            self.coulomb_Nm * np.tanh(qd_d / FRICTION_BAND_RAD_S) + self.viscous_Nms_rad * qd_d
         return np.clip(tau, -self.torque_limit, self.torque_limit)
 
 

@@ -7,13 +7,17 @@ at ``step_hz`` (>= 1 kHz) with MuJoCo's semi-implicit Euler integrator, its impl
 switched off (``eulerdamp`` disabled) so that the velocity advances by exactly ``dt`` times the
 acceleration the sensors of the step saw.
 
-**Controller** (the arm's joint trajectory controller; it does not know the payload, the armature,
-damping or friction of the plant; the pinocchio simulator's, :class:`inertial_id.core.sim.TrackingController`):
+**Controller** (the arm's joint trajectory controller; it does not know the payload or the plant's
+armature, and of its damping and friction only the share ``friction_compensation`` gives it; the
+pinocchio simulator's, :class:`inertial_id.core.sim.TrackingController`):
 computed torque on the nominal robot model (the profile's
 ``robot.model``, its armature included, unless ``controller_model`` is given),
 ``tau = RNEA_nominal(q, v, qdd_d + kp e + kd de + ki int e)`` with ``e = q_d - q`` from the
 commanded trajectory, clamped to the torque limits; the integral term takes up the payload's weight
-and the friction (against Coulomb friction it stick-slips by a few mrad when holding still). The
+and the friction (against Coulomb friction it stick-slips by a few mrad when holding still).
+``friction_compensation`` (0 to 1, default 0): the fraction of the plant's Coulomb friction and
+damping the drive adds on the commanded velocity (:meth:`~inertial_id.core.sim.TrackingController.compensate_friction`),
+as a joint servo calibrated on its own friction does; it knows nothing of the payload. The
 arm starts at rest at ``q0``, already holding the payload: the integrator starts at the value that
 holds the plant still there (the plant's own gravity torque, read from MuJoCo, not from the
 payload's parameters).
@@ -98,7 +102,7 @@ class MujocoSimulator(ControlledArm):
     def __init__(self, robot: Robot, pi_payload, step_hz: float = 1000.0, kp: float = 400.0,
                  kd: float = 40.0, ki: float = 2000.0, errors: SensorErrors | None = None, seed: int = 0,
                  q0=None, plant: JointPlant | None = None, torque_sensor: str = "output",
-                 controller_model: pin.Model | None = None):
+                 controller_model: pin.Model | None = None, friction_compensation: float = 0.0):
         import mujoco
         if torque_sensor not in TORQUE_SENSORS:
             raise ValueError(f"torque_sensor must be one of {', '.join(TORQUE_SENSORS)}, not '{torque_sensor}'")
@@ -135,6 +139,11 @@ class MujocoSimulator(ControlledArm):
         mujoco.mj_forward(self.mj_model, d)
         g_plant = d.qfrc_bias[self._vadr].copy()
         self.controller = TrackingController(nominal, robot.torque_limit, self.dt, kp, kd, ki, q0, g_plant)
+        if not 0.0 <= friction_compensation <= 1.0:
+            raise ValueError(f"friction_compensation must lie in [0, 1], not {friction_compensation}")
+        if friction_compensation > 0.0:
+            self.controller.compensate_friction(friction_compensation * self.plant.frictionloss_Nm,
+                                                friction_compensation * self.plant.damping_Nms_rad)
         self.tau = g_plant.copy()
         self.a = np.zeros(robot.nv)
         self.truth: Truth | None = None
@@ -143,13 +152,15 @@ class MujocoSimulator(ControlledArm):
     @classmethod
     def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True,
                      plant: JointPlant | None = None, distribution: str = "gaussian_clipped",
-                     torque_sensor: str = "output", **error_overrides) -> MujocoSimulator:
+                     torque_sensor: str = "output", friction_compensation: float = 0.0,
+                     **error_overrides) -> MujocoSimulator:
         """Step rate and gains from the profile's ``sim:`` section; sensor errors at the profile's
         stated bounds (``distribution``) when ``noise``; ``plant`` default :meth:`JointPlant.from_profile`."""
         sim = robot.profile["sim"]
         errors = SensorErrors.at_profile_bounds(robot, distribution if noise else "none", **error_overrides)
         return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"], errors, seed,
-                   plant=JointPlant.from_profile(robot) if plant is None else plant, torque_sensor=torque_sensor)
+                   plant=JointPlant.from_profile(robot) if plant is None else plant, torque_sensor=torque_sensor,
+                   friction_compensation=friction_compensation)
 
     # --- state ------------------------------------------------------------------------------------
 
