@@ -119,6 +119,9 @@ class FakeArm:
         self.commands = []
         self.steps = []           # step of the reference when each command after the first arrived
         self.arrived = []         # when each command arrived (node clock, s)
+        self.lead_s = float(robot.profile["planner"]["command_lead_s"])
+        self.ticks = [self.now()]  # when the arm's timer ran (node clock, s): gaps are this process starved
+        self.taken_late = 0       # commands this arm took late because its own process stood still
         self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
         node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
         self.publishing = True
@@ -126,14 +129,27 @@ class FakeArm:
 
     def on_command(self, msg):
         """Take the command (a JointTrajectory); record the step it makes in the reference on arrival
-        (a late command makes one)."""
+        (a late command makes one). A command that reaches the arm more than the planner's lead after
+        its stamp while the arm's own process stood still for longer than that lead (its timer did not
+        run: a loaded machine starved this process, as it would starve a controller) is late by no
+        fault of the planner's: its step is taken at its stamp, where the planner's command must
+        continue the reference, and it is counted in ``taken_late``."""
         t = self.now()
-        before = self.reference(t) if self.commands else None
-        self.commands.append(as_trajectory(msg, self.robot.joint_names))
+        command = as_trajectory(msg, self.robot.joint_names)
+        late = bool(self.commands) and t - command[0] > self.lead_s and self.stood_still(command[0], t)
+        at = command[0] if late else t
+        before = self.reference(at) if self.commands else None
+        self.commands.append(command)
         self.arrived.append(t)
+        self.taken_late += late
         if before is not None:
-            after = self.reference(t)
+            after = self.reference(at)
             self.steps.append(max(np.max(np.abs(after[0] - before[0])), np.max(np.abs(after[1] - before[1]))))
+
+    def stood_still(self, since: float, until: float) -> bool:
+        """The arm's timer stopped for longer than the planner's lead between ``since`` and ``until``."""
+        times = [x for x in self.ticks if x >= since - self.lead_s] + [until]
+        return len(times) > 1 and float(np.max(np.diff(times))) > self.lead_s
 
     def now(self):
         return self.node.get_clock().now().nanoseconds * 1e-9
@@ -148,9 +164,10 @@ class FakeArm:
         from sensor_msgs.msg import JointState
 
         from inertial_id.nodes.common import s_to_stamp
+        t = self.now()
+        self.ticks.append(t)
         if not self.publishing:
             return
-        t = self.now()
         qd = np.zeros_like(self.q)
         if self.commands:
             self.q, qd = self.reference(t)

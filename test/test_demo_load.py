@@ -44,22 +44,19 @@ def test_demo_under_two_busy_loops_contains_the_truth(robot, tmp_path):
     assert "truth inside the bounds: ok" in last and last.startswith("excitation ")
 
 
-def test_on_mujoco_the_payload_is_found_or_the_arm_brakes_on_a_certain_tube_breach(tmp_path):
-    """The arm on MuJoCo (Coulomb friction, damping, armature and an integrator the estimator does not
-    share): the truth inside the final bounds, or the planner's monitor sees the arm leave the certified
-    tube (today: joint 7's acceleration, 0.41-0.53 rad/s^2 against 0.4), brakes and the demo says so in
-    one line; never anything else."""
+def test_on_mujoco_the_arm_stays_in_its_tube_and_the_truth_inside(tmp_path):
+    """The xArm7 on MuJoCo (Coulomb friction, damping, armature and an integrator the estimator does
+    not share; joint servos that compensate their own friction, not the payload): the certified tube
+    holds (uncompensated, the wrist left it at reversals and the planner braked) and the truth lies
+    inside the final bounds."""
     proc = demo("--robot", "xarm7", "--engine", "mujoco", "--duration", "10", "--log-dir", str(tmp_path))
     out, err = proc.communicate(timeout=600)
     assert "Traceback" not in err
     assert "on mujoco" in (tmp_path / "sim_robot.log").read_text()
-    if proc.returncode == 0:
-        last = out.strip().splitlines()[-1]
-        assert "truth inside the bounds: ok" in last, last
-    else:
-        last = err.strip().splitlines()[-1]
-        assert proc.returncode == 1 and "beyond the certified" in last and "braking" in last, last
+    assert proc.returncode == 0, f"exit {proc.returncode}: {out[-1500:]}{err[-1500:]}"
+    last = out.strip().splitlines()[-1]
     print(last)
+    assert "truth inside the bounds: ok" in last, last
 
 
 def test_a_stopped_simulator_fails_in_one_line(tmp_path):
