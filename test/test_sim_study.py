@@ -1,9 +1,12 @@
 """``inertial-id sim-study``: cases across the payload range on MuJoCo, scored; no silent wrong answer."""
 import json
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from inertial_id.cli import main
+from inertial_id.core.robot.model import load_robot
 from inertial_id.sim import harness
 
 
@@ -25,11 +28,33 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
     assert s["cases"] == 2 and len(report["cases"]) == 2
     assert s["silent_wrong_answers"] == 0
     assert "silent wrong answers in 2 cases" in capsys.readouterr().out
+    # the force rows' bound: the stated sensor and model part, and the acceleration share for the truth
+    noise = load_robot("xarm7").profile["noise"]
+    stated = noise["wrench"]["bound_sigmas"] * noise["wrench"]["force_sigma_N"] + noise["model_error_N"]
+    assert s["median_force_row_noise_N"] == pytest.approx(stated)
+    assert 0.0 < s["median_force_row_acceleration_share_N"] < np.inf
 
 
 def test_a_meaningless_duration_is_a_one_line_error(capsys):
     assert main(["sim-study", "--duration", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_rate_that_does_not_divide_the_steps_is_a_one_line_error(capsys):
+    assert main(["sim-study", "--rate-hz", "300"]) == 2
+    assert "does not divide" in capsys.readouterr().err
+
+
+def test_a_faster_stream_shrinks_the_acceleration_share_of_the_force_rows(tmp_path):
+    """The central difference's error bound grows with the sample period (jerk limit times period):
+    the same cases sampled at 500 Hz instead of the driver's 100 Hz carry a share several times smaller."""
+    cases = harness.study_cases("xarm7", 2, seed=5, duration_s=3.0)
+    share = {}
+    for rate in (None, 500.0):
+        results = harness.run_cases([replace(c, rate_hz=rate) for c in cases])
+        assert sum(r["silent_wrong_answer"] for r in results) == 0
+        share[rate] = harness.summary(results)["median_force_row_acceleration_share_N"]
+    assert share[500.0] < share[None] / 2.5
 
 
 @pytest.mark.slow            # three calibrations, three cases

@@ -18,6 +18,9 @@ def register(sub) -> None:
     p.add_argument("--cases", type=positive_int, default=30, help="cases across the payload range")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of exciting motion per case")
     p.add_argument("--seed", type=int, default=0, help="seed of the cases")
+    p.add_argument("--rate-hz", type=float, default=None,
+                   help="sample the joint states and the wrench at this rate instead of the driver's (Hz; it "
+                        "must divide the simulator's step rate): how the bounds would tighten with a faster stream")
     p.add_argument("--workers", type=positive_int, default=1, help="cases run in parallel processes")
     p.add_argument("--fixed", action="store_true",
                    help="instead: the fixed xArm7 cases (three error distributions, no friction) and the "
@@ -30,9 +33,18 @@ def run(args) -> int:
     if not args.duration > 0:
         raise UserError(f"--duration must be positive, not {args.duration:g}")
     import tempfile
+    from dataclasses import replace
+    from ..core.robot.model import load_robot
     from ..sim import harness
+    if args.rate_hz is not None:
+        try:         # the fixed cases are xArm7 ones
+            harness.sampled_at(load_robot("xarm7" if args.fixed else args.robot), args.rate_hz)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     cases = harness.default_cases() + harness.stress_cases() if args.fixed else \
         harness.study_cases(args.robot, args.cases, args.seed, args.duration)
+    if args.rate_hz is not None:
+        cases = [replace(c, rate_hz=args.rate_hz) for c in cases]
     with tempfile.TemporaryDirectory(prefix="inertial_id_sim_study_") as folder:
         results = harness.run_cases(harness.with_calibrations(cases, folder), args.workers)
     print(harness.table(results))

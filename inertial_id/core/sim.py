@@ -60,7 +60,8 @@ class TrackingController:
         """Add the drive's friction model on the commanded velocity ``qd_d`` to every torque,
         ``coulomb tanh(qd_d / FRICTION_BAND_RAD_S) + viscous qd_d`` (N m; ``(nv,)`` each), as an arm's
         joint servo does with the friction it was calibrated with: the integral term alone lags a
-        Coulomb reversal (on MuJoCo, 1 N m broke a 0.4 rad/s^2 tube by up to 3.7x)."""
+        Coulomb reversal (on MuJoCo, 1 N m of it takes the xArm7's wrist out of its certified
+        acceleration tube: ``test_mujoco_sim``)."""
         self.coulomb_Nm = np.broadcast_to(np.asarray(coulomb_Nm, dtype=float), (self.model.nv,)).copy()
         self.viscous_Nms_rad = np.broadcast_to(np.asarray(viscous_Nms_rad, dtype=float), (self.model.nv,)).copy()
 

@@ -30,6 +30,7 @@ errors, the worst bias with the same signs (one sensor per study).
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -65,6 +66,7 @@ class Case:
     bias_signs: tuple | None = None              # the worst bias's signs (6 wrench axes, then joints); None: drawn
     calibration: str | None = None               # a calibration file the estimator's robot names
     method: str | None = None                    # default: the profile's identification.method
+    rate_hz: float | None = None                 # joint states and wrench sampled at this rate (None: the driver's)
     extra: dict = field(default_factory=dict)    # free notes carried into the result
 
 
@@ -167,14 +169,17 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
 
 def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
-    and median relative point mass error."""
+    and median relative point mass error; what the force rows' bound is made of (medians over the
+    cases of :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
     return {"cases": len(results), "silent_wrong_answers": sum(r["silent_wrong_answer"] for r in results),
             "guaranteed_and_consistent": sum(r["bounds_guaranteed"] and r["data_consistent"] for r in results),
             "contain_truth": sum(r["all_inside"] for r in results),
             "median_mass_width_kg": float(np.median(widths)) if widths else float("nan"),
-            "median_relative_mass_error": float(np.median(mass_errors)) if mass_errors else float("nan")}
+            "median_relative_mass_error": float(np.median(mass_errors)) if mass_errors else float("nan"),
+            **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
+               if results else float("nan") for k in ("noise", "acceleration_share")}}
 
 
 def exciting_trajectory(robot, duration_s: float, seed: int):
@@ -193,13 +198,29 @@ def exciting_trajectory(robot, duration_s: float, seed: int):
     raise RuntimeError("no excitation within the joint limits")
 
 
+def sampled_at(robot, rate_hz: float | None):
+    """``robot`` whose joint states and wrench come at ``rate_hz`` instead of the driver's rate (None:
+    unchanged): what the rows' bounds would be with a faster stream. The rate must divide the
+    simulator's step rate."""
+    if rate_hz is None:
+        return robot
+    step_hz = float(robot.profile["sim"]["step_hz"])
+    if not (rate_hz > 0 and abs(step_hz / rate_hz - round(step_hz / rate_hz)) < 1e-9):
+        raise ValueError(f"a sample rate of {rate_hz:g} Hz does not divide the simulator's {step_hz:g} Hz steps")
+    profile = copy.deepcopy(robot.profile)
+    profile["sensing"]["joint_states_hz"] = float(rate_hz)
+    if profile["sensing"]["wrench"]:
+        profile["sensing"]["wrench_hz"] = float(rate_hz)
+    return robot.with_profile(profile)
+
+
 def simulate(case: Case):
     """``(robot, pi_true, recording, simulator)`` of one case."""
     from ..core.robot.model import load_robot
     from .engine import MujocoSimulator
     from .errors import SensorErrors
     from .mjcf import JointPlant, payload_from_principal
-    robot = load_robot(case.robot)
+    robot = sampled_at(load_robot(case.robot), case.rate_hz)
     pi_true = payload_from_principal(case.mass_kg, case.com_m, case.principal_kgm2, case.principal_rpy_rad)
     plant = JointPlant.make(robot.nv, case.armature_kgm2, case.damping_Nms_rad, case.frictionloss_Nm)
     errors = SensorErrors.at_profile_bounds(robot, case.distribution, wrench_offset=tuple(case.wrench_offset),
@@ -254,16 +275,29 @@ def row_errors(robot, rec, rows, pi_true) -> dict:
     """The true payload's wrench-row residuals against the rows' stated bounds (``noise_bound`` as
     the builder sends it, before any share the estimator adds): per row ``|A pi_true - b| / bound``;
     the model part ``|A pi_true - w_true|`` (N, N m: what the differentiated acceleration, encoder
-    quantization and interpolation cost), at a reversal and elsewhere; the rows beyond their bound."""
+    quantization and interpolation cost), at a reversal and elsewhere; the rows beyond their bound.
+
+    ``force_bound_N``: what the force rows' guaranteed bound is made of, medians over the rows: the
+    stated sensor and model part (``noise``) and the share the differentiated acceleration's error
+    bound adds for the true payload (``acceleration_share``: the least the estimator can add, its box
+    holding the truth), beside the largest model error actually met (``model_error_max``)."""
+    from ..core.robot.regressor import PayloadRegressor
+    from ..core.signals.acceleration_bound import acceleration_share
     rate = float(robot.sensing["joint_states_hz"])
     reversals = reversal_times(rec)
+    sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if robot.sensing["wrench"] else None
     out = {"rows": 0, "beyond_bound": 0, "beyond_bound_at_reversal": 0, "max_ratio": 0.0,
            "max_model_error_force_N": {"at_reversal": 0.0, "elsewhere": 0.0},
            "max_model_error_torque_Nm": {"at_reversal": 0.0, "elsewhere": 0.0},
            "worst": None}
+    noise_N, share_N = [], []
     for m in rows:
         if m.kind != "wrench":
             continue
+        noise_N.append(m.noise_bound.reshape(m.samples, 6)[:, :3])
+        if m.acceleration_bound is not None:
+            share = acceleration_share(sensitivity, pi_true, pi_true, m.acceleration_bound)
+            share_N.append(share.reshape(m.samples, 6)[:, :3])
         b = m.b.reshape(m.samples, 6)
         idx = _sample_index(rec, b, m.t - (m.samples - 1 - np.arange(m.samples)) / rate)
         t_samples = rec.t[idx]
@@ -286,6 +320,10 @@ def row_errors(robot, rec, rows, pi_true) -> dict:
             dt = float(np.min(np.abs(reversals - t_samples[i]))) if reversals.size else float("inf")
             out["worst"] = {"t_s": float(t_samples[i]), "residual": r[i].tolist(), "bound": bound[i].tolist(),
                             "model_error": model[i].tolist(), "to_nearest_reversal_s": dt}
+    out["force_bound_N"] = {
+        "noise": float(np.median(np.concatenate(noise_N))) if noise_N else float("nan"),
+        "acceleration_share": float(np.median(np.concatenate(share_N))) if share_N else float("nan"),
+        "model_error_max": max(out["max_model_error_force_N"].values())}
     return out
 
 
