@@ -6,6 +6,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+# messages the planner tests' status subscription keeps (the planner publishes it at 10 Hz)
+STATUS_DEPTH = 1000
+
 
 def spin_until(node, predicate, timeout_s: float) -> bool:
     import rclpy
@@ -230,7 +233,9 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
     try:
         arm = FakeArm(node, robot, settings.centre)      # at rest where holding still certifies
         status = []
-        node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
+        # deep enough that no status is lost while this process stands still on a loaded machine (at
+        # 10 Hz, a depth of 10 kept one second)
+        node.create_subscription(ExcitationStatus, "excitation_status", status.append, STATUS_DEPTH)
         topic = robot.profile["controller"]["topic"]
         on_topic = planner_parameters.get("command_interface", "topic") == "topic"
         counters = node_counters(node, "excitation_planner")
