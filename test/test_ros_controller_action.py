@@ -116,9 +116,22 @@ def test_an_aborted_goal_brakes(ros_env, tmp_path):
     with planner_with_fake_arm(ros_env, tmp_path, command_interface="action", duration_s=12.0) as setup:
         node, arm, status, start, robot, settings = setup
         StandInController(node, robot, arm, abort_goal=2)
-        reply = call(node, start)
-        assert reply.success, reply.message
-        assert spin_until(node, lambda: "injected" in status[-1].message, 60.0), f"no brake; logs in {tmp_path}"
+        outcomes = []
+        # the second goal is aborted; on a loaded machine a run can stop safely before it sends that
+        # goal (a missed deadline): start again, the goals count on
+        while len(outcomes) < 3:
+            spin_for(node, 1.0)                  # the planner sees the arm at rest
+            seen = len(status)
+            reply = call(node, start)
+            assert reply.success, reply.message
+            assert spin_until(node, lambda: "injected" in status[-1].message or (
+                any(m.state in RUNNING for m in status[seen:]) and status[-1].state in ("done", "failed")), 60.0), \
+                f"no brake; logs in {tmp_path}"
+            if "injected" in status[-1].message:
+                break
+            outcomes.append(f"{status[-1].state}: {status[-1].message}")
+            assert any(why in status[-1].message for why in SAFE_STOPS_UNDER_LOAD), outcomes
+        assert "injected" in status[-1].message, outcomes
         assert status[-1].state in ("braking", "failed")
         assert spin_until(node, lambda: status[-1].state == "failed", 30.0)
         spin_for(node, 0.5)
