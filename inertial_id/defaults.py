@@ -62,3 +62,8 @@ NO_OBSTACLES_CLEARANCE_M = 1.0e3
 # The simulated arm's physics (inertial_id.nodes.sim_robot, demo --engine): pinocchio, the estimator's
 # own model (exact), or MuJoCo (inertial_id.sim) with joint friction, damping and armature.
 SIM_ENGINES = ("pinocchio", "mujoco")
+# The MuJoCo arm's joints when nothing else is said (sim_robot's parameters, and the payload-free runs
+# demo --engine mujoco calibrates on): Coulomb friction and viscous damping on every joint, on the
+# motor side of the joint torque sensor; the profiles state neither.
+SIM_JOINT_FRICTION_NM = 1.0
+SIM_JOINT_DAMPING_NMS_RAD = 2.0

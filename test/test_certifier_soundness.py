@@ -11,6 +11,7 @@ import pytest
 from inertial_id.core.robot import params
 from inertial_id.core.robot.model import ProfileError, load_robot, payload_params
 from inertial_id.core.planning import collision, enclosure
+from inertial_id.core.planning.anchor import anchor_from_samples
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning.certifier import CertifierSettings, certify, limit_margins
 
@@ -136,6 +137,60 @@ def test_torque_enclosure_contains_dense_rnea_samples(gen3, name, n_plans):
             f"{max((lo[k] - tau)[below].max(initial=0), (tau - hi[k])[above].max(initial=0)):.3g} N m")
         n_samples += len(t)
     assert n_samples >= n_plans * 1400
+
+
+def _creep(q0, amplitude_rad, duration_s=0.25, hz=1000.0):
+    """A window of slow motion about q0 (a standing arm's stick-slip): samples t, q, qd, qdd."""
+    t = np.arange(0.0, duration_s, 1.0 / hz)
+    w = 2.0 * np.pi / duration_s
+    q = q0 + np.outer(np.sin(w * t), amplitude_rad)
+    qd = np.outer(w * np.cos(w * t), amplitude_rad)
+    qdd = np.outer(-w * w * np.sin(w * t), amplitude_rad)
+    return t, q, qd, qdd
+
+
+def test_anchored_torque_enclosure_contains_dense_rnea_samples(gen3):
+    """A torque anchor measured on the true arm (a momentum window while it creeps about q0: efforts
+    from RNEA, friction and a constant offset of a model drawn inside the boxes) narrows the
+    enclosure of plans from q0 (never widens it) and every dense sample of the true torque stays
+    inside, for payload boxes up to the whole prior."""
+    robot, settings, ctx = gen3
+    rng = np.random.default_rng(20261126)
+    home = _home(robot)
+    n = robot.nv
+    K = settings.time_intervals
+    narrower = []
+    for trial in range(12):
+        q0 = home + rng.uniform(-0.3, 0.3, n)
+        centre, radius = _payload_box(rng, robot)
+        if trial % 3 == 0:
+            lo_p, hi_p = robot.payload_prior()
+            centre, radius = 0.5 * (lo_p + hi_p), 0.5 * (hi_p - lo_p)
+        corner = bool(trial % 2)
+        model, friction = _true_model(robot, ctx, rng, centre, radius, corner), _friction(ctx, rng, corner)
+        data = model.createData()
+        t, q, qd, qdd = _creep(q0, rng.uniform(-2e-3, 2e-3, n))
+        effort = np.array([pin.rnea(model, data, q[s], qd[s], qdd[s]) + _friction_torque(friction, qd[s], qdd[s])
+                           for s in range(len(t))])
+        anchor = anchor_from_samples(robot, t, q, qd, effort)
+        assert anchor is not None
+        plan = BezierPlan.from_state(q0, np.zeros(n), np.zeros(n), q0 + rng.uniform(-0.3, 0.3, (2, n)), 3.0)
+        h = plan.duration_s / K
+        bounds = np.stack([np.arange(K), np.arange(1, K + 1)], axis=1) * h
+        lo, hi = enclosure.torque_bounds(ctx, plan, bounds, centre, radius, anchor)
+        lo0, hi0 = enclosure.torque_bounds(ctx, plan, bounds, centre, radius)
+        assert np.all(lo >= lo0) and np.all(hi <= hi0)
+        narrower.append(float(np.median((hi - lo)[0] / (hi0 - lo0)[0])))
+        ts, (qs, qds, qdds) = _dense(plan, rng, ctx.tube)
+        k = np.minimum((ts / h).astype(int), K - 1)
+        tau = np.array([pin.rnea(model, data, qs[s], qds[s], qdds[s]) + _friction_torque(friction, qds[s], qdds[s])
+                        for s in range(len(ts))])
+        below, above = tau < lo[k] - 1e-9, tau > hi[k] + 1e-9
+        assert not below.any() and not above.any(), (
+            f"plan {trial}: {below.sum() + above.sum()} samples outside the anchored enclosure, worst "
+            f"{max((lo[k] - tau)[below].max(initial=0), (tau - hi[k])[above].max(initial=0)):.3g} N m")
+    # at the start of a plan, the measured torque decides: the median joint's enclosure shrinks
+    assert np.median(narrower) < 0.7, narrower
 
 
 def test_torque_enclosure_is_tight_without_uncertainty(gen3):

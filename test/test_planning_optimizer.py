@@ -114,7 +114,7 @@ def test_never_returns_an_uncertified_plan(gen3):
     robot, settings, cert, _ = gen3
     calls = []
 
-    def refuse(*args):
+    def refuse(*args, **kwargs):
         calls.append(args[2])
         return Refusal()
 
@@ -139,7 +139,7 @@ def test_the_largest_step_the_certifier_accepts_is_found(gen3, limit):
     steps up to ``limit``; the search must return the largest of them, whatever the screen says."""
     robot, settings, cert, _ = gen3
     req = rest_request(robot, settings, seed=4)
-    full = PlanOptimizer(robot, settings, cert, certify_fn=lambda *a: Verdict(True, 1.0))
+    full = PlanOptimizer(robot, settings, cert, certify_fn=lambda *a, **k: Verdict(True, 1.0))
     full_plan = full.plan(req, optimise=False, deadline_s=10.0).plan
 
     def peak_speed(plan):
@@ -148,7 +148,7 @@ def test_the_largest_step_the_certifier_accepts_is_found(gen3, limit):
 
     steps = []
 
-    def certify(robot_, settings_, plan, lower, upper):
+    def certify(robot_, settings_, plan, lower, upper, torque_anchor=None):
         steps.append(round(peak_speed(plan) / peak_speed(full_plan), 6))
         ok = peak_speed(plan) <= v_max * (1 + 1e-9)
         return Verdict(ok, 1.0 if ok else -1.0, "" if ok else "too fast")

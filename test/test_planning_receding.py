@@ -36,7 +36,7 @@ class Certifier:
         self.refuse = False
         self.calls = []
 
-    def __call__(self, robot, settings, plan, lower, upper):
+    def __call__(self, robot, settings, plan, lower, upper, torque_anchor=None):
         self.calls.append((plan, np.array(lower), np.array(upper)))
         if self.refuse:
             return FakeCertificate(False, "refused by the test")

@@ -69,8 +69,21 @@ def run(args) -> int:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    profile = args.robot
+    if args.engine == "mujoco" and robot.sensing["joint_torque"] and not robot.profile["identification"]["calibration"]:
+        # as on a real arm: its joint torque sensors calibrated on payload-free runs before identifying
+        from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+        from ..sim.calibration import calibrated_profile
+        args.log_dir = args.log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
+        os.makedirs(args.log_dir, exist_ok=True)
+        if not args.quiet:
+            print("calibrating the simulated arm's joint torque sensors on two payload-free runs, as "
+                  "`inertial-id calibrate` does with a real arm's recordings", file=sys.stderr, flush=True)
+        profile = calibrated_profile(args.robot, args.log_dir, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+        if not args.quiet:
+            print(f"calibrated: {profile}", file=sys.stderr, flush=True)
     try:
-        result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
+        result = run_demo(profile, payload, args.duration, method, args.real_time_factor,
                           args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage,
                           engine=args.engine)
     except Interrupted as signal_name:

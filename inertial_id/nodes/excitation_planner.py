@@ -46,6 +46,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from ..core.planning.anchor import RecentSamples
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import cached_certify
@@ -144,6 +145,9 @@ class ExcitationPlannerNode(ManagedNode):
         self.worker = PlanWorkerProcess(self.robot, self.settings, cert)     # once the configuration holds
         self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
         self.last_js = None          # (receipt, ROS time s; sample)
+        # an arm that senses joint torque: the last window's measured torque anchors every
+        # certificate of a run (core.planning.anchor), read on the joint-state thread, used at a start
+        self.recent = RecentSamples(self.robot) if self.robot.sensing["joint_torque"] else None
         self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         # joint states in a group of their own: they keep arriving (and staleness stays meaningful)
         # while the main group certifies a braking plan or a hold; from here on, on the other thread
@@ -185,6 +189,8 @@ class ExcitationPlannerNode(ManagedNode):
             return
         self.last_js = (self.now(), s)
         self.unchecked.append((s.t, s.q, s.qd))
+        if self.recent is not None:
+            self.recent.add(s.t, s.q, s.qd, self.parser.effort_of(msg))
         self.drops.ok()
 
     def estimate_sender(self) -> str:
@@ -222,7 +228,17 @@ class ExcitationPlannerNode(ManagedNode):
             return response
         response.success = self.rh.start(self.now(), sample.q, float(self.budget))
         response.message = self.rh.message
+        self.anchor_hold()
         return response
+
+    def anchor_hold(self) -> None:
+        """A start waiting to certify holding still takes the last window of measured torques, once
+        one is complete (:mod:`..core.planning.anchor`)."""
+        if self.recent is None or not self.rh.awaits_anchor:
+            return
+        anchor = self.recent.anchor()
+        if anchor is not None and self.rh.anchor_on(anchor):
+            self.get_logger().info(f"certificates anchored on the torque measured at {anchor.time_s:.3f} s")
 
     def on_stop(self, request, response):
         self.send(self.rh.stop(self.now()))
@@ -259,6 +275,7 @@ class ExcitationPlannerNode(ManagedNode):
         measured = []             # every sample since the last tick (appended by the other thread)
         while self.unchecked:
             measured.append(self.unchecked.popleft())
+        self.anchor_hold()
         self.send(rh.tick(self.now(), age, measured))
         self.say()
 

@@ -246,7 +246,7 @@ def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: in
     rest at the centre that bring a capsule into an obstacle, densely sampled at 1 kHz."""
     if not checker.boxes:
         return 0.0
-    opt = PlanOptimizer(robot, settings, cert_settings, certify_fn=lambda *a: None)
+    opt = PlanOptimizer(robot, settings, cert_settings, certify_fn=lambda *a, **k: None)
     z = np.zeros(robot.nv)
     lo, hi = robot.payload_prior()
     req = PlanRequest(settings.centre, z, z, lo, hi, opt.excitation.no_information())

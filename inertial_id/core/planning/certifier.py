@@ -9,7 +9,10 @@ and every actual state inside the tracking-error tube around the plan:
 - no link or payload capsule touches an obstacle box.
 
 Assumptions: the rigid-body model (kinematics, armature) of the profile, tracking error within
-``planner.tracking_error`` (the node monitors it), parameters inside the boxes. Enclosures: Bezier
+``planner.tracking_error`` (the node monitors it), parameters inside the boxes. Given a
+:class:`~.anchor.TorqueAnchor` (what the arm was measured to apply over a window of this run), the
+torque is bounded both ways, over the boxes and as the measured torque plus its change since, and the
+certificate takes the tighter; that adds the estimator's assumption on the measured torques. Enclosures: Bezier
 convex hulls on K time sub-intervals, then first-order affine arithmetic with rigorous remainders and
 rounding bounds (module :mod:`.enclosure`); sub-intervals that fail are bisected a bounded number of
 times before the plan is rejected (only when few fail: many failing pieces mean the box or the plan is
@@ -28,6 +31,7 @@ import numpy as np
 from ...defaults import NO_OBSTACLES_CLEARANCE_M
 from ..robot.model import ProfileError, Robot
 from . import collision, enclosure
+from .anchor import TorqueAnchor
 from .bezier import BezierPlan, segment_points
 from .interval import up
 
@@ -117,10 +121,11 @@ def _interval_text(k: int, intervals: int, duration_s: float) -> str:
 
 
 def certify(robot: Robot, settings: CertifierSettings, plan: BezierPlan, payload_lower, payload_upper,
-            context: enclosure.TorqueContext | None = None) -> Certificate:
+            context: enclosure.TorqueContext | None = None,
+            torque_anchor: TorqueAnchor | None = None) -> Certificate:
     """Certify ``plan`` for every payload in [payload_lower, payload_upper] (pinocchio order, payload
     frame). ``context``: model constants for these settings (default: built once and cached in
-    ``settings``)."""
+    ``settings``). ``torque_anchor``: a measured torque of this run (module docstring)."""
     n = robot.nv
     K = settings.time_intervals
     lo = np.asarray(payload_lower, dtype=float)
@@ -142,7 +147,7 @@ def certify(robot: Robot, settings: CertifierSettings, plan: BezierPlan, payload
             reasons.append(f"{name} limit of joint {robot.joint_names[j]} exceeded by {-margin[j]:.4g} {unit} "
                            f"at {_interval_text(int(where[j]), K, plan.duration_s)}")
     ctx = context if context is not None else settings.context(robot)
-    torque_margin, torque_reason = _torque_margin(robot, settings, ctx, plan, lo, hi)
+    torque_margin, torque_reason = _torque_margin(robot, settings, ctx, plan, lo, hi, torque_anchor)
     if torque_reason:
         reasons.append(torque_reason)
     clearance, collision_reason = _clearance(robot, settings, ctx, plan)
@@ -181,13 +186,13 @@ def _bisect_search(evaluate, plan: BezierPlan, intervals: int, max_bisections: i
     return worst_ok, worst_ok_where
 
 
-def _torque_margin(robot, settings, ctx, plan, lo, hi):
+def _torque_margin(robot, settings, ctx, plan, lo, hi, anchor):
     theta_pl_c = 0.5 * (lo + hi)
     theta_pl_r = up(np.maximum(up(hi - theta_pl_c), up(theta_pl_c - lo)))   # centre +- radius covers the box
     limit = robot.torque_limit - settings.torque_margin_Nm
 
     def evaluate(bounds):
-        tau_lo, tau_hi = enclosure.torque_bounds(ctx, plan, bounds, theta_pl_c, theta_pl_r)
+        tau_lo, tau_hi = enclosure.torque_bounds(ctx, plan, bounds, theta_pl_c, theta_pl_r, anchor)
         margin = np.minimum(limit - tau_hi, tau_lo + limit)             # (S, n)
         return margin.min(axis=1), margin.argmin(axis=1)
 

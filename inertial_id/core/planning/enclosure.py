@@ -25,6 +25,7 @@ per cent of the sampled range; the excess comes from second-order tube terms (se
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
@@ -36,6 +37,9 @@ from . import affine
 from .affine import Affine, lincomb
 from .bezier import BezierPlan, restrict
 from .interval import down, up
+
+if TYPE_CHECKING:
+    from .anchor import TorqueAnchor
 
 _E = np.eye(3)
 
@@ -278,9 +282,10 @@ def _pair(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.matmul(x, np.swapaxes(y, -1, -2))
 
 
-def _spread(M: Affine, A: Affine, radius: np.ndarray) -> Affine:
+def _spread(M: Affine, A: Affine, radius: np.ndarray, minus=None) -> Affine:
     """An affine form (S, k) bounding sum_p |Y_p| radius_p from above over the sub-interval, for the
-    regressor columns Y = M . A (joint axes M (S, k, 6), body regressor rows A (S, p, 6)).
+    regressor columns Y = M . A (joint axes M (S, k, 6), body regressor rows A (S, p, 6)); with
+    ``minus`` = (Y0, radius) (k, p) constant columns known to within radius, for Y - Y0 instead.
 
     Y_p = Yc_p + coef_p . e + R_p with the symbol coefficients summed exactly and |R_p| <= rem_p. Where
     Y_p keeps its sign over the sub-interval, |Y_p| = sign * Y_p stays affine, so the spread keeps its
@@ -288,6 +293,10 @@ def _spread(M: Affine, A: Affine, radius: np.ndarray) -> Affine:
     by the constant |Yc_p| + sum |coef_p| + rem_p."""
     m = max(M.m, A.m)
     Yc = _pair(M.c, A.c)
+    minus_r = 0.0
+    if minus is not None:                   # an anchor's columns: a constant, its radius a remainder
+        minus_r = up(minus[1] + 16.0 * affine.U * (_pair(np.abs(M.c), np.abs(A.c)) + np.abs(minus[0])))
+        Yc = Yc - minus[0]
     coef = np.zeros((m,) + Yc.shape)                                   # symbol coefficients of M . A
     coef[:A.m] += _pair(M.c, A.a)
     coef[:M.m] += _pair(M.a, A.c)
@@ -298,7 +307,7 @@ def _spread(M: Affine, A: Affine, radius: np.ndarray) -> Affine:
     u16 = 16.0 * affine.U
     left = np.concatenate([M.radius(), absMc, M.r + u16 * M.sabs], axis=-1)
     right = np.concatenate([A.radius(), A.r + u16 * (absAc + A.sabs), absAc], axis=-1)
-    rem = up(_pair(left, right) + (m + 8) * affine.U * (first + np.abs(Yc)) + affine.TINY)
+    rem = up(_pair(left, right) + (m + 8) * affine.U * (first + np.abs(Yc)) + minus_r + affine.TINY)
     mag = np.abs(Yc) + first + rem
     definite = np.abs(Yc) > first + rem
     weight = np.where(definite, np.sign(Yc), 0.0) * radius                # (S, k, p)
@@ -310,15 +319,20 @@ def _spread(M: Affine, A: Affine, radius: np.ndarray) -> Affine:
     return Affine(c, a, r)
 
 
-def _spread_constant(M: Affine, A: Affine, radius: np.ndarray) -> Affine:
+def _spread_constant(M: Affine, A: Affine, radius: np.ndarray, minus=None) -> Affine:
     """A constant (S, k) bounding sum_p |Y_p| radius_p for Y = M . A in centre-radius form: cheaper and
-    looser than :func:`_spread`, used for the robot's own parameters (small relative radii)."""
+    looser than :func:`_spread`, used for the robot's own parameters (small relative radii); with
+    ``minus``, for Y - Y0 as in :func:`_spread`."""
     absMc, absAc = np.abs(M.c), np.abs(A.c)
     Yc = _pair(M.c, A.c)
+    extra = 0.0
+    if minus is not None:
+        extra = up(minus[1] + 16.0 * affine.U * (_pair(absMc, absAc) + np.abs(minus[0])))
+        Yc = Yc - minus[0]
     u16 = 16.0 * affine.U
     left = np.concatenate([M.radius(), absMc, M.radius() + u16 * (absMc + M.sabs)], axis=-1)
     right = np.concatenate([A.radius(), A.radius() + u16 * (absAc + A.sabs), absAc], axis=-1)
-    mag = up(np.abs(Yc) + _pair(left, right) * (1.0 + 32.0 * affine.U) + affine.TINY)
+    mag = up(np.abs(Yc) + _pair(left, right) * (1.0 + 32.0 * affine.U) + extra + affine.TINY)
     c = up((mag * radius).sum(-1) * (1.0 + (radius.shape[-1] + 2) * affine.U))
     return Affine(c, np.zeros((1,) + c.shape), np.zeros(c.shape))
 
@@ -334,11 +348,16 @@ def _parameter_map(T: np.ndarray, A: Affine) -> Affine:
 
 
 def torque_bounds(ctx: TorqueContext, plan: BezierPlan, bounds: np.ndarray, payload_centre: np.ndarray,
-                  payload_radius: np.ndarray):
+                  payload_radius: np.ndarray, anchor: TorqueAnchor | None = None):
     """Lower and upper bounds (S, n) of the joint torque over each sub-interval, every state in the
-    tube, every payload in centre +- radius and robot parameters in their box."""
+    tube, every payload in centre +- radius and robot parameters in their box.
+
+    With ``anchor`` (a measured mean torque and its regressor, :class:`~.anchor.TorqueAnchor`), also
+    as that measured torque plus the change since, (Y(x) - R) theta over the same boxes: parameters
+    the box leaves open but that change the torque little since the measurement cancel, and so does
+    the constant torque offset. Each way contains every torque the assumptions allow; the bounds
+    returned are their intersection."""
     q, qd, qdd = state_forms(ctx, plan, np.asarray(bounds, dtype=float))
-    n, S = ctx.n, q.c.shape[0]
     vel, acc, axes, chains = _kinematics(ctx, q, qd, qdd)
     theta_c = ctx.theta_nominal.copy()
     theta_c[ctx.payload_body] += ctx.payload_map @ payload_centre
@@ -347,6 +366,72 @@ def torque_bounds(ctx: TorqueContext, plan: BezierPlan, bounds: np.ndarray, payl
     rounding[ctx.payload_body] += 8.0 * affine.U * (np.abs(ctx.payload_map) @ np.abs(payload_centre))
     theta_radius = up(ctx.theta_radius + rounding)
     force, A = _body_regressor(vel, acc, theta_c)                       # (S, n, 6), (S, n, 10, 6)
+    pieces = (qdd, axes, chains, force, A)
+    lo, hi = _rigid_body_bounds(ctx, pieces, theta_radius, payload_radius)
+    friction = _friction_spread(ctx.friction_radius, qd, qdd)
+    lo, hi = down(lo - friction), up(hi + friction)
+    if anchor is None:
+        return lo, hi
+    terms = _anchor_terms(ctx, anchor, chains, theta_c, theta_radius, payload_radius)
+    lo_d, hi_d = _rigid_body_bounds(ctx, pieces, theta_radius, payload_radius, terms)
+    friction = _anchored_friction_spread(ctx.friction_radius, terms[3], qd, qdd)
+    return (np.maximum(lo, down(down(lo_d + anchor.lower_Nm) - friction)),
+            np.minimum(hi, up(up(hi_d + anchor.upper_Nm) + friction)))
+
+
+def _body(force: Affine, A: Affine, b: int) -> tuple[Affine, Affine]:
+    """Body ``b``'s force (S, 1, 6) and regressor rows (S, 10, 6)."""
+    return (Affine(force.c[:, b], force.a[:, :, b], force.r[:, b]).expand(1),
+            Affine(A.c[:, b], A.a[:, :, b], A.r[:, b]))
+
+
+def _anchor_terms(ctx: TorqueContext, anchor: TorqueAnchor, chains, theta_c: np.ndarray, theta_radius: np.ndarray,
+                  payload_radius: np.ndarray):
+    """The anchor's regressor R (n, 14 n: link parameters, then friction [Fc, Fv, Ia, beta] per joint)
+    taken apart as the enclosure needs it: ``(nominal, radius, columns, friction)``.
+
+    ``nominal`` (n,): R theta for the centre (links and payload centre, friction [0, 0, armature, 0]),
+    known to within ``radius`` (n,), which also covers R's entries that are zero in exact arithmetic
+    (a body's columns on joints that do not move it, a joint's friction columns on other joints) over
+    the whole parameter box. ``columns``: per body, its columns on the joints of its chain (k, 10),
+    with a rounding radius; the payload's body's also mapped to the payload's parameters. ``friction``
+    (n, 4): each joint's own friction columns."""
+    n = ctx.n
+    R = np.asarray(anchor.regressor, dtype=float)
+    if R.shape != (n, 14 * n):
+        raise ValueError(f"anchor regressor has shape {R.shape}, not {(n, 14 * n)}")
+    links = R[:, :10 * n].reshape(n, n, 10)                             # joint, body, parameter
+    friction = R[:, 10 * n:].reshape(n, n, 4)
+    theta_f = np.zeros((n, 4))
+    theta_f[:, 2] = ctx.armature
+    nominal = R @ np.concatenate([theta_c.ravel(), theta_f.ravel()])
+    reach = up(np.abs(theta_c) + theta_radius)                          # |theta| over the box, per body
+    reach[ctx.payload_body] = up(reach[ctx.payload_body] + np.abs(ctx.payload_map) @ payload_radius)
+    f_reach = up(np.abs(theta_f) + ctx.friction_radius)
+    # the rounding of R theta_c, and of R itself (W / T rounded: R theta differs from the measured
+    # W theta / T by a few ulp of |R| |theta| for any theta of the box)
+    radius = (R.shape[1] + 8) * affine.U * (np.abs(R) @ np.concatenate([reach.ravel(), f_reach.ravel()]))
+    columns = []
+    for b in range(n):
+        off = np.setdiff1d(np.arange(n), chains[b])
+        radius[off] += np.abs(links[off, b]) @ reach[b]
+        cols = links[chains[b], b]
+        entry = [cols, up(4.0 * affine.U * np.abs(cols) + affine.TINY)]
+        if b == ctx.payload_body:
+            entry += [cols @ ctx.payload_map,
+                      up(24.0 * affine.U * (np.abs(cols) @ np.abs(ctx.payload_map)) + affine.TINY)]
+        columns.append(entry)
+    own = friction[np.arange(n), np.arange(n)]                           # (n, 4)
+    radius += np.abs(friction * (1.0 - np.eye(n))[:, :, None]).reshape(n, -1) @ f_reach.ravel()
+    return nominal, up(radius + affine.TINY), columns, own
+
+
+def _rigid_body_bounds(ctx: TorqueContext, pieces, theta_radius: np.ndarray, payload_radius: np.ndarray,
+                       anchor_terms=None):
+    """Bounds (S, n) of the rigid-body torque (links, payload and armature) of the states of
+    ``pieces``; with ``anchor_terms`` (:func:`_anchor_terms`), of (Y(x) - R) theta instead."""
+    qdd, axes, chains, force, A = pieces
+    n, S = ctx.n, qdd.c.shape[0]
     m = qdd.m
     # per joint: nominal torque and spread as affine forms (S, n), accumulated body by body; the
     # rounding of the accumulation is bounded at the end from the sum of the added magnitudes
@@ -361,24 +446,27 @@ def torque_bounds(ctx: TorqueContext, plan: BezierPlan, bounds: np.ndarray, payl
         acc_r[key][:, chain] += form.r
         magnitude[:, chain] += np.abs(form.c) + form.sabs + form.r
 
-    accumulate("tau", qdd * ctx.armature, list(range(n)))
+    everything = list(range(n))
+    accumulate("tau", qdd * ctx.armature, everything)
+    if anchor_terms is not None:
+        nominal, radius = anchor_terms[0], anchor_terms[1]
+        accumulate("tau", Affine(np.broadcast_to(-nominal, (S, n)), np.zeros((1, S, n)),
+                                 np.broadcast_to(radius, (S, n))), everything)
     for b in range(n):
         chain = chains[b]                                               # joints whose axis moves body b
         M = axes[b]                                                     # (S, len(chain), 6)
-        f_b = Affine(force.c[:, b], force.a[:, :, b], force.r[:, b]).expand(1)
+        f_b, A_b = _body(force, A, b)
         accumulate("tau", (M * f_b).sum(-1), chain)
-        A_b = Affine(A.c[:, b], A.a[:, :, b], A.r[:, b])                # (S, 10, 6)
-        accumulate("spread", _spread_constant(M, A_b, theta_radius[b][None, None, :]), chain)
+        minus = None if anchor_terms is None else anchor_terms[2][b]
+        accumulate("spread", _spread_constant(M, A_b, theta_radius[b][None, None, :],
+                                              None if minus is None else minus[:2]), chain)
         if b == ctx.payload_body:
-            accumulate("spread", _spread(M, _parameter_map(ctx.payload_map, A_b), payload_radius[None, None, :]),
-                       chain)
+            accumulate("spread", _spread(M, _parameter_map(ctx.payload_map, A_b), payload_radius[None, None, :],
+                                         None if minus is None else minus[2:]), chain)
     rounding = up(2.0 * (2 * n + 2) * affine.U * magnitude + affine.TINY)
     tau, spread = (Affine(acc_c[key], acc_a[key], up(acc_r[key] + rounding)) for key in ("tau", "spread"))
     # tau in nominal +- spread, with the spread correlated with the nominal through the symbols
-    lo = (tau - spread).to_interval().lo
-    hi = (tau + spread).to_interval().hi
-    friction = _friction_spread(ctx.friction_radius, qd, qdd)
-    return down(lo - friction), up(hi + friction)
+    return (tau - spread).to_interval().lo, (tau + spread).to_interval().hi
 
 
 def _friction_spread(radius: np.ndarray, qd: Affine, qdd: Affine) -> np.ndarray:
@@ -388,3 +476,17 @@ def _friction_spread(radius: np.ndarray, qd: Affine, qdd: Affine) -> np.ndarray:
     speed = [np.maximum(np.abs(i.lo), np.abs(i.hi)) for i in (qd.to_interval(), qdd.to_interval())]
     constant = up(radius[:, 0] + radius[:, 3])
     return up(up(constant + up(radius[:, 1] * speed[0])) + up(radius[:, 2] * speed[1]))
+
+
+def _anchored_friction_spread(radius: np.ndarray, own: np.ndarray, qd: Affine, qdd: Affine) -> np.ndarray:
+    """(S, n) bound of |(phi(x) - r) . delta| over the friction box ``radius`` (n, 4) about [0, 0,
+    armature, 0], phi(x) = [sign(qd), qd, qdd, 1] and r (n, 4) each joint's own friction columns of
+    an anchor's regressor (the armature's part is in the nominal torques): |sign - r_Fc| <= 1 +
+    |r_Fc|, and so on at the largest |qd| and |qdd| of each sub-interval; a constant offset (beta,
+    r_beta = 1) cancels."""
+    speed = [np.maximum(np.abs(i.lo), np.abs(i.hi)) for i in (qd.to_interval(), qdd.to_interval())]
+    r = np.abs(own)
+    constant = up(up((1.0 + r[:, 0]) * radius[:, 0]) + up(np.abs(1.0 - own[:, 3]) * radius[:, 3]))
+    viscous = up(up(speed[0] + r[:, 1]) * radius[:, 1])
+    rotor = up(up(speed[1] + r[:, 2]) * radius[:, 2])
+    return up(up(constant + viscous) + rotor)

@@ -25,6 +25,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.optimize import LinearConstraint, minimize
 
+from .anchor import TorqueAnchor
 from .bezier import BezierPlan, bernstein_basis, restriction_matrices
 from .config import PlannerSettings
 from .excitation import PayloadExcitation
@@ -51,6 +52,7 @@ class PlanRequest:
     seed: int = 0
     deadline_s: float | None = None      # wall time allowed (None: the settings' deadline_s)
     anchor: np.ndarray | None = None     # rest point to shrink toward (the executing plan's)
+    torque_anchor: TorqueAnchor | None = None   # a measured torque of this run, for the certifier
 
 
 @dataclass
@@ -92,8 +94,8 @@ def cached_certify(robot, cert_settings):
     from .certifier import certify
     context = enclosure.TorqueContext.build(robot, cert_settings)
 
-    def run(robot_, settings_, plan, lower, upper):
-        return certify(robot_, settings_, plan, lower, upper, context=context)
+    def run(robot_, settings_, plan, lower, upper, torque_anchor=None):
+        return certify(robot_, settings_, plan, lower, upper, context=context, torque_anchor=torque_anchor)
     return run
 
 
@@ -345,7 +347,8 @@ class PlanOptimizer:
                 result.reason = f"deadline passed after {result.attempts} certifier calls"
                 break
             plan = plan_at(i)
-            cert = self.certify(self.robot, self.cert_settings, plan, req.lower, req.upper)
+            cert = self.certify(self.robot, self.cert_settings, plan, req.lower, req.upper,
+                                torque_anchor=req.torque_anchor)
             longest_call = max(longest_call, time.perf_counter() - now)
             result.attempts += 1
             if cert.certified:

@@ -16,7 +16,9 @@ Start: only :meth:`start` moves the arm. With ``wait_for_estimate`` it first wai
 estimate whose bounds are guaranteed, whose data are consistent with the box and whose box is
 narrower than the prior (data taken while the arm holds still: a payload the box excludes never
 moves). It then certifies holding still where the arm stands; if that fails with the
-current box, nothing moves and the start waits (bounded) for tighter bounds.
+current box, nothing moves and the start waits (bounded) for tighter bounds, or for a torque the arm
+was measured to apply since the start (:meth:`RecedingHorizon.anchor_on`, :mod:`.anchor`), which then
+anchors every certificate of the run.
 
 Commands: after every change of the timeline the caller gets a :class:`Command` ``(t_from, t_to)``
 and sends the reference sampled over that span with ``t_from`` as its start stamp. ``t_from`` is at
@@ -50,6 +52,7 @@ from math import comb
 
 import numpy as np
 
+from .anchor import TorqueAnchor
 from .bezier import BezierPlan
 from .config import PlannerSettings
 from .estimate_gate import DISJOINT, EstimateGate
@@ -159,6 +162,7 @@ class _Run:
     final_state: PlannerState = PlannerState.DONE
     final_message: str = "done"
     brake_reason: str | None = None        # a fault braking on the executing plan: try a shorter one
+    torque_anchor: TorqueAnchor | None = None   # a torque measured before the start (certifier)
 
 
 @dataclass
@@ -240,8 +244,9 @@ class RecedingHorizon:
     def start(self, t: float, q, time_budget_s: float = np.inf) -> bool:
         """Explicit start from rest at measured position ``q``. When holding still at q is not
         certified with the current box, nothing moves: the start waits (state ``planning``) up to
-        ``hold_wait_s`` for tighter guaranteed bounds (data taken at rest shrink them), then fails
-        with the reason; False when it fails at once."""
+        ``hold_wait_s`` for tighter guaranteed bounds (data taken at rest shrink them) or for a
+        measured torque to anchor on (:meth:`anchor_on`), then fails with the reason; False when it
+        fails at once."""
         if self.state in MOVING:
             self.message = f"start ignored: already {self.state}"
             return False
@@ -259,6 +264,21 @@ class RecedingHorizon:
         self._enter(S.PLANNING, "certifying holding still at the start position")
         return self._try_hold(t)
 
+    @property
+    def awaits_anchor(self) -> bool:
+        """Started, nothing commanded yet (no hold certified), and no measured torque to anchor on."""
+        return self.state == S.PLANNING and not self.segments and self._run.torque_anchor is None
+
+    def anchor_on(self, torque_anchor: TorqueAnchor) -> bool:
+        """Use ``torque_anchor``, measured since the start while nothing was commanded, for the hold's
+        certificate (tried again at the next tick) and every later one of this run; only while
+        :attr:`awaits_anchor` (True: taken)."""
+        if not self.awaits_anchor:
+            return False
+        self._run.torque_anchor = torque_anchor
+        self._run.hold_box = None
+        return True
+
     def _try_hold(self, t: float) -> bool:
         """Certify holding still at the start position; on success request the first plan."""
         run = self._run
@@ -269,7 +289,8 @@ class RecedingHorizon:
                                  "consistent and narrower than the prior", "an estimate")
         hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
         started = time.perf_counter()
-        cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper)
+        cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper,
+                            torque_anchor=run.torque_anchor)
         self.brake_compute_s = time.perf_counter() - started     # what a braking plan will cost, at first
         self.last_certificate = cert
         run.hold_box = (self.lower.copy(), self.upper.copy())
@@ -438,7 +459,8 @@ class RecedingHorizon:
         started = time.perf_counter()
         for duration in self._brake_durations(self._active(t_b).end - t_b):
             plan = BezierPlan.from_state(q, qd, qdd, self._brake_points(q, qd, qdd, duration), duration)
-            cert = self.certify(self.robot, self.cert_settings, plan, self.lower, self.upper)
+            cert = self.certify(self.robot, self.cert_settings, plan, self.lower, self.upper,
+                                torque_anchor=self._run.torque_anchor)
             self.brake_compute_s = time.perf_counter() - started
             if cert.certified:
                 self.segments = [s for s in self.segments if s.start < t_b]
@@ -525,7 +547,7 @@ class RecedingHorizon:
     def _request(self, q, qd, qdd, anchor) -> PlanRequest:
         return PlanRequest(np.asarray(q, float), np.asarray(qd, float), np.asarray(qdd, float),
                            self.lower.copy(), self.upper.copy(), self.F_prev.copy(), seed=self.plans,
-                           anchor=np.asarray(anchor, float))
+                           anchor=np.asarray(anchor, float), torque_anchor=self._run.torque_anchor)
 
     def _accepted(self, start: float) -> None:
         """Plan accepted to start at ``start``: count its executed part, request the next one."""

@@ -191,6 +191,16 @@ class JointStateParser:
             self.unwrap.reset()       # a restarted stream: no continuity with what came before
         return JointSample(t, self.unwrap(x[0]), x[1], x[2] if use_effort else None)
 
+    def effort_of(self, msg) -> np.ndarray | None:
+        """The effort of a message :meth:`parse` accepted, in profile order, for a reader that does not
+        need it to use the message; None when it is absent, not finite or beyond the plausible."""
+        if len(msg.effort) != len(msg.name):
+            return None
+        effort = np.array(msg.effort, dtype=float)[self._order(msg.name)]
+        if not np.isfinite(effort).all() or (np.abs(effort) > self.max_reading[2]).any():
+            return None
+        return effort
+
 
 def parse_wrench(msg, expected_frame: str, max_force_N: float = 1e4, max_torque_Nm: float = 1e3,
                  now_s: float | None = None, future_tolerance_s: float = FUTURE_TOLERANCE_S):
