@@ -77,7 +77,8 @@ class RecentSamples:
         rate_hz = float(robot.sensing["joint_states_hz"])
         self.robot = robot
         self.max_gap_s = max_gap_s
-        self.samples: deque = deque(maxlen=2 * momentum_window(robot, calibration) + int(np.ceil(delay_s * rate_hz)) + 2)
+        self.window = momentum_window(robot, calibration)
+        self.samples: deque = deque(maxlen=2 * self.window + int(np.ceil(delay_s * rate_hz)) + 2)
 
     def add(self, t: float, q, qd, effort) -> None:
         """One sample (``effort`` None: the stream breaks here)."""
@@ -90,7 +91,7 @@ class RecentSamples:
     def anchor(self) -> TorqueAnchor | None:
         """:func:`anchor_from_samples` of the samples kept (None: not enough of them)."""
         samples = tuple(self.samples)       # one step under the GIL: another thread may be adding
-        if not samples:
+        if len(samples) <= self.window:     # no window can close: not worth the regressors (every tick)
             return None
         t, q, qd, effort = (np.array(x) for x in zip(*samples))
         return anchor_from_samples(self.robot, t, q, qd, effort)
