@@ -24,12 +24,20 @@ def spin_for(node, seconds: float) -> None:
     spin_until(node, lambda: False, seconds)
 
 
-def node_counters(node, name: str = "regressor_builder") -> dict:
-    """The /diagnostics counters (key -> value) of the node called ``name``, updated as ``node`` spins."""
+def node_counters(node, name: str = "regressor_builder", stamps: list | None = None) -> dict:
+    """The /diagnostics counters (key -> value) of the node called ``name``, updated as ``node`` spins;
+    ``stamps``: each of its messages' stamp (s) is appended there once its counters are in."""
     from diagnostic_msgs.msg import DiagnosticArray
+
+    from inertial_id.core.data.stamps import stamp_s
     counters = {}
-    node.create_subscription(DiagnosticArray, "/diagnostics", lambda m: counters.update(
-        {v.key: v.value for s in m.status if s.name.endswith(name) for v in s.values}), 10)
+
+    def on_diagnostics(msg) -> None:
+        mine = [s for s in msg.status if s.name.endswith(name)]
+        counters.update({v.key: v.value for s in mine for v in s.values})
+        if mine and stamps is not None:
+            stamps.append(stamp_s(msg.header.stamp))
+    node.create_subscription(DiagnosticArray, "/diagnostics", on_diagnostics, 10)
     return counters
 
 
@@ -261,16 +269,26 @@ def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_res
     from inertial_id.nodes.replay import replay
     from test_launch import start_launch, stop
 
+    from inertial_id.core.data.stamps import stamp_s
     proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
     monitor = MonitorNode()
-    builder = node_counters(monitor)
+    builder_stamps: list[float] = []
+    builder = node_counters(monitor, stamps=builder_stamps)
     try:
         js_topic = robot.sensing["joint_states_topic"]
         assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
                           and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
         spin_for(monitor, 3.0)
         seen, final_seen = final_estimate_seen(monitor, offline_result.samples_used)
-        counts = replay(bag, rate=rate, tail_s=30.0, stop_when=final_seen)
+
+        def counted() -> bool:
+            # the final estimate, and the builder's counters published a diagnostics period (1 s of the
+            # replayed clock) after it: its drops are all in (they publish on that clock, which stops
+            # with the replay; a run that stopped at the estimate alone once read counters from before
+            # the bag's gap on a loaded machine)
+            return final_seen() and bool(builder_stamps) and \
+                max(builder_stamps) >= stamp_s(monitor.estimate.header.stamp) + 1.0
+        counts = replay(bag, rate=rate, tail_s=30.0, stop_when=counted)
         spin_for(monitor, 1.0)
         # e.g. the first broadcaster sample: no wrench before its pair; a sample whose wrench rows are
         # withheld (a possible velocity reversal) is used, and counted by the node as an event
