@@ -35,6 +35,7 @@ def test_help_lists_the_launch_arguments():
     ("robot_profile:=nonexistent", "unknown robot profile 'nonexistent'"),
     ("method:=bogus", "unknown estimation method 'bogus'"),
     ("payload:=anvil", "unknown payload 'anvil'"),
+    ("engine:=bullet", "unknown engine 'bullet'"),
     ("bounds_period_s:=abc", "sim.launch.py has no launch argument 'bounds_period_s'"),
 ])
 def test_arguments_the_nodes_would_refuse_are_one_line_and_exit_2(argument, expected):

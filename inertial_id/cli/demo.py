@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 
 from . import RunFailed, UserError
@@ -18,7 +20,17 @@ SIM_STALL_S = 10.0
 
 class Interrupted(Exception):
     """SIGINT or SIGTERM came before the result (the signal's name): the demo stops every node and
-    ends with exit code 0, one line saying so."""
+    ends with exit code 0, one line saying so. ``nodes_started``: false when it came while the
+    simulated arm was being calibrated, before any node."""
+
+    def __init__(self, reason: str, nodes_started: bool = True):
+        super().__init__(reason)
+        self.nodes_started = nodes_started
+
+
+class _Signalled(BaseException):
+    """A signal's name, raised by the handler in the middle of a computation: not an Exception, so
+    that no library's ``except Exception`` on the way takes it for a failure of its own."""
 
 
 def check_stop(stop) -> None:
@@ -44,8 +56,9 @@ def register(sub) -> None:
                         "waits for the bounds over everything recorded)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage of --record")
     p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0],
-                   help="physics of the simulated arm (mujoco: joint friction, damping and armature the estimator "
-                        "does not model)")
+                   help="physics of the simulated arm: pinocchio (the estimator's own model, exact) or mujoco "
+                        "(joint friction, damping and armature the estimator does not model; an arm that senses "
+                        "joint torque is calibrated first)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=run)
 
@@ -69,25 +82,13 @@ def run(args) -> int:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    profile = args.robot
-    if args.engine == "mujoco" and robot.sensing["joint_torque"] and not robot.profile["identification"]["calibration"]:
-        # as on a real arm: its joint torque sensors calibrated on payload-free runs before identifying
-        from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
-        from ..sim.calibration import calibrated_profile
-        args.log_dir = args.log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
-        os.makedirs(args.log_dir, exist_ok=True)
-        if not args.quiet:
-            print("calibrating the simulated arm's joint torque sensors on two payload-free runs, as "
-                  "`inertial-id calibrate` does with a real arm's recordings", file=sys.stderr, flush=True)
-        profile = calibrated_profile(args.robot, args.log_dir, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
-        if not args.quiet:
-            print(f"calibrated: {profile}", file=sys.stderr, flush=True)
     try:
-        result = run_demo(profile, payload, args.duration, method, args.real_time_factor,
+        result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
                           args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage,
                           engine=args.engine)
-    except Interrupted as signal_name:
-        print(f"inertial-id demo: stopped by {signal_name} before the result; every node finished cleanly",
+    except Interrupted as exc:
+        print(f"inertial-id demo: stopped by {exc} before the result; "
+              f"{'every node finished cleanly' if exc.nodes_started else 'no node had started'}",
               file=sys.stderr, flush=True)
         return 0
     except RuntimeError as exc:
@@ -103,6 +104,42 @@ def run(args) -> int:
     return 0 if ok else 1
 
 
+def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> str:
+    """The profile the nodes run with: on MuJoCo an arm that senses joint torque and names no
+    calibration is calibrated first on two payload-free runs of the same simulated arm, as a real one
+    is (the calibration and a copy of the profile naming it go to ``log_dir``; the copy is returned)."""
+    from ..core.robot.model import load_robot
+    robot = load_robot(profile)
+    if engine != "mujoco" or not robot.sensing["joint_torque"] or robot.profile["identification"]["calibration"]:
+        return profile
+    from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+    from ..sim.calibration import calibrated_profile
+    received: list[str] = []
+
+    def stop(number, frame):
+        received.append(signal.Signals(number).name)
+        raise _Signalled(received[0])
+    # a long computation with nothing to poll: a signal stops it where it is (nothing to clean up), or,
+    # should the exception land where Python only reports it (a finalizer), once the calibration ends
+    previous = {n: signal.signal(n, stop) for n in (signal.SIGINT, signal.SIGTERM)} \
+        if threading.current_thread() is threading.main_thread() else {}
+    try:
+        if progress:
+            print("calibrating the simulated arm's joint torque sensors on two payload-free runs, as "
+                  "`inertial-id calibrate` does with a real arm's recordings", file=sys.stderr, flush=True)
+        calibrated = calibrated_profile(profile, log_dir, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+    except _Signalled:
+        pass
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if received:
+        raise Interrupted(received[0], nodes_started=False)
+    if progress:
+        print(f"calibrated: {calibrated}", file=sys.stderr, flush=True)
+    return calibrated
+
+
 def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
              record: str | None = None, storage: str = "mcap", engine: str = SIM_ENGINES[0]) -> dict:
@@ -113,14 +150,15 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     (RuntimeError with the reason). SIGINT or SIGTERM stops every node and raises :class:`Interrupted`
     once each has finished cleanly (RuntimeError if one did not)."""
     import numpy as np
+    log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
+    os.makedirs(log_dir, exist_ok=True)
+    profile = calibrated_for(profile, engine, log_dir, progress)
     from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     import rclpy
     from rclpy.signals import SignalHandlerOptions
     from ..nodes.monitor import MonitorNode
-    log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
-    os.makedirs(log_dir, exist_ok=True)
     t_start = time.monotonic()
     # rclpy's signal handlers would shut the context down under the monitor (the next spin fails) and
     # raise KeyboardInterrupt anywhere: a signal is a stop request the loops below check instead

@@ -118,8 +118,9 @@ def check_argument_names(path: Path, arguments: dict, with_sim: bool) -> None:
 
 def check_arguments(arguments: dict, profile: str | None) -> None:
     """Values the nodes would refuse, refused before any node starts (one line, exit 2): an unknown
-    or invalid robot profile, an estimator method the profile cannot serve, an unknown payload."""
+    or invalid robot profile, an estimator method the profile cannot serve, an unknown payload or engine."""
     from ..core.estimators.factory import make_estimator
+    from ..defaults import SIM_ENGINES
     from ..core.robot.model import load_payloads, load_robot
     profile = arguments.get("robot_profile") or profile
     robot = load_robot(profile) if profile else None        # a ProfileError names the problem
@@ -130,6 +131,8 @@ def check_arguments(arguments: dict, profile: str | None) -> None:
             raise UserError(str(exc)) from None
     if arguments.get("payload") and arguments["payload"] not in load_payloads():
         raise UserError(f"unknown payload '{arguments['payload']}' (available: {', '.join(load_payloads())})")
+    if arguments.get("engine") and arguments["engine"] not in SIM_ENGINES:
+        raise UserError(f"unknown engine '{arguments['engine']}' (available: {', '.join(SIM_ENGINES)})")
 
 
 def _ament_prefix_with_this_package() -> None:

@@ -14,6 +14,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from ..defaults import SIM_ENGINES
+
 
 DOMAINS_ENV = "INERTIAL_ID_ROS_DOMAINS"
 NODES = ("sim_robot", "regressor_builder", "estimator", "excitation_planner", "payload_compensator")
@@ -181,7 +183,10 @@ LAUNCH_ARGUMENTS = (
     ("wrench_topic", "", "the driver's F/T WrenchStamped topic (empty: profile sensing.wrench_topic)"),
     ("wrench_frame_id", "", "frame_id the driver stamps on the wrench (empty: profile sensing.wrench_frame_id)"),
 )
-SIM_ARGUMENTS = (("payload", "", "payload of the simulated arm, config/payloads.yaml (empty: the profile's)"),)
+SIM_ARGUMENTS = (("payload", "", "payload of the simulated arm, config/payloads.yaml (empty: the profile's)"),
+                 ("engine", "", f"physics of the simulated arm, {' or '.join(SIM_ENGINES)} (empty: {SIM_ENGINES[0]}, the "
+                                "estimator's own model; on mujoco an arm that senses joint torque needs a profile "
+                                "naming a calibration)"))
 
 
 def launch_arguments(with_sim: bool) -> tuple:
@@ -202,7 +207,7 @@ def node_parameters(node: str, values: dict) -> dict:
                 "regressor_builder": ("method", "joint_states_topic", "wrench_topic", "wrench_frame_id"),
                 "excitation_planner": ("joint_states_topic",),
                 "payload_compensator": ("joint_states_topic", "wrench_topic", "wrench_frame_id"),
-                "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload")}
+                "sim_robot": ("joint_states_topic", "wrench_topic", "wrench_frame_id", "payload", "engine")}
     sim_time = values.get("use_sim_time", "false").lower() in ("true", "1")
     # the simulated arm is the source of /clock, never its follower
     out = {"robot_profile": values["robot_profile"], "use_sim_time": sim_time and node != "sim_robot"}

@@ -68,7 +68,7 @@ class SimRobotNode(ManagedNode):
         self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
         step_hz = prof["sim"]["step_hz"]
         self.truth = payload_params(payload)
-        engine = declare(self, "engine", "pinocchio", "physics of the simulated arm: pinocchio (the estimator's own "
+        engine = declare(self, "engine", SIM_ENGINES[0], "physics of the simulated arm: pinocchio (the estimator's own "
                          "model, exact) or mujoco (the profile's joint armature, damping and Coulomb friction, a "
                          "model the estimator does not share)", choices=SIM_ENGINES)
         friction = declare(self, "joint_friction_Nm", SIM_JOINT_FRICTION_NM, "Coulomb friction of every joint, "
