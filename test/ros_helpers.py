@@ -312,3 +312,40 @@ def largest_relative_difference(estimate, result) -> float:
     lo, hi = np.asarray(estimate.lower), np.asarray(estimate.upper)
     scale = np.maximum(np.abs(np.stack([lo, hi, result.lower, result.upper])).max(axis=0), 1e-12)
     return float(np.max(np.abs(np.r_[lo - result.lower, hi - result.upper]) / np.r_[scale, scale]))
+
+
+def signalled_demo(args: list[str], sig, when: str, within_s: float,
+                   stop_within_s: float) -> tuple[bool, int | None, str]:
+    """``inertial-id demo ARGS`` sent ``sig`` once a line of its output matches ``when`` (or after
+    ``within_s``): (whether that line came, its exit code, None if it still ran ``stop_within_s``
+    later, its output)."""
+    import subprocess
+    import sys
+
+    from test_launch import Output
+    proc = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "demo", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = Output(proc)
+    try:
+        came = output.wait_for(when, within_s)
+        proc.send_signal(sig)
+        try:
+            code = proc.wait(timeout=stop_within_s)
+        except subprocess.TimeoutExpired:
+            code = None                  # still running: its output says where
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return came, code, output.text()
+
+
+def assert_demo_stopped(code: int | None, out: str, sig, ending: str) -> None:
+    """A demo stopped by ``sig``: exit code 0, its last line says so and ends with ``ending``, and its
+    output holds no traceback, FATAL or /rosout failure."""
+    from test_launch import UNCLEAN
+    assert code == 0, out[-3000:]
+    assert out.strip().splitlines()[-1] == \
+        f"inertial-id demo: stopped by {sig.name} before the result; {ending}", out[-3000:]
+    for word in UNCLEAN:
+        assert word not in out, out[-3000:]

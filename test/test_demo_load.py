@@ -81,29 +81,11 @@ def test_the_gen3_on_mujoco_is_calibrated_first_and_starts_on_its_measured_torqu
 def test_a_signal_while_the_gen3_calibrates_on_mujoco_stops_the_demo_in_one_line(sig, tmp_path):
     """The Gen3 on MuJoCo is calibrated before any node starts: a signal then ends the demo with exit
     code 0 and one line saying so (before, SIGINT there was exit code 130)."""
-    from test_launch import UNCLEAN, Output
-    proc = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "demo", "--engine", "mujoco",
-                             "--log-dir", str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = Output(proc)
-    try:
-        calibrating = output.wait_for(r"^calibrating the simulated arm", 120.0)
-        proc.send_signal(sig)
-        try:
-            code = proc.wait(timeout=180.0)
-        except subprocess.TimeoutExpired:
-            code = None                  # still running: its output says where
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    out = output.text()
+    from ros_helpers import assert_demo_stopped, signalled_demo
+    calibrating, code, out = signalled_demo(["--engine", "mujoco", "--log-dir", str(tmp_path)], sig,
+                                            r"^calibrating the simulated arm", 120.0, 180.0)
     assert calibrating, out[-3000:]
-    assert code == 0, out[-3000:]
-    assert out.strip().splitlines()[-1] == \
-        f"inertial-id demo: stopped by {sig.name} before the result; no node had started", out[-3000:]
-    for word in UNCLEAN:
-        assert word not in out, out[-3000:]
+    assert_demo_stopped(code, out, sig, "no node had started")
     assert not (tmp_path / "sim_robot.log").exists()
 
 

@@ -1,8 +1,6 @@
 """End to end over real DDS: the simulated arm and the three nodes as separate processes identify
 the hidden payload; the published InertialEstimate must contain the truth."""
 import signal
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -62,25 +60,12 @@ def test_a_signal_stops_the_demo_cleanly(sig, tmp_path):
     sample count): exit code 0 and one line saying so; every node's log ends with its line saying it
     finished, and holds no traceback, FATAL or /rosout failure. (Before: SIGINT was exit code 130,
     SIGTERM exit code 1 on the monitor's context shut down under it.)"""
-    from test_launch import UNCLEAN, Output
-    proc = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "demo", "--duration", "20",
-                             "--log-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = Output(proc)
-    try:
-        moving = output.wait_for(r"planner: \w+ +samples +\d+", 240.0)
-        proc.send_signal(sig)
-        code = proc.wait(timeout=120.0)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    out = output.text()
+    from ros_helpers import assert_demo_stopped, signalled_demo
+    from test_launch import UNCLEAN
+    moving, code, out = signalled_demo(["--duration", "20", "--log-dir", str(tmp_path)], sig,
+                                       r"planner: \w+ +samples +\d+", 240.0, 120.0)
     assert moving, out[-3000:]
-    assert code == 0, out[-3000:]
-    assert out.strip().splitlines()[-1] == \
-        f"inertial-id demo: stopped by {sig.name} before the result; every node finished cleanly", out[-3000:]
-    for word in UNCLEAN:
-        assert word not in out, out[-3000:]
+    assert_demo_stopped(code, out, sig, "every node finished cleanly")
     for node in ("sim_robot", "regressor_builder", "estimator", "excitation_planner"):
         log = (tmp_path / f"{node}.log").read_text()
         for word in UNCLEAN:
