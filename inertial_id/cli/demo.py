@@ -118,7 +118,8 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
 
     def stop(number, frame):
         received.append(signal.Signals(number).name)
-        raise _Signalled(received[0])
+        if len(received) == 1:        # a second one finds the calibration already stopping
+            raise _Signalled(received[0])
     # a long computation with nothing to poll: a signal stops it where it is (nothing to clean up), or,
     # should the exception land where Python only reports it (a finalizer), once the calibration ends
     previous = {n: signal.signal(n, stop) for n in (signal.SIGINT, signal.SIGTERM)} \
