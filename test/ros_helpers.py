@@ -318,13 +318,16 @@ def signalled_demo(args: list[str], sig, when: str, within_s: float,
                    stop_within_s: float) -> tuple[bool, int | None, str]:
     """``inertial-id demo ARGS`` sent ``sig`` once a line of its output matches ``when`` (or after
     ``within_s``): (whether that line came, its exit code, None if it still ran ``stop_within_s``
-    later, its output)."""
+    later, its output). The demo and its nodes form their own process group, killed should the demo
+    not end (a demo killed alone leaves its nodes running, and the rest of the suite beside them)."""
+    import os
+    import signal
     import subprocess
     import sys
 
     from test_launch import Output
     proc = subprocess.Popen([sys.executable, "-m", "inertial_id.cli", "demo", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     output = Output(proc)
     try:
         came = output.wait_for(when, within_s)
@@ -335,7 +338,7 @@ def signalled_demo(args: list[str], sig, when: str, within_s: float,
             code = None                  # still running: its output says where
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return came, code, output.text()
 
