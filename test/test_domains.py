@@ -1,5 +1,5 @@
 """DDS domains of self-contained runs: a range from INERTIAL_ID_ROS_DOMAINS (parallel test workers
-take disjoint ones, test/conftest.py), checked."""
+take disjoint ones, test/conftest.py), checked; the ROS_HOME of a run goes away with its process."""
 import pytest
 
 from inertial_id.nodes.launch import DOMAINS_ENV, domain_range, isolated_ros_env
@@ -27,3 +27,14 @@ def test_parallel_workers_have_disjoint_ranges(pytestconfig, monkeypatch):
         conftest.pytest_configure(pytestconfig)
         ranges.append(domain_range())
     assert ranges == [(1, 50), (51, 100)]
+
+
+def test_a_runs_ros_home_leaves_with_the_process_that_made_it():
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("from pathlib import Path; from inertial_id.nodes.launch import isolated_ros_env; "
+            "home = Path(isolated_ros_env()['ROS_HOME']); (home / 'state.yaml').write_text('x'); print(home)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    home = Path(run.stdout.strip())
+    assert home.name.startswith("inertial_id_ros_home_") and not home.exists()

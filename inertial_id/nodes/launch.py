@@ -2,9 +2,11 @@
 ``launch/*.launch.py`` on a ROS install; used where launch_ros is absent (PyPI wheels)."""
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,8 +68,11 @@ def domain_range() -> tuple[int, int]:
 def isolated_ros_env(domain_id: int | None = None) -> dict:
     """Environment for a self-contained run: a DDS domain of its own and discovery on this host only
     (nothing leaves loopback), unless the caller's environment already chose; and a ROS_HOME of its
-    own, so that no state a node saves (the estimator's box) carries over from another run."""
-    env = dict(os.environ, ROS_HOME=tempfile.mkdtemp(prefix="inertial_id_ros_home_"))
+    own, so that no state a node saves (the estimator's box) carries over from another run; it is
+    removed when this process exits (the runs it serves are this process's children)."""
+    ros_home = tempfile.mkdtemp(prefix="inertial_id_ros_home_")
+    atexit.register(shutil.rmtree, ros_home, ignore_errors=True)
+    env = dict(os.environ, ROS_HOME=ros_home)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if domain_id is not None:
         env["ROS_DOMAIN_ID"] = str(domain_id)

@@ -74,24 +74,16 @@ def file_text(node_name: str, parameters: dict) -> str:
     return header + yaml.safe_dump({f"/{node_name}": {"ros__parameters": parameters}}, sort_keys=False)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "config" / "params")
-    args = parser.parse_args(argv)
+def _declarations(profiles) -> list[dict[str, dict]] | None:
+    """Per profile, node -> the parameters its configuration declares, each read in a process of its own
+    (rclpy is initialised once per process); None, with the reason on stderr, when one fails or a
+    node refuses a configuration (what is written must hold for every profile)."""
     import json
     import subprocess
-    import tempfile
 
-    from ..core.robot.model import load_profile
     from .launch import isolated_ros_env
-    variant = yaml.safe_load(open(load_profile(PROFILES[0])["_path"]))
-    for (section, key), value in VARIANT.items():
-        variant[section][key] = value
-    variant_path = Path(tempfile.mkdtemp(prefix="params_files_")) / f"{PROFILES[0]}_variant.yaml"
-    variant_path.write_text(yaml.safe_dump(variant))
     per_profile = []
-    for profile in (*PROFILES, str(variant_path)):      # one process each: rclpy is initialised once per process
+    for profile in profiles:
         code = ("import json, sys; from inertial_id.nodes.params_files import declared_parameters; "
                 f"json.dump(declared_parameters({profile!r}), sys.stdout)")
         # a ROS_HOME of its own: the estimator's state file goes there
@@ -99,12 +91,32 @@ def main(argv=None) -> int:
                              timeout=300)
         if run.returncode != 0:
             print(f"params_files: {profile}: {run.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
-            return 2
+            return None
         per_profile.append(json.loads(run.stdout.strip().splitlines()[-1]))
         refused = sorted(set(NODE_CLASSES) - set(per_profile[-1]))
-        if refused:     # what is written must hold for every profile: each must configure each node
+        if refused:
             print(f"params_files: {Path(profile).name}: {', '.join(refused)} refused the configuration", file=sys.stderr)
-            return 2
+            return None
+    return per_profile
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "config" / "params")
+    args = parser.parse_args(argv)
+    import tempfile
+
+    from ..core.robot.model import load_profile
+    variant = yaml.safe_load(open(load_profile(PROFILES[0])["_path"]))
+    for (section, key), value in VARIANT.items():
+        variant[section][key] = value
+    with tempfile.TemporaryDirectory(prefix="params_files_") as folder:
+        variant_path = Path(folder) / f"{PROFILES[0]}_variant.yaml"
+        variant_path.write_text(yaml.safe_dump(variant))
+        per_profile = _declarations((*PROFILES, str(variant_path)))
+    if per_profile is None:
+        return 2
     stale = []
     for node_name, parameters in robot_independent(per_profile).items():
         path = args.out / f"{node_name}.yaml"
