@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from inertial_id.cli import main
 
 
@@ -17,6 +19,17 @@ def test_bench_regressor_reports_both_throughputs(tmp_path):
     assert report["builder_core_samples_per_s"] > 0
     assert report["pinocchio_joint_torque_regressor_samples_per_s"] > 0
     assert report["rows_per_sample"] == 7
+
+
+@pytest.mark.slow
+def test_bench_estimate_times_the_stages_and_reads_as_the_reference_does(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "estimate", "--seconds", "2", "--repeats", "1", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["streams_identical_to_reference"] and report["joint_states"] >= 1900
+    assert report["source"] == "samples" and 0 < report["mass_width_kg"] < 5.2
+    stages = [report[f"{stage}_cpu_s"] for stage in ("read_joint_states", "rows", "estimator")]
+    assert all(s > 0 for s in stages) and report["speed_vs_real_time"] > 0
 
 
 def test_user_errors_are_one_line_without_traceback():

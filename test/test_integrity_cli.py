@@ -95,6 +95,8 @@ NUMBERS = [
     ["bench", "builder", "--rate", "0"],
     ["bench", "builder", "--rate", "nan"],
     ["bench", "bounds", "--minutes", "-1"],
+    ["bench", "estimate", "--seconds", "0"],
+    ["bench", "estimate", "--bag", "no_such_bag"],
     ["record-sim", "--rate-hz", "0", "--out", "x"],      # no such option any more: still one line
 ]
 

@@ -202,7 +202,7 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     use_wrench = sensing["wrench"] and "momentum" not in kinds
     if use_wrench and wrench_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {wrench_topic}; the profile's rows need the wrench")
-    streams = bags.read_topics(path, [js_topic, wrench_topic] if use_wrench else [js_topic])   # one pass
+    streams = bags.read_topics(path, [wrench_topic] if use_wrench else [], joint_states=[js_topic])   # one pass
     from .signals.sensor_inputs import JointStateParser
     needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
     js = bags.joint_states_of(streams[js_topic], empty_error=f"bag '{path}' has no usable messages on {js_topic}",

@@ -32,6 +32,7 @@ from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
 from ..signals.row_builder import RowMessage
+from .joint_state_cdr import JointStateBlock, decode
 from .stamps import stamp_s
 # The suite's topics, also read as ``bags.<NAME>`` by the CLI and the tests.
 from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, MARKERS, ROWS,  # noqa: F401
@@ -344,16 +345,26 @@ def messages(path, topics):
             yield conn.topic, t_ns, reader.deserialize(raw, conn.msgtype)
 
 
-def read_topics(path, topics, times_only=()) -> dict[str, list]:
+def read_topics(path, topics, times_only=(), joint_states=()) -> dict[str, list]:
     """One pass over a bag: ``topic -> [(log_time_ns, message)]`` for each of ``topics`` and
     ``topic -> [log_time_ns]`` for each of ``times_only`` (not deserialized), in log-time order;
-    a topic the bag does not have maps to an empty list."""
+    a topic the bag does not have maps to an empty list. The JointState topics among
+    ``joint_states`` are read as :func:`~.joint_state_cdr.decode` gives them (runs of one layout as
+    blocks), which :func:`joint_states_of` takes."""
     deserialized = set(topics)
-    out = {topic: [] for topic in (*times_only, *topics)}
+    out = {topic: [] for topic in (*times_only, *topics, *joint_states)}
+    raw_states = {}
     with _reader(path) as reader:
+        blocks = {c.topic: c.msgtype for c in reader.connections
+                  if c.topic in set(joint_states) and c.msgtype == JOINT_STATE_TYPE}
         for conn, t_ns, raw in _raw(reader, out):
-            out[conn.topic].append((t_ns, reader.deserialize(raw, conn.msgtype))
-                                   if conn.topic in deserialized else t_ns)
+            if conn.topic in blocks:
+                raw_states.setdefault(conn.topic, []).append((t_ns, raw))
+            else:
+                out[conn.topic].append((t_ns, reader.deserialize(raw, conn.msgtype))
+                                       if conn.topic in deserialized or conn.topic in joint_states else t_ns)
+        for topic, raws in raw_states.items():
+            out[topic] = list(decode(raws, lambda raw, msgtype=blocks[topic]: reader.deserialize(raw, msgtype)))
     return out
 
 
@@ -380,41 +391,49 @@ class JointStream:
 
 def read_joint_states(path, joint_names=None, topic: str = JOINT_STATES, parser=None) -> JointStream:
     """Joint states of a bag: :func:`joint_states_of` its messages on ``topic``."""
-    return joint_states_of(read_topics(path, [topic])[topic], joint_names,
+    return joint_states_of(read_topics(path, (), joint_states=[topic])[topic], joint_names,
                            f"bag '{path}' has no usable messages on {topic}", parser)
 
 
 def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint states", parser=None) -> JointStream:
-    """``[(log_time_ns, JointState)]`` as a stream in the parser's joint order, through the live
-    nodes' checks (:class:`~.sensor_inputs.JointStateParser`): ``parser`` (a consumer's, e.g. the
-    builder's for a robot: magnitudes, unwrapped joints, effort only when its rows use it) or one for
-    ``joint_names`` (default: the first message's names) that takes effort when present. Joints not
-    named (a gripper's) are ignored, as live. Messages the parser rejects are counted by reason in
-    ``dropped``, not returned; none left raises :class:`BagError` (``empty_error``). ``tau`` is
-    None unless every message kept has effort."""
+    """``[(log_time_ns, JointState)]`` (and blocks of them, :func:`read_topics`) as a stream in the
+    parser's joint order, through the live nodes' checks (:class:`~.sensor_inputs.JointStateParser`):
+    ``parser`` (a consumer's, e.g. the builder's for a robot: magnitudes, unwrapped joints, effort
+    only when its rows use it) or one for ``joint_names`` (default: the first message's names) that
+    takes effort when present. Joints not named (a gripper's) are ignored, as live. Messages the
+    parser rejects are counted by reason in ``dropped``, not returned; none left raises
+    :class:`BagError` (``empty_error``). ``tau`` is None unless every message kept has effort."""
     from ..signals.sensor_inputs import JointStateParser, Rejected
-    ts, logs, qs, qds, taus = [], [], [], [], []
+    # pieces of the stream, in order: (t, log_time_ns, q, qd, tau or None), one per message or block
+    pieces: list[tuple] = []
     dropped: dict[str, int] = {}
-    for t_ns, msg in msgs:
+    for item in msgs:
+        block = item if isinstance(item, JointStateBlock) else None
         if parser is None:
-            parser = JointStateParser.for_names(list(joint_names) if joint_names is not None else list(msg.name))
+            names = block.names if block is not None else item[1].name
+            parser = JointStateParser.for_names(list(joint_names) if joint_names is not None else list(names))
+        if block is not None:
+            parsed = parser.parse_block(block)
+            for reason, count in parsed.dropped.items():
+                dropped[reason] = dropped.get(reason, 0) + count
+            if parsed.index.size:
+                pieces.append((parsed.t, block.log_time_ns[parsed.index], parsed.q, parsed.qd, parsed.tau))
+            continue
+        t_ns, msg = item
         try:
             s = parser.parse(msg)
         except Rejected as r:
             dropped[r.reason] = dropped.get(r.reason, 0) + 1
             continue
-        ts.append(s.t)
-        logs.append(t_ns)
-        qs.append(s.q)
-        qds.append(s.qd)
-        taus.append(s.tau)
-    if not ts:
+        pieces.append(([s.t], [t_ns], [s.q], [s.qd], None if s.tau is None else [s.tau]))
+    if not pieces:
         raise BagError(empty_error + (f" (dropped: {', '.join(f'{k} {v}' for k, v in dropped.items())})"
                                       if dropped else ""))
     n = len(parser.joint_names)
-    tau = None if any(x is None for x in taus) else np.array(taus).reshape(-1, n)
-    return JointStream(np.array(ts), np.array(logs, dtype=np.int64), list(parser.joint_names),
-                       np.array(qs).reshape(-1, n), np.array(qds).reshape(-1, n), tau, dropped)
+    column = lambda k, dtype=float: np.concatenate([np.asarray(p[k], dtype=dtype) for p in pieces])  # noqa: E731
+    tau = None if any(p[4] is None for p in pieces) else column(4).reshape(-1, n)
+    return JointStream(column(0), column(1, np.int64), list(parser.joint_names), column(2).reshape(-1, n),
+                       column(3).reshape(-1, n), tau, dropped)
 
 
 def read_wrenches(path, topic: str = WRENCH):

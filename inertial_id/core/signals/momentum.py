@@ -95,10 +95,16 @@ class MomentumRegressor:
             dJ[k] = [pin.getJointJacobianTimeVariation(model, data, i, local) for i in bodies]
         v = np.einsum("nbrk,nk->nbr", J, QD)
         # pinocchio's body-frame time variation is d/dt of the body-frame Jacobian; iX_0 dJ_world
-        # adds v_i x J_i (motion cross product, linear part first)
-        lin, ang, v_lin, v_ang = J[:, :, :3], J[:, :, 3:], v[:, :, :3, None], v[:, :, 3:, None]
-        dJ[:, :, :3] += np.cross(v_ang, lin, axis=2) + np.cross(v_lin, ang, axis=2)
-        dJ[:, :, 3:] += np.cross(v_ang, ang, axis=2)
+        # adds v_i x J_i (motion cross product, linear part first: [w x lin + u x ang; w x ang]),
+        # written out per component (np.cross on these shapes took a third of this function)
+        u0, u1, u2, w0, w1, w2 = (v[:, :, r, None] for r in range(6))
+        l0, l1, l2, a0, a1, a2 = (J[:, :, r] for r in range(6))
+        dJ[:, :, 0] += (w1 * l2 - w2 * l1) + (u1 * a2 - u2 * a1)
+        dJ[:, :, 1] += (w2 * l0 - w0 * l2) + (u2 * a0 - u0 * a2)
+        dJ[:, :, 2] += (w0 * l1 - w1 * l0) + (u0 * a1 - u1 * a0)
+        dJ[:, :, 3] += w1 * a2 - w2 * a1
+        dJ[:, :, 4] += w2 * a0 - w0 * a2
+        dJ[:, :, 5] += w0 * a1 - w1 * a0
         momentum = (v.reshape(-1, 6) @ self._unit).reshape(N, nb, 6, 10)
         return BodyStates(QD, J, dJ, momentum, gravity)
 

@@ -33,6 +33,24 @@ class JointSample:
     tau: np.ndarray | None
 
 
+@dataclass
+class ParsedBlock:
+    """What :meth:`JointStateParser.parse_block` made of a block of messages: the accepted ones'
+    ``index`` (into the block) and samples, and how many of the others each reason dropped."""
+    index: np.ndarray
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray | None
+    dropped: dict
+
+    @classmethod
+    def of(cls, reason: np.ndarray, t, q, qd, tau) -> ParsedBlock:
+        """From each message's drop reason ("" for accepted) and the accepted samples."""
+        why, count = np.unique(reason[reason != ""].astype(str), return_counts=True)
+        return cls(np.flatnonzero(reason == ""), t, q, qd, tau, dict(zip(why.tolist(), count.tolist())))
+
+
 class Rejected(Exception):
     """An input that cannot be used: ``reason`` (the counter's key) and a human-readable ``detail``."""
     def __init__(self, reason: str, detail: str = ""):
@@ -78,6 +96,20 @@ class StampOrder:
         self.last_t, self._run = t, 0
         return True
 
+    def check_many(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`check` of each of ``t`` in turn: ``(accepted, restarts)`` masks."""
+        if t.size and t[0] > self.last_t and np.all(t[1:] > t[:-1]):      # the usual case, at once
+            self.last_t, self._run = t[-1], 0
+            return np.ones(t.size, dtype=bool), np.zeros(t.size, dtype=bool)
+        accepted, restarts = np.zeros(t.size, dtype=bool), np.zeros(t.size, dtype=bool)
+        for k, tk in enumerate(t.tolist()):
+            try:
+                restarts[k] = self.check(tk)
+                accepted[k] = True
+            except Rejected:
+                pass
+        return accepted, restarts
+
 
 def wrap_to_pi(q):
     """Angles wrapped to [-pi, pi), as ros2_kortex publishes its joint positions."""
@@ -109,6 +141,27 @@ class Unwrapper:
             q[m] += TWO_PI * np.round((self.last[m] - q[m]) / TWO_PI)
         self.last = q
         return q
+
+    def many(self, Q: np.ndarray) -> np.ndarray:
+        """This called on each row of ``Q`` in turn, to the bit: the whole turns each row is moved by
+        come from the rows' differences at once and are kept if each is what the row-by-row rule
+        gives from the row before (it is, unless a step lands within rounding of half a turn)."""
+        if not self.any or Q.shape[0] == 0:
+            return Q
+        m = self.mask
+        q = Q[:, m]
+        steps = np.round((q[:-1] - q[1:]) / TWO_PI)
+        first = np.zeros((1, q.shape[1])) if self.last is None else np.round((self.last[m] - q[:1]) / TWO_PI)
+        turns = np.cumsum(np.vstack([first, steps]), axis=0)
+        moved = q + TWO_PI * turns
+        previous = moved[:-1] if self.last is None else np.vstack([self.last[m], moved[:-1]])
+        rule = np.round((previous - (q[1:] if self.last is None else q)) / TWO_PI)
+        if not np.array_equal(rule, turns[1:] if self.last is None else turns):
+            return np.array([self(row) for row in Q])
+        out = Q.copy()
+        out[:, m] = moved if self.last is not None else np.vstack([q[:1], moved[1:]])
+        self.last = out[-1]
+        return out
 
 
 def wrapped_mask(profile: dict, joint_names) -> np.ndarray:
@@ -190,6 +243,53 @@ class JointStateParser:
         if self.order.check(t):
             self.unwrap.reset()       # a restarted stream: no continuity with what came before
         return JointSample(t, self.unwrap(x[0]), x[1], x[2] if use_effort else None)
+
+    def parse_block(self, block) -> ParsedBlock:
+        """:meth:`parse` of each message of a recorded :class:`~..data.joint_state_cdr.JointStateBlock`
+        in turn, at once: the same samples, the same reasons, the same state afterwards (stamp order,
+        unwrapping). For recordings: a parser with a receiving clock checks each message as it comes."""
+        if self.clock_s is not None:
+            raise ValueError("parse_block reads recordings: the parser must have no receiving clock")
+        N, n = len(block), len(block.names)
+        reason = np.full(N, "", dtype=object)
+
+        def rejected(why: str) -> ParsedBlock:
+            reason[:] = why
+            none = np.zeros((0, len(self.joint_names)))
+            return ParsedBlock.of(reason, np.zeros(0), none, none, None)
+
+        if block.position.shape[1] != n or block.velocity.shape[1] != n:
+            return rejected("wrong_length")
+        n_effort = block.effort.shape[1]
+        if self.need_effort and n_effort == 0:
+            return rejected("missing_effort")
+        use_effort = n_effort > 0 and self.need_effort is not False
+        if use_effort and n_effort != n:
+            return rejected("wrong_length")
+        try:
+            order = self._order(block.names)
+        except Rejected as r:
+            return rejected(r.reason)
+        fields = (block.position, block.velocity, block.effort) if use_effort else (block.position, block.velocity)
+        x = np.stack(fields, axis=1)[:, :, order]
+        finite = np.isfinite(x).all(axis=(1, 2))
+        reason[~finite] = "non_finite"
+        absurd = finite & (np.abs(x) > self.max_reading[:len(fields)]).any(axis=(1, 2))
+        reason[absurd] = "absurd_magnitude"
+        stamp_ok = (block.nanosec >= 0) & (block.nanosec < 1_000_000_000)
+        reason[(reason == "") & ~stamp_ok] = "invalid_stamp"
+        candidates = np.flatnonzero(reason == "")
+        t = block.sec[candidates] + 1e-9 * block.nanosec[candidates]
+        in_order, restarts = self.order.check_many(t)
+        reason[candidates[~in_order]] = self.order.reason
+        kept, restarts = candidates[in_order], restarts[in_order]
+        q = x[kept, 0]
+        pieces = np.split(np.arange(kept.size), np.flatnonzero(restarts))
+        for k, piece in enumerate(pieces):
+            if k:       # a restarted stream: no continuity with what came before
+                self.unwrap.reset()
+            q[piece] = self.unwrap.many(q[piece])
+        return ParsedBlock.of(reason, t[in_order], q, x[kept, 1], x[kept, 2] if use_effort else None)
 
     def effort_of(self, msg) -> np.ndarray | None:
         """The effort of a message :meth:`parse` accepted, in profile order, for a reader that does not
