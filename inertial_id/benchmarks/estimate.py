@@ -11,6 +11,8 @@ time, in the same run: both streams must be identical to the bit, and their time
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -56,7 +58,6 @@ def _same(a, b) -> bool:
 
 
 def run(args) -> dict:
-    from ..cli.record_sim import record
     from ..core import offline
     from ..core.data import bags
     from ..core.robot.model import load_robot
@@ -66,8 +67,10 @@ def run(args) -> dict:
     method = robot.profile["identification"]["method"]
     with tempfile.TemporaryDirectory(prefix="bench_estimate_") as folder:
         bag = args.bag or str(Path(folder) / "bag")
-        if not args.bag:
-            record(robot, robot.profile["payload"]["sim"], args.seconds, bag, start_time_s=1.7e9)
+        if not args.bag:    # in a process of its own: the simulator's objects would slow this one down
+            subprocess.run([sys.executable, "-m", "inertial_id.cli", "record-sim", "--robot", args.robot,
+                            "--duration", str(args.seconds), "--out", bag, "--start-time", "1.7e9"],
+                           check=True, capture_output=True)
         js_topic = robot.sensing["joint_states_topic"]
         data_s = bags.time_span_s(bags.read_topics(bag, [], times_only=[js_topic])[js_topic])
         whole_s, (_, result, info) = _cpu(lambda: offline.estimate_from_bag(bag, robot, method), args.repeats)
