@@ -351,7 +351,7 @@ def read_topics(path, topics, times_only=(), joint_states=()) -> dict[str, list]
     a topic the bag does not have maps to an empty list. The JointState topics among
     ``joint_states`` are read as :func:`~.joint_state_cdr.decode` gives them (runs of one layout as
     blocks), which :func:`joint_states_of` takes."""
-    deserialized = set(topics)
+    deserialized = {*topics, *joint_states}
     out = {topic: [] for topic in (*times_only, *topics, *joint_states)}
     raw_states = {}
     with _reader(path) as reader:
@@ -362,7 +362,7 @@ def read_topics(path, topics, times_only=(), joint_states=()) -> dict[str, list]
                 raw_states.setdefault(conn.topic, []).append((t_ns, raw))
             else:
                 out[conn.topic].append((t_ns, reader.deserialize(raw, conn.msgtype))
-                                       if conn.topic in deserialized or conn.topic in joint_states else t_ns)
+                                       if conn.topic in deserialized else t_ns)
         for topic, raws in raw_states.items():
             out[topic] = list(decode(raws, lambda raw, msgtype=blocks[topic]: reader.deserialize(raw, msgtype)))
     return out

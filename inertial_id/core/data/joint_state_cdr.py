@@ -99,7 +99,7 @@ def _layout(raw: bytes, msg) -> _Layout | None:
 def _block(layout: _Layout, rows: np.ndarray, log_time_ns) -> JointStateBlock:
     """The messages ``rows`` (uint8, (N, size)) of ``layout``."""
     def doubles(start, count):
-        return np.ascontiguousarray(rows[:, start:start + 8 * count]).view("<f8").astype(np.float64)
+        return np.ascontiguousarray(rows[:, start:start + 8 * count]).view("<f8")
     stamp = np.ascontiguousarray(rows[:, _HEADER:_HEADER + 8])
     return JointStateBlock(np.asarray(log_time_ns, dtype=np.int64), layout.frame_id, layout.names,
                            stamp[:, :4].copy().view("<i4")[:, 0].astype(np.int64),

@@ -150,16 +150,15 @@ class Unwrapper:
             return Q
         m = self.mask
         q = Q[:, m]
-        steps = np.round((q[:-1] - q[1:]) / TWO_PI)
-        first = np.zeros((1, q.shape[1])) if self.last is None else np.round((self.last[m] - q[:1]) / TWO_PI)
-        turns = np.cumsum(np.vstack([first, steps]), axis=0)
+        anchor = q[:1] if self.last is None else self.last[None, m]     # the first reading: turns 0
+        turns = np.cumsum(np.vstack([np.round((anchor - q[:1]) / TWO_PI), np.round((q[:-1] - q[1:]) / TWO_PI)]), axis=0)
         moved = q + TWO_PI * turns
-        previous = moved[:-1] if self.last is None else np.vstack([self.last[m], moved[:-1]])
-        rule = np.round((previous - (q[1:] if self.last is None else q)) / TWO_PI)
-        if not np.array_equal(rule, turns[1:] if self.last is None else turns):
+        if not np.array_equal(np.round((np.vstack([anchor, moved[:-1]]) - q) / TWO_PI), turns):
             return np.array([self(row) for row in Q])
         out = Q.copy()
-        out[:, m] = moved if self.last is not None else np.vstack([q[:1], moved[1:]])
+        out[:, m] = moved
+        if self.last is None:
+            out[0] = Q[0]           # kept as published (adding no turn would turn -0.0 into 0.0)
         self.last = out[-1]
         return out
 
