@@ -245,3 +245,29 @@ def test_an_lp_without_optimal_status_keeps_its_old_bound_and_is_counted(rng, mo
     assert box.update(A, b, e, A_nuisance=N).consistent
     assert box.upper[0] == x[0] + 5 and box.lower[0] > x[0] - 5 and np.all(box.upper[1:] < x[1:] + 5)
     assert box.lp_failures == 1 and box.contains(x).all()
+
+
+def test_a_solve_stalled_unperturbed_is_repeated_with_highs_defaults(rng, monkeypatch):
+    """LPs are solved without cost perturbation; one that stops short of optimal (here: an iteration
+    limit of one) is solved again from scratch with HiGHS's perturbation and scaling, gives the same
+    bound as an undisturbed solve, and leaves the options as they were for the next LP."""
+    x, r, A, N, b, e = _nuisance_problem(rng)
+    M, lo, hi = np.hstack([A, N]), np.r_[x - 5, -np.ones(5)], np.r_[x + 5, np.ones(5)]
+    c = np.zeros(8)
+    c[1] = -1.0
+    expected = _RangeLP(M, b - e, b + e, lo, hi).minimize(c)
+    run = _RangeLP._run
+    limits = []
+
+    def stall_first(self, start, limit=None):
+        limits.append(limit)
+        return run(self, start, 1 if len(limits) == 1 else limit)
+
+    monkeypatch.setattr(_RangeLP, "_run", stall_first)
+    lp = _RangeLP(M, b - e, b + e, lo, hi)
+    assert lp.h.getOptionValue("dual_simplex_cost_perturbation_multiplier")[1] == 0.0
+    status, bound = lp.minimize(c)
+    assert status == "optimal" and bound == pytest.approx(expected[1], rel=1e-9, abs=1e-12)
+    assert len(limits) == 2 and limits[1] is not None and limits[1] > 10**9     # the retry had no limit
+    assert lp.h.getOptionValue("dual_simplex_cost_perturbation_multiplier")[1] == 0.0
+    assert lp.h.getOptionValue("simplex_scale_strategy")[1] == 0

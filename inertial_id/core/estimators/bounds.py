@@ -96,6 +96,7 @@ _STATUS = np.array(list(highspy.HighsBasisStatus.__members__.values()), dtype=ob
 _BASIC = int(highspy.HighsBasisStatus.kBasic)
 _LOWER = int(highspy.HighsBasisStatus.kLower)
 _UPPER = int(highspy.HighsBasisStatus.kUpper)
+_DONE = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
 
 
 class _RangeLP:
@@ -112,6 +113,11 @@ class _RangeLP:
         # no presolve: these LPs are dense with every row ranged, so it finds next to nothing to
         # remove, and what it costs is a fifth of an update's simplex time (bench bounds)
         self.h.setOptionValue("presolve", "off")
+        # no cost perturbation: each LP has one unit cost, and perturbing it (then removing the
+        # perturbation and cleaning up) costs a third more simplex iterations than it saves (bench
+        # bounds); a solve that stalls unperturbed is repeated with HiGHS's default (minimize)
+        self._perturbation = self.h.getOptionValue("dual_simplex_cost_perturbation_multiplier")[1]
+        self.h.setOptionValue("dual_simplex_cost_perturbation_multiplier", 0.0)
         m, n = M.shape
         inf = highspy.kHighsInf
         # passed as arrays (a HighsLp's fields would be converted element by element), column-wise:
@@ -143,17 +149,20 @@ class _RangeLP:
             return "failed", np.nan
         self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
         status, warm = self._run(start)
-        if warm and status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
+        if warm and status not in _DONE:
             # dual simplex can stall from a saved basis on these highly degenerate LPs (one nonzero
             # cost, often optimal at the box); past the limit, solve this LP afresh instead
             self.restarts += 1
             self.h.clearSolver()
             status, _ = self._run(None)
-        if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible):
-            # numerical trouble unscaled: once more with HiGHS's scaling before giving up on this LP
+        if status not in _DONE:
+            # stalled unperturbed, or numerical trouble unscaled: once more with HiGHS's cost
+            # perturbation and scaling, without a limit, before giving up on this LP
+            self.h.setOptionValue("dual_simplex_cost_perturbation_multiplier", self._perturbation)
             self.h.setOptionValue("simplex_scale_strategy", self._scaling)
             self.h.clearSolver()
-            status, _ = self._run(None)
+            status, _ = self._run(None, limit=highspy.kHighsIInf)
+            self.h.setOptionValue("dual_simplex_cost_perturbation_multiplier", 0.0)
             self.h.setOptionValue("simplex_scale_strategy", 0)
         if status == highspy.HighsModelStatus.kInfeasible:
             return "infeasible", np.nan
@@ -173,11 +182,14 @@ class _RangeLP:
             bound = max(bound, dual_bound(-1.0))
         return ("optimal", bound) if np.isfinite(bound) else ("failed", np.nan)
 
-    def _run(self, start):
+    def _run(self, start, limit=None):
         warm = start is not None and self._set_basis(*start)
         self.warm_starts += warm
-        # a warm start that needs more pivots than there are variables is worth no more than a cold one
-        self.h.setOptionValue("simplex_iteration_limit", self.M.shape[1] if warm else highspy.kHighsIInf)
+        # a warm start that needs more pivots than there are variables is worth no more than a cold
+        # one; a cold solve takes about as many as there are variables, and past 20 (rows + columns) it stalls
+        if limit is None:
+            limit = self.M.shape[1] if warm else 20 * sum(self.M.shape)
+        self.h.setOptionValue("simplex_iteration_limit", limit)
         self.h.run()
         self.iterations += self.h.getInfoValue("simplex_iteration_count")[1]
         return self.h.getModelStatus(), warm
