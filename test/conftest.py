@@ -16,8 +16,12 @@ NOT_UNIT = ("ros", "shared_data", "bench", "slow")
 
 
 def pytest_configure(config):
-    """Parallel workers (pytest -n N) pick their DDS domains from disjoint ranges: nodes of a test on
-    one worker never meet those of a test on another."""
+    """The tests compute as the suite's processes do (one BLAS thread: inertial_id.threads), so what a
+    test computes offline and what a node computes agree to the bit. Parallel workers (pytest -n N)
+    pick their DDS domains from disjoint ranges: nodes of a test on one worker never meet those of a
+    test on another."""
+    from inertial_id.threads import single_threaded_math
+    single_threaded_math()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if worker.startswith("gw"):
         from inertial_id.nodes.launch import DOMAINS_ENV

@@ -7,6 +7,8 @@ import argparse
 import importlib
 import sys
 
+from ..threads import single_threaded_math
+
 # Subcommand modules, in the order they are listed by --help.
 COMMANDS = ("demo", "launch", "planner_services", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study", "baseline_study",
             "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "sim_study", "report",
@@ -43,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
+    single_threaded_math()
     from ..core.robot.model import ProfileError
     try:
         return int(args.func(args) or 0)

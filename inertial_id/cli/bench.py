@@ -2,7 +2,8 @@
 
 Figures are taken on one core with single-threaded BLAS (the targets say "on one core", and BLAS
 threads fighting over a shared machine distort ratios): the command re-runs itself pinned to the
-first core it may use, with ``OMP/OPENBLAS/MKL_NUM_THREADS=1``, unless ``--all-cores`` is given.
+first core it may use, with ``OMP/OPENBLAS/MKL_NUM_THREADS=1`` whatever the environment says, unless
+``--all-cores`` is given (then the suite's own rule: :mod:`inertial_id.threads`).
 
 A benchmark's module imports what it measures (pinocchio, cvxpy, ...), so it is imported only when
 that benchmark's parser is used: its one-line help is read from the module's source.
@@ -16,6 +17,7 @@ import os
 import subprocess
 import sys
 
+from ..threads import THREAD_VARIABLES
 from . import _Parser
 from .common import add_json_option, write_json
 
@@ -73,13 +75,12 @@ def _add_arguments(p, module_name: str) -> None:
     module = importlib.import_module(module_name)
     module.add_arguments(p)
     add_json_option(p)
-    p.add_argument("--all-cores", action="store_true", help="do not pin to one core / one BLAS thread")
+    p.add_argument("--all-cores", action="store_true", help="do not pin to one core (BLAS threads: one unless OPENBLAS_NUM_THREADS etc. say otherwise)")
     p.set_defaults(func=lambda args: _run(module, args))
 
 
 def _one_core_rerun(argv) -> int:
-    env = dict(os.environ, **{_CHILD: "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                              "MKL_NUM_THREADS": "1"})
+    env = dict(os.environ, **{_CHILD: "1"}, **{name: "1" for name in THREAD_VARIABLES})
     core = min(os.sched_getaffinity(0))
     return subprocess.run([sys.executable, "-m", "inertial_id.cli", *argv], env=env,
                           preexec_fn=lambda: os.sched_setaffinity(0, {core})).returncode

@@ -18,6 +18,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.robot.model import Robot, load_robot
+from ..threads import single_threaded_math
 from ..core.robot.profile import ProfileError
 
 
@@ -342,7 +343,7 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     cannot work with (profile, parameters: a :class:`ProfileError` while constructing or, with
     ``autostart``, configuring a :class:`ManagedNode`) is one line on stderr and exit code 2. Anything
     else is a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
-    events executor."""
+    events executor. The node's BLAS runs on one thread (:func:`~inertial_id.threads.single_threaded_math`)."""
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.logging import get_logger
     from rclpy.signals import SignalHandlerOptions
@@ -358,6 +359,7 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     # the loop below to stop; the context goes down last. Installed before init: a signal during the
     # start-up is a stop request too.
     stop = StopSignals()
+    single_threaded_math()
     rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
     finished = False
