@@ -32,6 +32,17 @@ def test_bench_estimate_times_the_stages_and_reads_as_the_reference_does(tmp_pat
     assert all(s > 0 for s in stages) and report["speed_vs_real_time"] > 0
 
 
+@pytest.mark.slow
+def test_bench_planner_reports_exact_gradients_beside_finite_differences(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "planner", "--chains", "1", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    for prefix in ("", "finite_difference_"):
+        assert report[prefix + "plans_timed"] >= 1 and report[prefix + "certified"] >= 1
+        assert 0 <= report[prefix + "optimizer_converged_fraction"] <= 1
+        assert report[prefix + "optimizer_iterations_p50"] >= 1 and report[prefix + "plan_certify_p95_s"] > 0
+
+
 def test_user_errors_are_one_line_without_traceback():
     for args in (["demo", "--robot", "no_such_robot"], ["demo", "--duration", "500"],
                  ["demo", "--payload", "anvil"], ["bench", "regressor", "--robot", "no_such_robot"]):

@@ -5,8 +5,9 @@ rest point; :meth:`~.bezier.BezierPlan.from_state`). Every control point, and ev
 the velocity and acceleration curves and of their restrictions to halves of [0, T], is affine in
 them, so the Bezier convex-hull property turns the position, velocity and acceleration limits
 (tightened by the tracking-error tube) into LINEAR sufficient constraints. The objective
-(:mod:`.excitation`) is smooth; SLSQP handles the linear constraints exactly, gradients by finite
-differences (the regressor comes from pinocchio, which has no derivative of it).
+(:mod:`.excitation`) is smooth; SLSQP handles the linear constraints exactly, with the objective's and
+the torque screen's exact gradients (pinocchio's derivatives of inverse dynamics, through the
+regressor's linearity in the parameters: :meth:`~.excitation.PayloadExcitation.cost_and_gradient`).
 
 Torque limits and obstacles are left to the certifier, which is independent of this optimiser. The
 optimised step from the braking plan (every free point at the anchor, or at the third control point,
@@ -28,6 +29,7 @@ from scipy.optimize import LinearConstraint, minimize
 from .anchor import TorqueAnchor
 from .bezier import BezierPlan, bernstein_basis, restriction_matrices
 from .config import PlannerSettings
+from ..robot.model import model_with_payload
 from .excitation import PayloadExcitation
 
 # relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
@@ -64,6 +66,8 @@ class PlanResult:
     condition_number: float = float("inf")  # cond(W_e), the plan's excitation at N_s samples
     scale: float = 0.0                      # fraction of the optimised step kept (1: the optimum)
     attempts: int = 0                       # certifier calls
+    converged: bool = False                 # SLSQP met its tolerance within the budget (optimised plans)
+    iterations: int = 0                     # SLSQP iterations
     optimize_s: float = 0.0
     certify_s: float = 0.0
     reason: str = ""                        # why no plan, when plan is None
@@ -102,8 +106,12 @@ def cached_certify(robot, cert_settings):
 class PlanOptimizer:
     """Constant per robot and settings; call :meth:`plan` (not thread-safe: own scratch data)."""
 
-    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None, region=True):
+    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None, region=True,
+                 exact_gradients: bool = True):
+        """``exact_gradients=False``: SLSQP's own finite differences instead (the earlier
+        implementation, kept as the reference ``bench planner`` compares with)."""
         self.robot = robot
+        self.exact_gradients = exact_gradients
         self.settings = settings
         self.cert_settings = cert_settings
         self.certify = certify_fn or cached_certify(robot, cert_settings)
@@ -111,6 +119,8 @@ class PlanOptimizer:
         self.screen_gap = 0.0         # N m: the screen's optimism on the last plan accepted (raised by refusals)
         self._upper = np.triu(np.ones((robot.nv, robot.nv)))
         self._strict = np.triu(np.ones((robot.nv, robot.nv)), 1)
+        # N m each joint torque may reach before the screen counts it short (limit less the certifier's margin)
+        self._torque_room = robot.torque_limit - np.asarray(cert_settings.torque_margin_Nm)
         n, d, m = robot.nv, settings.degree, settings.free_points
         self.n, self.d, self.m = n, d, m
         T = settings.horizon_s
@@ -203,8 +213,10 @@ class PlanOptimizer:
     # --- objective and torque screen -------------------------------------------------------------
 
     def _objective(self, req: PlanRequest):
-        """``evaluate(x) -> (cost, screened torque margin)`` for this request (cached on x: the
-        optimiser asks for both at the same points); samples of q, qd, qdd are affine in x."""
+        """``(evaluate, gradient)`` for this request: ``evaluate(x) -> (cost, screened torque
+        margin)`` and ``gradient(x) -> (d cost / dx, d margin / dx)``, exact (the samples of q, qd,
+        qdd are affine in x; :meth:`~.excitation.PayloadExcitation.cost_and_gradient`,
+        :meth:`_screen_gradient`), each cached on x: the optimiser asks for both at the same points."""
         N, T = self.settings.cost_samples, self.settings.horizon_s
         dt = T / N
         s = (np.arange(N) + 0.5) / N
@@ -216,32 +228,52 @@ class PlanOptimizer:
             maps.append((B @ self.A, B @ base))                                  # (N, m), (N, n)
         half = 0.5 * (req.upper - req.lower)
         ex = self.excitation
-        cache = {}
+        values, gradients = {}, {}
+        centre = []        # the nominal robot carrying the box's centre payload, built when first needed
+
+        def states(x):
+            X = x.reshape(self.m, self.n)
+            return [BA @ X + Bb for BA, Bb in maps]
+
+        def to_x(g):           # (3, N, n) per-sample gradient -> d / dx (x raveled as (m, n))
+            return sum(BA.T @ g_k for (BA, _), g_k in zip(maps, g)).ravel()
 
         def evaluate(x):
             key = x.tobytes()
-            if key not in cache:
-                X = x.reshape(self.m, self.n)
-                q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
+            if key not in values:
+                q, qd, qdd = states(x)
                 A, tau, w = ex.weighted_rows(q, qd, qdd)
                 cost = ex.cost(req.F_prev + ex.weighted_information(A, w, dt), half)
-                W = A[:, :, :10]
-                cache.clear()
-                cache[key] = (cost, self._screen_margin(q, W, tau, req.lower, req.upper))
-            return cache[key]
-        return evaluate
+                values.clear()
+                values[key] = (cost, self._screen_margin(q, A[:, :, :10], tau, req.lower, req.upper))
+            return values[key]
+
+        def gradient(x):
+            key = x.tobytes()
+            if key not in gradients:
+                q, qd, qdd = states(x)
+                rows = ex.weighted_rows(q, qd, qdd)
+                _, g_cost = ex.cost_and_gradient(q, qd, qdd, req.F_prev, half, dt, rows)
+                if not centre:
+                    model = model_with_payload(self.robot, 0.5 * (req.upper + req.lower))
+                    centre.append((model, model.createData()))
+                _, g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], req.lower, req.upper,
+                                                    *centre[0])
+                gradients.clear()
+                gradients[key] = (to_x(g_cost), to_x(g_margin))
+            return gradients[key]
+        return evaluate, gradient
 
     def cost(self, req: PlanRequest, x) -> float:
         """The objective at free control points ``x`` for ``req``."""
-        return self._objective(req)(np.asarray(x, dtype=float))[0]
+        return self._objective(req)[0](np.asarray(x, dtype=float))[0]
 
-    def _screen_margin(self, q, W, tau, lower, upper) -> float:
-        """Screening, not certification: a cheap estimate of the certifier's smallest torque margin
-        (N m, beyond ``torque_margin_Nm``) at states ``q`` with rows ``W`` and payload-free torque ``tau``: payload box exactly (centre +- |W_e|
-        half-width), robot parameters to first order (± relative error of the nominal torque),
-        tracking tube as |M| times the acceleration tube. The optimiser keeps it above the gap
-        observed between it and the certifier, and candidates below that gap are not sent to the
-        (much slower) certifier, whose verdict alone accepts a plan."""
+    def _reach(self, q, W, tau, lower, upper) -> tuple[np.ndarray, np.ndarray]:
+        """Screening, not certification: a cheap estimate of how far each joint torque may reach at
+        states ``q`` with payload rows ``W`` and payload-free torque ``tau``: payload box exactly (centre
+        +- |W_e| half-width), robot parameters to first order (± relative error of the nominal torque),
+        tracking tube as |M| times the acceleration tube. Returns the reach (N, nv) and the mass
+        matrices (N, nv, nv)."""
         c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
         model, data = self.robot.model, self.excitation.data
         rel = float(self.cert_settings.robot_relative_error)
@@ -249,10 +281,46 @@ class PlanOptimizer:
         M = np.empty((len(q), self.n, self.n))
         for k in range(len(q)):
             M[k] = pin.crba(model, data, q[k])          # upper triangle filled
-        M_abs = np.abs(M * self._upper)
-        M_abs = M_abs + np.swapaxes(M_abs * self._strict, 1, 2)
-        reach = np.abs(tau + W @ c) + np.abs(W) @ h + rel * np.abs(tau) + M_abs @ acc_tube
-        return float(np.min(self.robot.torque_limit - np.asarray(self.cert_settings.torque_margin_Nm) - reach))
+        M = M * self._upper
+        M = M + np.swapaxes(M * self._strict, 1, 2)
+        reach = np.abs(tau + W @ c) + np.abs(W) @ h + rel * np.abs(tau) + np.abs(M) @ acc_tube
+        return reach, M
+
+    def _screen_margin(self, q, W, tau, lower, upper) -> float:
+        """The smallest torque margin (N m, beyond ``torque_margin_Nm``) the screen expects
+        (:meth:`_reach`). The optimiser keeps it above the gap observed between it and the certifier,
+        and candidates below that gap are not sent to the (much slower) certifier, whose verdict alone
+        accepts a plan."""
+        reach, _ = self._reach(q, W, tau, lower, upper)
+        return float(np.min(self._torque_room - reach))
+
+    def _screen_gradient(self, q, qd, qdd, W, tau, lower, upper, centre_model, centre_data):
+        """:meth:`_screen_margin` and its gradient with respect to the samples, (3, N, nv): that of
+        the joint and sample where the margin is smallest (the margin is their minimum), exact:
+        ``|tau + W c|`` from the robot carrying the centre payload (``centre_model``), ``|W| h`` as the
+        torque of the payload body with parameters ``sign(W) h``, ``|M| a_tube`` as
+        ``d (M(q) a) / dq`` with ``a = sign(M) a_tube``."""
+        reach, M = self._reach(q, W, tau, lower, upper)
+        slack = self._torque_room - reach
+        k, i = np.unravel_index(np.argmin(slack), slack.shape)
+        h = 0.5 * (upper - lower)
+        model, data, ex = self.robot.model, self.excitation.data, self.excitation
+        rel = float(self.cert_settings.robot_relative_error)
+        c = 0.5 * (upper + lower)
+        g = np.zeros((3, self.n))
+        sign_c = np.sign(tau[k, i] + W[k, i] @ c)
+        g += sign_c * np.stack([d[i] for d in pin.computeRNEADerivatives(centre_model, centre_data, q[k], qd[k], qdd[k])])
+        g += rel * np.sign(tau[k, i]) * np.stack([d[i] for d in pin.computeRNEADerivatives(model, data, q[k], qd[k], qdd[k])])
+        thetas = np.zeros((self.n, ex.bodies, 10))
+        thetas[i, ex.cols.start // 10] = ex.T_JP @ (np.sign(W[k, i]) * h)
+        g += ex.torque_derivative(q[k], qd[k], qdd[k], thetas, [i])
+        acc_tube = np.broadcast_to(np.asarray(self.cert_settings.tracking_acceleration_rad_s2, dtype=float), (self.n,))
+        a = np.sign(M[k, i]) * acc_tube
+        dMa = pin.computeRNEADerivatives(model, data, q[k], np.zeros(self.n), a)[0][i].copy()
+        g[0] += dMa - pin.computeGeneralizedGravityDerivatives(model, data, q[k])[i]
+        grad = np.zeros((3, len(q), self.n))
+        grad[:, k] = -g
+        return float(slack[k, i]), grad
 
     def screen(self, plan: BezierPlan, lower, upper) -> float:
         """:meth:`_screen_margin` at PRECHECK_SAMPLES samples of a plan."""
@@ -280,7 +348,7 @@ class PlanOptimizer:
         candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
                       for _ in range(6 if optimise else 1)]
         if optimise:
-            evaluate = self._objective(req)
+            evaluate, gradient = self._objective(req)
             need = self.screen_gap + SCREEN_MARGIN_NM
             # start from the most exciting candidate that the torque screen lets through once pulled
             # toward the anchor (SLSQP keeps closer to feasibility from a feasible start)
@@ -293,12 +361,13 @@ class PlanOptimizer:
                         break
                 scored.append((margin < need, cost, len(scored), xc))
             x0 = min(scored, key=lambda e: e[:3])[3]
-            x = self._optimise(evaluate, need, G, lo, hi, x0, xlo, xhi, min(t0 + self.settings.optimize_s, deadline))
+            x, converged, iterations = self._optimise(evaluate, gradient, need, G, lo, hi, x0, xlo, xhi,
+                                                      min(t0 + self.settings.optimize_s, deadline))
             x = self._pull_in(G, lo, hi, x, x_brake)
         else:
-            x = candidates[0]
+            x, converged, iterations = candidates[0], False, 0
         t1 = time.perf_counter()
-        result = PlanResult(None, None, optimize_s=t1 - t0)
+        result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations)
         self._certify_largest_step(req, x, x_brake, deadline, result)
         result.certify_s = time.perf_counter() - t1
         if result.plan is not None:
@@ -367,11 +436,12 @@ class PlanOptimizer:
             # the screen's optimism on the plan accepted: what the next optimisation keeps in reserve
             self.screen_gap = max(0.0, screened(accepted) - result.certificate.min_torque_margin_Nm)
 
-    def _optimise(self, evaluate, need, G, lo, hi, x0, xlo, xhi, stop_at: float) -> np.ndarray:
-        """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``;
-        returns the best point seen that meets the linear limits: the lowest cost among those that
-        meet the screen, or, while none has, the one nearest to meeting it (the least excitation
-        SLSQP's early, infeasible iterates trade for cost would be undone by shrinking anyway)."""
+    def _optimise(self, evaluate, gradient, need, G, lo, hi, x0, xlo, xhi, stop_at: float):
+        """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``, both with
+        exact gradients (unless ``exact_gradients`` is off). Returns the best point seen that meets the linear limits (the lowest cost
+        among those that meet the screen, or, while none has, the one nearest to meeting it: the
+        least excitation SLSQP's early, infeasible iterates trade for cost would be undone by
+        shrinking anyway), whether SLSQP converged before ``stop_at``, and its iterations."""
         def rank(x):
             cost, margin = evaluate(x)
             return (False, cost) if margin >= need else (True, -margin)
@@ -387,9 +457,15 @@ class PlanOptimizer:
             if time.perf_counter() > stop_at:
                 raise StopIteration
 
-        constraints = [{"type": "ineq", "fun": lambda x: evaluate(x)[1] - need}]
+        screen = {"type": "ineq", "fun": lambda x: evaluate(x)[1] - need}
+        options = {"maxiter": 30, "ftol": 1e-4}
+        if self.exact_gradients:
+            screen["jac"] = lambda x: gradient(x)[1]
+        else:
+            options["eps"] = 1e-5
+        constraints = [screen]
         if G.shape[0]:
             constraints.append(LinearConstraint(G, lo, hi))
-        minimize(f, x0, method="SLSQP", bounds=list(zip(xlo, xhi)), constraints=constraints,
-                 callback=stop, options={"maxiter": 30, "ftol": 1e-4, "eps": 1e-5})
-        return best[0]
+        res = minimize(f, x0, jac=(lambda x: gradient(x)[0]) if self.exact_gradients else None, method="SLSQP",
+                       bounds=list(zip(xlo, xhi)), constraints=constraints, callback=stop, options=options)
+        return best[0], bool(res.status == 0), int(res.nit)
