@@ -32,7 +32,7 @@ rule through ``log det`` and the Schur complement, each sample contributes ``sum
 with ``H`` the cost's derivative with respect to its regressor rows; as the regressor is linear in
 the bodies' dynamic parameters, ``sum_p H[i, p] Y[i, p]`` is joint ``i``'s torque of a robot whose
 bodies carry the parameters ``H[i]``, whose derivative pinocchio computes exactly
-(``computeRNEADerivatives``): one call per joint row and sample, no finite differences.
+(``computeRNEADerivatives``): a call per joint row and sample, no finite differences.
 
 References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
@@ -210,9 +210,9 @@ class PayloadExcitation:
             grad[1] += friction[:, joints, joints, 1]                    # Fv qd
             grad[2] += friction[:, joints, joints, 2]                    # Ia qdd
         thetas = H_Y.reshape(N, n, self.bodies, 10)
-        rows = np.arange(n)
+        every_joint = np.arange(n)
         for k in range(N):
-            grad[:, k] += self.torque_derivative(q[k], qd[k], qdd[k], thetas[k], rows)
+            grad[:, k] += self.torque_derivative(q[k], qd[k], qdd[k], thetas[k], every_joint)
             grad[:, k] += np.stack([H_tau[k] @ D for D in self.weighted_torque_derivative(q[k], qd[k], qdd[k])])
         return cost, grad
 
@@ -221,8 +221,10 @@ class PayloadExcitation:
         mass_weight = MASS_WEIGHT if mass_weight is None else mass_weight
         P = self.payload_information(F_total)
         cost, G_P = scaled_cost_gradient(P, half_width, mass_weight)
-        if self.robot_prior is None or not np.isfinite(cost):
-            return cost, G_P if self.robot_prior is None else np.zeros_like(F_total)
+        if self.robot_prior is None:
+            return cost, G_P
+        if not np.isfinite(cost):
+            return cost, np.zeros_like(F_total)
         # P = F_ee - F_er K^-1 F_re, K = F_rr + prior: with B = K^-1 F_re, dP = dF_ee - dF_er B
         # - B^T dF_re + B^T dF_rr B
         B = np.linalg.solve(F_total[10:, 10:] + self.robot_prior, F_total[10:, :10])

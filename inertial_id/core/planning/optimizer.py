@@ -119,8 +119,12 @@ class PlanOptimizer:
         self.screen_gap = 0.0         # N m: the screen's optimism on the last plan accepted (raised by refusals)
         self._upper = np.triu(np.ones((robot.nv, robot.nv)))
         self._strict = np.triu(np.ones((robot.nv, robot.nv)), 1)
-        # N m each joint torque may reach before the screen counts it short (limit less the certifier's margin)
+        # the screen's constants: N m each joint torque may reach before it counts short (limit less the
+        # certifier's margin), the robot's relative error, the acceleration tube (rad/s^2, per joint)
         self._torque_room = robot.torque_limit - np.asarray(cert_settings.torque_margin_Nm)
+        self._robot_relative = float(cert_settings.robot_relative_error)
+        self._acc_tube = np.broadcast_to(np.asarray(cert_settings.tracking_acceleration_rad_s2, dtype=float),
+                                         (robot.nv,))
         n, d, m = robot.nv, settings.degree, settings.free_points
         self.n, self.d, self.m = n, d, m
         T = settings.horizon_s
@@ -276,14 +280,12 @@ class PlanOptimizer:
         matrices (N, nv, nv)."""
         c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
         model, data = self.robot.model, self.excitation.data
-        rel = float(self.cert_settings.robot_relative_error)
-        acc_tube = np.asarray(self.cert_settings.tracking_acceleration_rad_s2, dtype=float)
         M = np.empty((len(q), self.n, self.n))
         for k in range(len(q)):
             M[k] = pin.crba(model, data, q[k])          # upper triangle filled
         M = M * self._upper
         M = M + np.swapaxes(M * self._strict, 1, 2)
-        reach = np.abs(tau + W @ c) + np.abs(W) @ h + rel * np.abs(tau) + np.abs(M) @ acc_tube
+        reach = np.abs(tau + W @ c) + np.abs(W) @ h + self._robot_relative * np.abs(tau) + np.abs(M) @ self._acc_tube
         return reach, M
 
     def _screen_margin(self, q, W, tau, lower, upper) -> float:
@@ -303,20 +305,17 @@ class PlanOptimizer:
         reach, M = self._reach(q, W, tau, lower, upper)
         slack = self._torque_room - reach
         k, i = np.unravel_index(np.argmin(slack), slack.shape)
-        h = 0.5 * (upper - lower)
+        c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
         model, data, ex = self.robot.model, self.excitation.data, self.excitation
-        rel = float(self.cert_settings.robot_relative_error)
-        c = 0.5 * (upper + lower)
-        g = np.zeros((3, self.n))
-        sign_c = np.sign(tau[k, i] + W[k, i] @ c)
-        g += sign_c * np.stack([d[i] for d in pin.computeRNEADerivatives(centre_model, centre_data, q[k], qd[k], qdd[k])])
-        g += rel * np.sign(tau[k, i]) * np.stack([d[i] for d in pin.computeRNEADerivatives(model, data, q[k], qd[k], qdd[k])])
+
+        def row_i(model_, data_, qd_, qdd_):       # d tau_i / d(q, qd, qdd) at sample k
+            return np.stack([d[i] for d in pin.computeRNEADerivatives(model_, data_, q[k], qd_, qdd_)])
+        g = np.sign(tau[k, i] + W[k, i] @ c) * row_i(centre_model, centre_data, qd[k], qdd[k])
+        g += self._robot_relative * np.sign(tau[k, i]) * row_i(model, data, qd[k], qdd[k])
         thetas = np.zeros((self.n, ex.bodies, 10))
         thetas[i, ex.cols.start // 10] = ex.T_JP @ (np.sign(W[k, i]) * h)
         g += ex.torque_derivative(q[k], qd[k], qdd[k], thetas, [i])
-        acc_tube = np.broadcast_to(np.asarray(self.cert_settings.tracking_acceleration_rad_s2, dtype=float), (self.n,))
-        a = np.sign(M[k, i]) * acc_tube
-        dMa = pin.computeRNEADerivatives(model, data, q[k], np.zeros(self.n), a)[0][i].copy()
+        dMa = row_i(model, data, np.zeros(self.n), np.sign(M[k, i]) * self._acc_tube)[0]
         g[0] += dMa - pin.computeGeneralizedGravityDerivatives(model, data, q[k])[i]
         grad = np.zeros((3, len(q), self.n))
         grad[:, k] = -g
@@ -438,10 +437,11 @@ class PlanOptimizer:
 
     def _optimise(self, evaluate, gradient, need, G, lo, hi, x0, xlo, xhi, stop_at: float):
         """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``, both with
-        exact gradients (unless ``exact_gradients`` is off). Returns the best point seen that meets the linear limits (the lowest cost
-        among those that meet the screen, or, while none has, the one nearest to meeting it: the
-        least excitation SLSQP's early, infeasible iterates trade for cost would be undone by
-        shrinking anyway), whether SLSQP converged before ``stop_at``, and its iterations."""
+        exact gradients (unless ``exact_gradients`` is off). Returns the best point seen that meets
+        the linear limits (the lowest cost among those that meet the screen, or, while none has, the
+        one nearest to meeting it: the least excitation SLSQP's early, infeasible iterates trade for
+        cost would be undone by shrinking anyway), whether SLSQP converged before ``stop_at``, and
+        its iterations."""
         def rank(x):
             cost, margin = evaluate(x)
             return (False, cost) if margin >= need else (True, -margin)
