@@ -33,6 +33,15 @@ def test_bench_estimate_times_the_stages_and_reads_as_the_reference_does(tmp_pat
 
 
 @pytest.mark.slow
+def test_bench_bounds_reports_the_update_and_its_simplex_work(tmp_path):
+    out = tmp_path / "bench.json"
+    assert main(["bench", "bounds", "--trials", "1", "--repeats", "1", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["rows"] > 100 and report["guaranteed_update_p95_s"] > 0
+    assert 0 < report["guaranteed_lp_iterations_p50"] <= report["guaranteed_lp_iterations_max"]
+
+
+@pytest.mark.slow
 def test_bench_planner_reports_exact_gradients_beside_finite_differences(tmp_path):
     out = tmp_path / "bench.json"
     assert main(["bench", "planner", "--chains", "1", "--json", str(out)]) == 0
