@@ -75,7 +75,8 @@ def _add_arguments(p, module_name: str) -> None:
     module = importlib.import_module(module_name)
     module.add_arguments(p)
     add_json_option(p)
-    p.add_argument("--all-cores", action="store_true", help="do not pin to one core (BLAS threads: one unless OPENBLAS_NUM_THREADS etc. say otherwise)")
+    p.add_argument("--all-cores", action="store_true",
+                   help="do not pin to one core (BLAS threads: one unless OPENBLAS_NUM_THREADS etc. say otherwise)")
     p.set_defaults(func=lambda args: _run(module, args))
 
 

@@ -18,8 +18,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..core.robot.model import Robot, load_robot
-from ..threads import single_threaded_math
 from ..core.robot.profile import ProfileError
+from ..threads import single_threaded_math
 
 
 class ParameterError(ProfileError):
