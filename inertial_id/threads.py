@@ -11,6 +11,7 @@ A user who sets one of :data:`THREAD_VARIABLES` keeps that choice.
 from __future__ import annotations
 
 import os
+import sys
 
 __all__ = ["THREAD_VARIABLES", "single_threaded_math"]
 
@@ -25,6 +26,9 @@ def single_threaded_math() -> bool:
     if any(name in os.environ for name in THREAD_VARIABLES):
         return False
     os.environ.update({name: "1" for name in THREAD_VARIABLES})
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(1)
+    if "numpy" in sys.modules:
+        # its BLAS is loaded with its pool sized already; one loaded later reads the environment
+        # (and without numpy, threadpoolctl's import alone costs a command ~40 ms)
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
     return True

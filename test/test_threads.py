@@ -33,6 +33,12 @@ def test_numpy_loaded_first_still_gets_one_thread_and_children_inherit_it():
     assert out["env"] == dict.fromkeys(THREAD_VARIABLES, "1")
 
 
+def test_numpy_loaded_afterwards_reads_the_environment():
+    rc, out = run("from inertial_id.threads import single_threaded_math\n"
+                  "assert single_threaded_math()\nimport numpy")
+    assert rc == 0 and out["pools"] and set(out["pools"]) == {1}
+
+
 def test_a_users_choice_is_kept():
     rc, out = run("import numpy\nfrom inertial_id.threads import single_threaded_math\n"
                   "assert not single_threaded_math()", OPENBLAS_NUM_THREADS="2")
