@@ -194,7 +194,10 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
                           or procs.dead(), 60.0), procs.dead()
         procs.start("sim_robot", {"robot_profile": "kinova_gen3", "publish_clock": True,
                                   "wait_for_joint_state_subscribers": 2}, ros_env, str(tmp_path))
-        assert spin_until(node, lambda: command.get_subscription_count() >= 1 and values, 60.0), procs.dead()
+        # the compensator's first values can come before this process took a joint state of its own
+        # (best effort, another subscription): wait for both
+        assert spin_until(node, lambda: command.get_subscription_count() >= 1 and values and speed, 60.0), \
+            procs.dead()
         command.publish(excitation_command(robot, 4.0))
         end = max(speed) + 6.0
         assert spin_until(node, lambda: max(values) > end or procs.dead(), 300.0), \
