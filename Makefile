@@ -121,7 +121,8 @@ DISTRO_CORE_TESTS := $(patsubst %,test/test_%.py,params regressor log_cholesky m
     profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
     planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
     identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
-    certifier_soundness data_io effort_alignment acceleration_bound distro_compat launch launch_cli)
+    certifier_soundness data_io effort_alignment acceleration_bound distro_compat launch launch_cli \
+    planning_gradient threads)
 # CI's Jazzy leg (.ci/run): what a distribution changes under the nodes — the demo over DDS on both
 # arms, the planner's refusals (spoofed and inconsistent estimates, stalls), the launch files and the
 # clean stop on SIGINT/SIGTERM, the lifecycle transitions.
