@@ -232,12 +232,19 @@ class PlanOptimizer:
             maps.append((B @ self.A, B @ base))                                  # (N, m), (N, n)
         half = 0.5 * (req.upper - req.lower)
         ex = self.excitation
-        values, gradients = {}, {}
-        centre = []        # the nominal robot carrying the box's centre payload, built when first needed
+        values, gradients, sampled = {}, {}, {}
+        centre = model_with_payload(self.robot, 0.5 * (req.upper + req.lower))   # for the screen's gradient
+        centre_data = centre.createData()
 
-        def states(x):
-            X = x.reshape(self.m, self.n)
-            return [BA @ X + Bb for BA, Bb in maps]
+        def samples(x, key):
+            """q, qd, qdd at the samples and their weighted rows, of the last x asked for (the
+            optimiser asks for the value and the gradient at the same points)."""
+            if key not in sampled:
+                X = x.reshape(self.m, self.n)
+                q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
+                sampled.clear()
+                sampled[key] = (q, qd, qdd, ex.weighted_rows(q, qd, qdd))
+            return sampled[key]
 
         def to_x(g):           # (3, N, n) per-sample gradient -> d / dx (x raveled as (m, n))
             return sum(BA.T @ g_k for (BA, _), g_k in zip(maps, g)).ravel()
@@ -245,8 +252,7 @@ class PlanOptimizer:
         def evaluate(x):
             key = x.tobytes()
             if key not in values:
-                q, qd, qdd = states(x)
-                A, tau, w = ex.weighted_rows(q, qd, qdd)
+                q, _, _, (A, tau, w) = samples(x, key)
                 cost = ex.cost(req.F_prev + ex.weighted_information(A, w, dt), half)
                 values.clear()
                 values[key] = (cost, self._screen_margin(q, A[:, :, :10], tau, req.lower, req.upper))
@@ -255,14 +261,10 @@ class PlanOptimizer:
         def gradient(x):
             key = x.tobytes()
             if key not in gradients:
-                q, qd, qdd = states(x)
-                rows = ex.weighted_rows(q, qd, qdd)
+                q, qd, qdd, rows = samples(x, key)
                 _, g_cost = ex.cost_and_gradient(q, qd, qdd, req.F_prev, half, dt, rows)
-                if not centre:
-                    model = model_with_payload(self.robot, 0.5 * (req.upper + req.lower))
-                    centre.append((model, model.createData()))
                 _, g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], req.lower, req.upper,
-                                                    *centre[0])
+                                                    centre, centre_data)
                 gradients.clear()
                 gradients[key] = (to_x(g_cost), to_x(g_margin))
             return gradients[key]
