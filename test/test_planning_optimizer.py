@@ -9,7 +9,8 @@ from inertial_id.core.robot.model import load_robot, payload_params
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
-from inertial_id.core.planning.optimizer import SHRINK, PlanOptimizer, PlanRequest
+from inertial_id.core.planning.bezier import BezierPlan
+from inertial_id.core.planning.optimizer import SHRINK, STEP_TARGET_NM, PlanOptimizer, PlanRequest
 
 pytestmark = pytest.mark.slow          # plans optimised over several seeds
 
@@ -138,6 +139,7 @@ def test_the_largest_step_the_certifier_accepts_is_found(gen3, limit):
     certifier that accepts peak speeds up to ``limit`` times the full step's accepts exactly the
     steps up to ``limit``; the search must return the largest of them, whatever the screen says."""
     robot, settings, cert, _ = gen3
+    settings = replace(settings, search_s=10.0)           # time for the whole search
     req = rest_request(robot, settings, seed=4)
     full = PlanOptimizer(robot, settings, cert, certify_fn=lambda *a, **k: Verdict(True, 1.0))
     full_plan = full.plan(req, optimise=False, deadline_s=10.0).plan
@@ -155,6 +157,57 @@ def test_the_largest_step_the_certifier_accepts_is_found(gen3, limit):
     res = PlanOptimizer(robot, settings, cert, certify_fn=certify).plan(req, optimise=False, deadline_s=10.0)
     assert res.certified and res.scale == max(a for a in SHRINK if a <= limit)
     assert res.attempts == len(steps) == len(set(steps))        # no step certified twice
+
+
+def _margin_linear_in_step(robot, settings, cert, req, m0, slope, calls):
+    """A certifier whose torque margin falls linearly with the step, m0 - slope * step (from rest the
+    braking plan holds still, so a plan's peak speed is its step times the full step's), and the
+    braking plan's certificate for ``req``."""
+    full = PlanOptimizer(robot, settings, cert, certify_fn=lambda *a, **k: Verdict(True, 1.0))
+    full_plan = full.plan(req, optimise=False, deadline_s=10.0).plan
+
+    def peak_speed(plan):
+        return np.abs(plan.evaluate(np.linspace(0.0, plan.duration_s, 200))[1]).max()
+
+    def certify(robot_, settings_, plan, lower, upper, torque_anchor=None):
+        step = peak_speed(plan) / peak_speed(full_plan)
+        calls.append(round(step, 6))
+        margin = m0 - slope * step
+        return Verdict(margin >= 0.0, margin, "" if margin >= 0.0 else "torque")
+    hold = BezierPlan(np.tile(req.q, (settings.degree + 1, 1)), settings.horizon_s)
+    return certify, (hold, Verdict(True, m0))
+
+
+def test_after_a_torque_refusal_the_next_step_is_the_one_its_margin_predicts(gen3):
+    """With the braking plan's certificate in the request and a torque margin linear in the step,
+    the step tried after the first, refused one is the largest predicted to keep STEP_TARGET_NM, and
+    it is certified: two certifier calls, and the braking plan is not certified again."""
+    robot, settings, cert, _ = gen3
+    settings = replace(settings, search_s=0.0)            # no larger step searched once one is certified
+    req = rest_request(robot, settings, seed=4)
+    calls = []
+    certify, braking = _margin_linear_in_step(robot, settings, cert, req, 3.0, 10.0, calls)
+    res = PlanOptimizer(robot, settings, cert, certify_fn=certify).plan(
+        replace(req, anchor_certified=braking), optimise=False, deadline_s=10.0)
+    expected = max(a for a in SHRINK if 3.0 - 10.0 * a >= STEP_TARGET_NM)
+    assert res.certified and res.scale == expected and res.attempts == 2
+    assert calls[0] > 0.3 and calls[1] == pytest.approx(expected) and 0.0 not in calls
+
+
+def test_a_braking_plan_certified_by_the_caller_is_returned_when_nothing_larger_certifies(gen3):
+    robot, settings, cert, _ = gen3
+    req = rest_request(robot, settings, seed=4)
+    calls = []
+    certify, braking = _margin_linear_in_step(robot, settings, cert, req, 0.5, 10.0, calls)
+    opt = PlanOptimizer(robot, settings, cert, certify_fn=certify)
+    res = opt.plan(replace(req, anchor_certified=braking), optimise=False, deadline_s=10.0)
+    assert res.certified and res.scale == 0.0 and res.certificate is braking[1]
+    assert calls and 0.0 not in calls and min(calls) == pytest.approx(SHRINK[-2])
+    # a certificate of another plan is not taken for the braking plan's
+    moved = (BezierPlan(braking[0].control_points + 0.01, settings.horizon_s), braking[1])
+    calls.clear()
+    res = opt.plan(replace(req, anchor_certified=moved), optimise=False, deadline_s=10.0)
+    assert res.certified and res.scale == 0.0 and res.certificate is not braking[1] and 0.0 in calls
 
 
 def test_information_objective_prefers_unexplored_directions(gen3):

@@ -96,6 +96,10 @@ def test_nothing_moves_before_start_and_start_plans_from_rest(setup):
     rid, req = rh.request(0.0)
     np.testing.assert_array_equal(req.q, settings.centre)
     assert np.all(req.qd == 0) and np.all(req.qdd == 0)
+    # the hold certified at the start goes with the request: it is the first plan's braking plan
+    hold, hold_cert = req.anchor_certified
+    assert hold_cert.certified and hold_cert is rh.segments[0].certificate
+    np.testing.assert_array_equal(hold.control_points, np.tile(settings.centre, (settings.degree + 1, 1)))
     cmd = rh.offer(0.3, rid, exciting_result(req, settings))
     assert rh.state == "executing"
     # the first plan starts after the command lead, from the held position

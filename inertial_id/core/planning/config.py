@@ -10,6 +10,7 @@ Keys read here (the certifier's own keys, e.g. ``capsules`` and ``tracking_error
       bezier_degree           # >= 5; degree - 4 free control points per joint (the last one: the rest point)
       deadline_s              # wall time for optimise + certify; must leave room before the switch, s
       optimize_s              # of which at most this much for the optimisation, s
+      search_s                # with a certified plan in hand, no larger step is searched past this, s
       cost_samples            # samples of the plan in the optimised information matrix
       report_samples          # N_s, samples of the plan for the reported cond(W_e)
       centre                  # rad, excitation centre (one per joint; default: sim.home)
@@ -46,6 +47,7 @@ class PlannerSettings:
     degree: int
     deadline_s: float
     optimize_s: float
+    search_s: float
     cost_samples: int
     report_samples: int
     centre: np.ndarray
@@ -78,6 +80,7 @@ class PlannerSettings:
             raise ProfileError("planner.centre lies outside the position limits")
         return cls(horizon_s=planner.horizon_s, replan_s=planner.replan_s, degree=planner.bezier_degree,
                    deadline_s=planner.deadline_s, optimize_s=planner.optimize_s,
+                   search_s=planner.search_s,
                    cost_samples=planner.cost_samples, report_samples=planner.report_samples,
                    centre=centre, reach_rad=np.asarray(planner.reach_rad, dtype=float),
                    acceleration_fraction=planner.acceleration_fraction, max_plans=planner.max_plans,

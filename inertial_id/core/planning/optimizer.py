@@ -36,7 +36,14 @@ from .excitation import PayloadExcitation
 TIGHTENING = 1e-6
 # fractions of the optimised step kept; 0: the plan to the anchor itself (no excitation, but the
 # receding horizon goes on, and the next cycle may find room)
-SHRINK = (1.0, 0.7, 0.5, 0.35, 0.25, 0.17, 0.12, 0.08, 0.05, 0.0)
+SHRINK = (1.0, 0.85, 0.7, 0.6, 0.5, 0.42, 0.35, 0.3, 0.25, 0.2, 0.17, 0.12, 0.08, 0.05, 0.0)
+# the optimiser's starting point is picked among the candidates pulled in by these fractions (coarse)
+START_FRACTIONS = (1.0, 0.5, 0.25, 0.12, 0.05)
+# after a torque refusal, the next step tried is the largest predicted to certify with this margin (N m)
+STEP_TARGET_NM = 0.8
+# the screen's optimism on a moving plan over its optimism on holding still, for a gap learned on a
+# braking plan from rest (12 Gen3 plans, full step against its braking plan: median 1.27, 9 of 12 <= 1.4)
+MOVING_GAP_FACTOR = 1.4
 PRECHECK_SAMPLES = 48
 SCREEN_MARGIN_NM = 0.5        # the optimiser keeps the screened torque margin this far above the learned gap
 
@@ -55,6 +62,7 @@ class PlanRequest:
     deadline_s: float | None = None      # wall time allowed (None: the settings' deadline_s)
     anchor: np.ndarray | None = None     # rest point to shrink toward (the executing plan's)
     torque_anchor: TorqueAnchor | None = None   # a measured torque of this run, for the certifier
+    anchor_certified: tuple | None = None  # (plan, certificate) of the braking plan, when the caller has it
 
 
 @dataclass
@@ -345,6 +353,7 @@ class PlanOptimizer:
         if not self._feasible(G, lo, hi, x_brake, tol=1e-9):
             return PlanResult(None, None, reason="the braking plan from this state breaks the hull limits",
                               optimize_s=time.perf_counter() - t0)
+        braking_certificate = self._braking_certificate(req, x_brake)
         xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
         candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
                       for _ in range(6 if optimise else 1)]
@@ -355,7 +364,7 @@ class PlanOptimizer:
             # toward the anchor (SLSQP keeps closer to feasibility from a feasible start)
             scored = []
             for c in candidates:
-                for alpha in SHRINK[::2]:         # coarse: this only picks the starting point
+                for alpha in START_FRACTIONS:
                     xc = x_brake + alpha * (c - x_brake)
                     cost, margin = evaluate(xc)
                     if margin >= need:
@@ -369,7 +378,8 @@ class PlanOptimizer:
             x, converged, iterations = candidates[0], False, 0
         t1 = time.perf_counter()
         result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations)
-        self._certify_largest_step(req, x, x_brake, deadline, result)
+        self._certify_largest_step(req, x, x_brake, deadline, min(deadline, t0 + self.settings.search_s),
+                                   braking_certificate, result)
         result.certify_s = time.perf_counter() - t1
         if result.plan is not None:
             F = self.excitation.information(result.plan, self.settings.cost_samples)
@@ -377,19 +387,50 @@ class PlanOptimizer:
             result.condition_number = self.excitation.condition_number(result.plan, self.settings.report_samples)
         return result
 
-    def _certify_largest_step(self, req: PlanRequest, x, x_brake, deadline: float, result: PlanResult) -> None:
+    def _braking_certificate(self, req: PlanRequest, x_brake):
+        """The certificate the request carries for its braking plan (None when it carries none, or
+        one of another plan). It also bounds the screen's optimism from below, which on a first plan
+        has not been learned yet: the learned gap is raised to the braking plan's, scaled to a moving
+        plan's by MOVING_GAP_FACTOR."""
+        if req.anchor_certified is None:
+            return None
+        plan, cert = req.anchor_certified
+        braking = self.plan_from(req, x_brake)
+        if not (cert.certified and plan.duration_s == braking.duration_s
+                and np.array_equal(plan.control_points, braking.control_points)):
+            return None
+        at_rest = self.screen(braking, req.lower, req.upper) - cert.min_torque_margin_Nm
+        self.screen_gap = max(self.screen_gap, MOVING_GAP_FACTOR * at_rest)
+        return cert
+
+    def _certify_largest_step(self, req: PlanRequest, x, x_brake, deadline: float, search_until: float,
+                              braking_certificate, result: PlanResult) -> None:
         """Certify the largest step of SHRINK from the braking plan toward ``x`` that the certifier
-        accepts, filling ``result``. The first step tried is the largest the screen expects to pass
-        (its margin at least the learned gap); after a refusal the next such smaller step follows,
-        and once a step is certified the steps between it and the smallest refused one are bisected
-        with the certifier alone (it accepts the smaller steps of one direction, nearly always, once
-        it accepted a larger one), until they are adjacent or the next call could end past the
-        deadline: more time never gives a smaller step. The last step (the plan to the anchor) is
-        always tried before giving up."""
+        accepts, filling ``result``. Every call narrows the bracket between the largest step refused
+        and the smallest accepted, so with time enough the step found is the largest; which step of the
+        bracket is tried next is a prediction:
+
+        - before any torque refusal, the largest step whose screened margin is at least the learned
+          gap (the screen's optimism on the last plan accepted);
+        - after one, the largest step where the certified torque margin, interpolated linearly in the
+          step between the refused step and the smallest accepted one, reaches STEP_TARGET_NM. While
+          nothing is accepted the interpolation starts from the braking plan (step 0), whose margin is
+          ``braking_certificate``'s when given, or its screened margin less the learned gap (measured:
+          the certified margin falls with the step and, the screen's optimism growing with speed,
+          faster than the screen's: the gap of the refused step would predict too little);
+        - when nothing is predicted to pass, or a refusal is not about torque: the next step of the
+          bracket.
+
+        The search for a larger step stops once the next call could end past ``search_until`` with an
+        exciting plan certified (a step above 0), or past the deadline with the braking plan only
+        (``search_until`` is not later than the deadline); without a certified plan, the braking plan
+        (the last step) is always tried before giving up."""
         last = len(SHRINK) - 1
         refused, accepted = -1, len(SHRINK)        # step indices: every step in (refused, accepted) untried
+        margins = {}                                # step index -> certified torque margin (N m)
         plans, estimates = {}, {}
         longest_call = 0.0          # s, of the certifier calls so far
+        gap = self.screen_gap
 
         def plan_at(i):
             if i not in plans:
@@ -401,18 +442,38 @@ class PlanOptimizer:
                 estimates[i] = self.screen(plan_at(i), req.lower, req.upper)
             return estimates[i]
 
+        if braking_certificate is not None:
+            accepted, margins[last] = last, braking_certificate.min_torque_margin_Nm
+            result.plan, result.scale, result.certificate = plan_at(last), SHRINK[last], braking_certificate
+
+        def predicted(i):
+            """The certified torque margin expected at step i (docstring)."""
+            if refused < 0:         # only accepted steps: the gap of the smallest one
+                return screened(i) - (screened(accepted) - margins[accepted])
+            s0, m0 = ((SHRINK[accepted], margins[accepted]) if accepted in margins
+                      else (SHRINK[last], margins.get(last, screened(last) - gap)))
+            s1, m1 = SHRINK[refused], margins[refused]
+            return m0 + (m1 - m0) * (SHRINK[i] - s0) / (s1 - s0)
+
+        def next_step():
+            bracket = range(refused + 1, min(accepted, len(SHRINK)))
+            if not bracket:
+                return None
+            if refused < 0 and accepted > last:
+                return next((k for k in bracket if screened(k) >= gap), last)
+            if refused >= 0 and margins[refused] >= 0.0:     # refused for a reason the torque does not show
+                return bracket[len(bracket) // 2]
+            return next((k for k in bracket if predicted(k) >= STEP_TARGET_NM), bracket[-1])
+
         while True:
-            if accepted <= last:
-                i = (refused + accepted) // 2
-                if i == refused:
-                    break
-            else:
-                i = next((k for k in range(refused + 1, last) if screened(k) >= self.screen_gap), last)
-                if i <= refused:
-                    break
+            i = next_step()
+            if i is None:
+                break
             now = time.perf_counter()
-            if result.plan is not None and now + longest_call > deadline:
-                break           # a better step is not worth missing the deadline with a certified plan in hand
+            # a larger step is worth the time up to the search's end with an exciting plan in hand, up
+            # to the deadline with the braking plan only
+            if result.plan is not None and now + longest_call > (search_until if result.scale > 0 else deadline):
+                break
             if result.attempts and now > deadline:
                 result.reason = f"deadline passed after {result.attempts} certifier calls"
                 break
@@ -421,6 +482,7 @@ class PlanOptimizer:
                                 torque_anchor=req.torque_anchor)
             longest_call = max(longest_call, time.perf_counter() - now)
             result.attempts += 1
+            margins[i] = cert.min_torque_margin_Nm
             if cert.certified:
                 accepted = i
                 result.plan, result.scale, result.certificate = plan, SHRINK[i], cert
@@ -433,7 +495,7 @@ class PlanOptimizer:
             if i == last and result.plan is None:
                 result.reason = f"no certificate at any of {len(SHRINK)} step sizes: {cert.reason}"
                 break
-        if result.plan is not None:
+        if result.plan is not None and accepted < last:
             # the screen's optimism on the plan accepted: what the next optimisation keeps in reserve
             self.screen_gap = max(0.0, screened(accepted) - result.certificate.min_torque_margin_Nm)
 

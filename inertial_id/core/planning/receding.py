@@ -302,7 +302,7 @@ class RecedingHorizon:
         z = np.zeros_like(q)
         # nothing moves while the first plan is made: it may take longer than a switch allows
         self.pending = _Pending(next(self._ids), replace(self._request(q, z, z, q), deadline_s=FIRST_PLAN_DEADLINE_FACTOR
-                                                          * self.settings.deadline_s), None)
+                                                          * self.settings.deadline_s, anchor_certified=(hold, cert)), None)
         run.first_attempts = 0
         self.message = "planning the first exciting plan"
         return True

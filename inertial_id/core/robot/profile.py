@@ -370,6 +370,7 @@ class Planner(Section):
     deadline_s: Number(0.01) = 1.0
     command_lead_s: Number(0.0) = 0.1
     optimize_s: Number(0.0) = 0.15
+    search_s: Number(0.0) = 0.2
     cost_samples: Integer(4) = 32
     report_samples: Integer(4) = 128
     centre: Vector() | None = None          # default: sim.home
@@ -391,6 +392,7 @@ class Planner(Section):
     _replan_within_horizon = field_validator("replan_s")(classmethod(_shorter("horizon_s")))
     _command_within_replan = field_validator("command_lead_s")(classmethod(_shorter("replan_s", "deadline_s")))
     _optimize_within_deadline = field_validator("optimize_s")(classmethod(_shorter("deadline_s")))
+    _search_within_deadline = field_validator("search_s")(classmethod(_shorter("deadline_s")))
 
 
 class Obstacle(Section):
