@@ -7,6 +7,11 @@ only one module uses and no parser shows stays in that module.
 from __future__ import annotations
 
 from math import pi
+from pathlib import Path
+
+# The repository root when the package runs from its source tree: config/, launch/ and msg/ beside it
+# (an installed package finds them in its share directory instead).
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 # The guaranteed bounds are updated every this much data time (row stamps), s: the estimator node's
 # bounds_period_s and the offline pipeline's (inertial_id.core.estimators.session).
@@ -67,3 +72,6 @@ SIM_ENGINES = ("pinocchio", "mujoco")
 # motor side of the joint torque sensor; the profiles state neither.
 SIM_JOINT_FRICTION_NM = 1.0
 SIM_JOINT_DAMPING_NMS_RAD = 2.0
+# the share of that friction and damping the MuJoCo arm's joint servos compensate on the commanded
+# velocity (a drive calibrated on its own friction; 0: none, and the wrist leaves the certified tube)
+SIM_FRICTION_COMPENSATION = 1.0

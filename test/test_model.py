@@ -67,3 +67,19 @@ def test_payload_is_lumped_into_the_flange_body():
     m = robot_model.model_with_payload(robot, pi)
     assert pin.computeTotalMass(m) == pytest.approx(pin.computeTotalMass(robot.model) + 2.27)
     assert pin.computeTotalMass(robot.model) == pytest.approx(6.4909, abs=1e-4)   # original untouched
+
+
+def test_a_source_checkout_reads_its_own_config_and_messages(monkeypatch):
+    """Run from the source tree, the profiles, launch files and messages are the tree's own (an edit
+    takes effect without a reinstall), looked up before the copies an install put in its share
+    directory."""
+    from pathlib import Path
+
+    import inertial_id
+    from inertial_id.core.data.bags import msg_dirs
+    monkeypatch.delenv("INERTIAL_ID_CONFIG", raising=False)
+    root = Path(inertial_id.__file__).resolve().parent.parent
+    assert (root / "config" / "robots" / "kinova_gen3.yaml").is_file()        # this suite runs in a checkout
+    assert robot_model.config_dirs()[0] == root / "config"
+    assert robot_model.share_dirs()[0] == root and (root / "launch").is_dir()
+    assert msg_dirs()[0] == root / "msg"

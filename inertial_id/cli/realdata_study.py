@@ -4,13 +4,11 @@ torques of each payload); per case containment, row consistency of the truth, wi
 and the statistical interval's coverage; the summary holds the issue's Done-when figures."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import UserError
 from .common import add_json_option, float_list, write_json
-from ..defaults import REALDATA_BOOTSTRAP_REPLICATES, REALDATA_MASSES_KG, SAFETY_FACTOR
+from ..defaults import REALDATA_BOOTSTRAP_REPLICATES, REALDATA_MASSES_KG, SAFETY_FACTOR, SOURCE_ROOT
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+DEFAULT_DATA = SOURCE_ROOT / ".." / "shared" / "data" / "kinova_gen3_real"
 
 
 def register(sub) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from ..core.robot.model import config_dirs
+from ..defaults import SOURCE_ROOT
 
 # the nodes the launch files start with a params file, and the profiles their defaults are taken over
 NODE_CLASSES = {"sim_robot": "sim_robot.SimRobotNode",
@@ -103,7 +104,7 @@ def _declarations(profiles) -> list[dict[str, dict]] | None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2] / "config" / "params")
+    parser.add_argument("--out", type=Path, default=SOURCE_ROOT / "config" / "params")
     args = parser.parse_args(argv)
     import tempfile
 

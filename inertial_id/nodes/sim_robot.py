@@ -18,7 +18,7 @@ from ..core.robot import params
 from ..core.robot.model import payload_params
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
-from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..defaults import SIM_ENGINES, SIM_FRICTION_COMPENSATION, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp)
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -75,7 +75,7 @@ class SimRobotNode(ManagedNode):
                            "on the motor side of the joint torque sensor (engine mujoco), N m", low=0.0, high=1e3)
         damping = declare(self, "joint_damping_Nms_rad", SIM_JOINT_DAMPING_NMS_RAD, "viscous damping of every "
                           "joint, on the motor side (engine mujoco), N m s/rad", low=0.0, high=1e3)
-        compensation = declare(self, "joint_friction_compensation", 1.0, "share of that friction and damping the "
+        compensation = declare(self, "joint_friction_compensation", SIM_FRICTION_COMPENSATION, "share of that friction and damping the "
                                "joint servos compensate on the commanded velocity, as a drive calibrated on its own "
                                "friction does (engine mujoco; 0: none, and the wrist leaves the certified tube at "
                                "reversals)", low=0.0, high=1.0)

@@ -31,6 +31,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
+from ...defaults import SOURCE_ROOT
 from ..signals.row_builder import RowMessage
 from .joint_state_cdr import JointStateBlock, decode
 from .stamps import stamp_s
@@ -99,7 +100,7 @@ def suite_topics(robot=None) -> dict:
 
 def msg_dirs() -> list[Path]:
     """Where the project's .msg files are: the source tree, then the install share directory."""
-    dirs = [Path(__file__).resolve().parents[2] / "msg", Path(sys.prefix) / "share" / PACKAGE / "msg"]
+    dirs = [SOURCE_ROOT / "msg", Path(sys.prefix) / "share" / PACKAGE / "msg"]
     return [d for d in dirs if d.is_dir() and any(d.glob("*.msg"))]
 
 

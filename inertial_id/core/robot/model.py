@@ -16,6 +16,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from ...defaults import SOURCE_ROOT
 from . import params, strict_yaml
 from .profile import ProfileError, RobotProfile, checked, momentum_window_samples, validate
 
@@ -28,7 +29,7 @@ def share_dirs() -> list[Path]:
     """This package's data roots (holding ``config/`` and ``launch/``), first match wins: the source
     tree, the ament index (ROS install, colcon workspace), then the interpreter's share directory
     (pip data_files, or ``make setup``'s install into the venv)."""
-    dirs = [Path(__file__).resolve().parents[2]]
+    dirs = [SOURCE_ROOT]
     try:
         from ament_index_python.packages import get_package_share_directory
         dirs.append(Path(get_package_share_directory(PACKAGE_NAME)))
