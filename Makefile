@@ -34,6 +34,9 @@ SHARED ?= ../shared
 LAUNCH_VENDOR := $(SHARED)/vendor/ros2_launch
 WS := build/ws$(DISTRO_SUFFIX)
 ROBOT ?= kinova_gen3
+# the demo's arm: mujoco (physics the estimator does not share: joint friction, damping, armature) or
+# pinocchio (the estimator's own model, exact; `inertial-id demo`'s default, what the tests mostly run)
+ENGINE ?= mujoco
 PYTEST_ARGS ?=
 
 # What a sourced ROS environment would set, here for the wheels in the venv.
@@ -92,7 +95,7 @@ colcon: test-deps
 	    --cmake-args -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=ON
 
 demo: setup
-	$(BIN)/inertial-id demo --robot $(ROBOT)
+	$(BIN)/inertial-id demo --robot $(ROBOT) --engine $(ENGINE)
 
 # `colcon test` runs the pytest suite (CMakeLists.txt: ament_add_pytest_test) against the workspace;
 # PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch"). TEST_WORKERS pytest-xdist

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
+from inertial_id.core.robot.model import load_robot
 from inertial_id.studies import planner as study
 
 pytestmark = pytest.mark.slow          # closed-loop planning trials
@@ -36,6 +37,24 @@ def test_one_closed_loop_trial_is_safe_and_identifies(tmp_path):
     prior_width = 5.2
     assert run["width"][0] < 0.5 * prior_width           # the motion taught something about the mass
     assert all(np.isfinite(run["plan_times_s"])) and run["plan_cond"]
+
+
+def test_a_trial_on_mujoco_is_safe_and_identifies():
+    """The xArm7 on MuJoCo (armature, damping, Coulomb friction the certifier does not model): the
+    truth's limits hold at every step, the tube holds (no fault), the box contains the payload."""
+    out = study.run_trial("xarm7", "6lb", seed=1, obstacles=[], plans=2, methods=("ours",), engine="mujoco")
+    run = out["methods"]["ours"]
+    assert run["violations"] == {"position": 0, "velocity": 0, "torque": 0}
+    assert run["state"] == "done" and not run["faults"], (run["message"], run["faults"])
+    assert run["plans"] == 2 and run["contained"] and run["bounds_guaranteed"]
+    tube = load_robot("xarm7").spec.planner.tracking_error.acceleration_rad_s2
+    assert 0.0 < run["max_tracking_error"][2] <= tube
+
+
+def test_cli_refuses_mujoco_for_an_arm_estimated_from_joint_torque(capsys):
+    assert main(["plan-study", "--trials", "1", "--engine", "mujoco"]) == 2
+    err = capsys.readouterr().err
+    assert "joint torques" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_rejects_an_unknown_scenario(capsys):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import UserError
+from ..defaults import SIM_ENGINES
 from .common import add_json_option, write_json
 
 
@@ -18,6 +19,9 @@ def register(sub) -> None:
                         "runs; fewer when the bounds stop shrinking; the published safe-excitation experiments: 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
+    p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0],
+                   help="physics of the simulated arm: pinocchio (the robot perturbed inside the certifier's "
+                        "boxes) or mujoco (joint armature, damping and Coulomb friction; arms with a wrist F/T sensor)")
     add_json_option(p)
     p.set_defaults(func=run)
 
@@ -33,7 +37,11 @@ def run(args) -> int:
             scenario_path(args.obstacles)
         except ProfileError as exc:
             raise UserError(str(exc)) from None
-    report = run_study(args.robot, args.trials, args.seed, args.obstacles, args.plans, args.workers)
+    try:
+        report = run_study(args.robot, args.trials, args.seed, args.obstacles, args.plans, args.workers,
+                           engine=args.engine)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     print(f"trials {report['trials']}  violations {report['violations']}  collisions {report['collisions']}  "
           f"cond ratio ours/random {report.get('cond_ratio_vs_random', float('nan')):.3f}  "
           f"mass interval no wider than random in {100 * report.get('mass_width_no_wider_than_random', 0):.0f} % of trials")
@@ -45,6 +53,12 @@ def run(args) -> int:
         print(f"{m:8} {r['fallback_rate']:9.3f} {r['plan_time_p50_s']:9.3f} {r['plan_time_p95_s']:7.3f} "
               f"{r['final_mass_width_kg']:8.4f} {condY:9.1f} {r['median_plan_cond']:10.1f} "
               f"{r['min_torque_margin_Nm']:10.3f} {r['containment_rate']:8.3f}")
+    for m in METHODS:
+        r = report[m]
+        e = r["max_tracking_error"]
+        print(f"{m}: largest tracking error {e[0]:.4f} rad, {e[1]:.4f} rad/s, {e[2]:.3f} rad/s^2 (mean over the "
+              f"monitor's window); trials that braked on a fault: {r['runs_with_faults']}"
+              + "".join(f"\n  {why}" for why in r["faults"]))
     if "random_uncertified_hit_rate" in report:
         print(f"random uncertified plans hitting an obstacle: {100 * report['random_uncertified_hit_rate']:.0f} %")
     write_json(args.json, report)

@@ -16,6 +16,11 @@ result is offered that long after the request), so a slow plan misses its switch
 a core of its own. CPU, not wall time: on a shared machine the other jobs' load would otherwise
 decide how many plans a trial makes (a busy loop beside the test suite cut a 2-plan trial to 1).
 
+On MuJoCo (``engine="mujoco"``, :func:`make_simulator`) the true arm is instead the engine's: the
+profile's links with joint armature, damping and Coulomb friction the certifier does not model, its
+servos compensating the friction on the commanded velocity; the tracking errors the planner's monitor
+measured and every fault that braked the arm are reported, so a profile's tube can be sized from them.
+
 Dense checks at every 1 kHz step against the TRUE robot and payload: joint positions and velocities
 inside the limits, the applied torque inside the torque limits (the simulator saturates at the limit,
 so touching it counts as a violation), and — when obstacles are declared — the exact distance of every
@@ -45,6 +50,7 @@ from ..core.signals.row_builder import RowBuilder
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
+from ..defaults import SIM_ENGINES, SIM_FRICTION_COMPENSATION, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 
 METHODS = ("ours", "random")
 STEP_HZ = 1000.0
@@ -141,11 +147,10 @@ class CollisionChecker:
 class _Loop:
     """Simulator + estimator + receding planner for one method on one truth."""
 
-    def __init__(self, robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method):
+    def __init__(self, robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method,
+                 engine=SIM_ENGINES[0]):
         self.robot, self.settings, self.method = robot, settings, method
-        sim = robot.profile["sim"]
-        self.sim = Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
-                             seed, q0=robot.profile["sim"]["home"], true_model=true_model, friction=friction)
+        self.sim = make_simulator(robot, pi, true_model, friction, seed, engine)
         self.estimator = make_estimator(robot, "guaranteed")
         self.momentum = isinstance(self.estimator, MomentumEstimator)
         sensing = robot.profile["sensing"]
@@ -188,6 +193,7 @@ class _Loop:
         ready = None                       # (time the pending result becomes available, id, result)
         violations = {"position": 0, "velocity": 0, "torque": 0}
         collisions, min_clearance = 0, np.inf
+        faults = []                        # why the arm braked (a tube breach, a dropout, ...)
         min_torque_margin = np.inf
         next_update = update_period_s
         step = 0
@@ -210,7 +216,10 @@ class _Loop:
             m = sim.measure()
             if step % self.js_every == 0:
                 self.feed(m)
+                faulted = rh.faulted
                 self.send(rh.tick(m.t, 0.0, (m.t, m.q, m.qd)))
+                if rh.faulted and not faulted:
+                    faults.append(rh.message)
             q_true, v_true = sim.q, sim.v
             violations["position"] += int(np.any(q_true < robot.position_lower) or np.any(q_true > robot.position_upper))
             violations["velocity"] += int(np.any(np.abs(v_true) > robot.velocity_limit))
@@ -232,6 +241,7 @@ class _Loop:
             "fallbacks": rh.fallbacks, "violations": violations, "collisions": collisions,
             "min_clearance_m": min_clearance if np.isfinite(min_clearance) else None,
             "min_torque_margin_Nm": min_torque_margin, "max_tracking_error": rh.max_tracking_error.tolist(),
+            "faults": faults,
             "plan_times_s": self.plan_times, "plan_cond": self.conds,
             # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
@@ -239,6 +249,22 @@ class _Loop:
             "width": final.upper - final.lower, "contained": bool(np.all((self.pi >= final.lower) & (self.pi <= final.upper))),
             "bounds_guaranteed": bool(final.bounds_guaranteed),
         }
+
+
+def make_simulator(robot, pi, true_model, friction, seed: int, engine: str):
+    """The arm of a trial: on pinocchio, the perturbed robot (``true_model``) with the drawn joint
+    ``friction``; on MuJoCo (:mod:`inertial_id.sim`), the profile's links with the joint armature,
+    damping and Coulomb friction of the simulated robot node, sensor errors at the profile's bounds."""
+    sim = robot.profile["sim"]
+    if engine == "mujoco":
+        if float(sim["step_hz"]) != STEP_HZ:        # the loop's sampling and commands count its steps
+            raise ValueError(f"plan-study on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
+        from ..sim.engine import MujocoSimulator
+        from ..sim.mjcf import JointPlant
+        plant = JointPlant.from_profile(robot, damping=SIM_JOINT_DAMPING_NMS_RAD, frictionloss=SIM_JOINT_FRICTION_NM)
+        return MujocoSimulator.from_profile(robot, pi, seed, plant=plant, friction_compensation=SIM_FRICTION_COMPENSATION)
+    return Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
+                     seed, q0=sim["home"], true_model=true_model, friction=friction)
 
 
 def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: int = 50) -> float:
@@ -263,7 +289,7 @@ def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: in
 
 
 def run_trial(robot_name: str, payload: str, seed: int, obstacles: list, plans: int,
-              methods=METHODS) -> dict:
+              methods=METHODS, engine: str = SIM_ENGINES[0]) -> dict:
     """Both methods on one truth; at most ``plans`` exciting plans, fewer when the bounds stop shrinking."""
     robot = robot_with_obstacles(robot_name, obstacles)
     settings = replace(PlannerSettings.from_profile(robot), max_plans=plans)
@@ -282,7 +308,7 @@ def run_trial(robot_name: str, payload: str, seed: int, obstacles: list, plans: 
     max_time = settings.hold_wait_s + plans * settings.replan_s + settings.horizon_s + 2.0
     out = {"payload": payload, "seed": seed, "truth": pi, "methods": {}}
     for method in methods:
-        loop = _Loop(robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method)
+        loop = _Loop(robot, settings, cert_settings, certify_fn, pi, true_model, friction, seed, method, engine)
         out["methods"][method] = loop.run(checker, update_period, max_time)
     if obstacles:
         out["random_uncertified_hit_rate"] = random_plan_hit_rate(robot, settings, cert_settings, checker,
@@ -316,6 +342,8 @@ def summarize(results: list, methods=METHODS) -> dict:
             if any(r["cond_Y"] is not None for r in runs) else None,
             "min_torque_margin_Nm": float(min(r["min_torque_margin_Nm"] for r in runs)),
             "max_tracking_error": np.max([r["max_tracking_error"] for r in runs], axis=0),
+            "runs_with_faults": int(sum(bool(r["faults"]) for r in runs)),
+            "faults": [f for r in runs for f in r["faults"]],
             "min_clearance_m": min((r["min_clearance_m"] for r in runs if r["min_clearance_m"] is not None), default=None),
             "end_states": {s: sum(r["state"] == s for r in runs) for s in ("done", "failed", "braking", "executing")},
         }
@@ -343,20 +371,28 @@ def summarize(results: list, methods=METHODS) -> dict:
 
 
 def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obstacles_file: str | None = None,
-              plans: int | None = None, workers: int = 1, payloads=tuple(PAYLOADS), keep_trials: bool = False) -> dict:
-    """``plans``: most exciting plans per trial (None: the profile's ``planner.max_plans``, as the node runs)."""
+              plans: int | None = None, workers: int = 1, payloads=tuple(PAYLOADS), keep_trials: bool = False,
+              engine: str = SIM_ENGINES[0]) -> dict:
+    """``plans``: most exciting plans per trial (None: the profile's ``planner.max_plans``, as the node runs).
+    ``engine``: :data:`~inertial_id.defaults.SIM_ENGINES` (:func:`make_simulator`); on MuJoCo only for
+    arms whose estimator does not read joint torque (an arm with joint friction would first need the
+    calibration ``demo --engine mujoco`` makes)."""
     obstacles = load_scenario(obstacles_file)
+    if engine == "mujoco" and isinstance(make_estimator(load_robot(robot), "guaranteed"), MomentumEstimator):
+        raise ValueError(f"plan-study on MuJoCo takes an arm with a wrist F/T sensor: '{robot}' is estimated from "
+                         "its joint torques, which the engine's joint friction moves (demo --engine mujoco "
+                         "calibrates it first)")
     if plans is None:
         plans = PlannerSettings.from_profile(load_robot(robot)).max_plans
     payloads = list(payloads)
-    args = [(robot, payloads[i % len(payloads)], seed + i, obstacles, plans) for i in range(trials)]
+    args = [(robot, payloads[i % len(payloads)], seed + i, obstacles, plans, METHODS, engine) for i in range(trials)]
     if workers > 1:
         with get_context("spawn").Pool(workers) as pool:
             results = pool.map(_run, args, chunksize=1)
     else:
         results = [_run(a) for a in args]
     report = summarize(results)
-    report.update(robot=robot, seed=seed, max_plans=plans, step_hz=STEP_HZ, payloads=payloads,
+    report.update(robot=robot, engine=engine, seed=seed, max_plans=plans, step_hz=STEP_HZ, payloads=payloads,
                   obstacles=obstacles_file, obstacle_count=len(obstacles))
     if keep_trials:
         report["trial_results"] = results
