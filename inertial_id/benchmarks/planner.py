@@ -12,12 +12,13 @@ from ..studies.bounds import PAYLOADS, grasped_payload
 from ..core.robot.model import load_robot
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
+from ..core.planning.bezier import BezierPlan
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest
 
 # box half-widths of the successive plans of a chain, as fractions of the prior box's, shrinking
-# around the truth as they do when the estimator runs. The first is not the prior box itself: at the
-# Gen3's home pose holding still is not certified with it, so the node waits for bounds from data
-# taken at rest before the first plan.
+# around the truth as they do when the estimator runs. A chain starts, as the node does, with the first
+# of them that certifies holding still at the centre (at the Gen3's home pose the prior box does not:
+# the node waits for bounds from data taken at rest), and its first request carries that certificate.
 BOX_FRACTIONS = (0.5, 0.3, 0.2, 0.1)
 
 
@@ -38,10 +39,17 @@ def _chains(robot, opt, settings, chains: int) -> dict:
         truth = grasped_payload(PAYLOADS[payloads[chain % len(payloads)]], rng)
         q, qd, qdd = settings.centre.copy(), z.copy(), z.copy()
         F = opt.excitation.no_information()
-        for k, frac in enumerate(BOX_FRACTIONS):
-            lo = np.maximum(lo0, truth - frac * (truth - lo0))
-            hi = np.minimum(hi0, truth + frac * (hi0 - truth))
-            req = PlanRequest(q, qd, qdd, lo, hi, F, seed=100 * chain + k)
+        boxes = [(np.maximum(lo0, truth - frac * (truth - lo0)), np.minimum(hi0, truth + frac * (hi0 - truth)))
+                 for frac in BOX_FRACTIONS]
+        hold = BezierPlan(np.tile(q, (settings.degree + 1, 1)), settings.horizon_s)
+        held = [opt.certify(robot, opt.cert_settings, hold, lo, hi) for lo, hi in boxes]
+        first = next((k for k, cert in enumerate(held) if cert.certified), None)
+        if first is None:
+            continue
+        for k, (lo, hi) in enumerate(boxes[first:], start=first):
+            req = PlanRequest(q, qd, qdd, lo, hi, F, seed=100 * chain + k,
+                              anchor=settings.centre if k == first else None,
+                              anchor_certified=(hold, held[k]) if k == first else None)
             t0 = time.process_time()
             res = opt.plan(req)
             totals.append(time.process_time() - t0)
