@@ -12,10 +12,11 @@ regressor's linearity in the parameters: :meth:`~.excitation.PayloadExcitation.c
 Torque limits and obstacles are left to the certifier, which is independent of this optimiser. The
 optimised step from the braking plan (every free point at the anchor, or at the third control point,
 so the plan stops as soon as its initial state allows) is shrunk to the largest of the SHRINK
-fractions the certifier accepts, searched by bisection within the deadline. A torque screen, much
-cheaper than the certifier and optimistic by a gap learned from the certifier's verdicts, keeps the
-optimiser near plans the certifier will accept and picks the first step to certify. A plan is
-returned only with a certificate.
+fractions the certifier accepts, each certifier call narrowing the bracket, the step tried next
+predicted (:meth:`PlanOptimizer._certify_largest_step`), until ``search_s`` with an exciting plan in
+hand. A torque screen, much cheaper than the certifier and optimistic by a gap learned from the
+certifier's verdicts, keeps the optimiser near plans the certifier will accept and picks the first
+step to certify. A plan is returned only with a certificate.
 """
 from __future__ import annotations
 
@@ -418,8 +419,9 @@ class PlanOptimizer:
           ``braking_certificate``'s when given, or its screened margin less the learned gap (measured:
           the certified margin falls with the step and, the screen's optimism growing with speed,
           faster than the screen's: the gap of the refused step would predict too little);
-        - when nothing is predicted to pass, or a refusal is not about torque: the next step of the
-          bracket.
+        - when nothing is predicted to pass: the smallest step of the bracket (the braking plan while
+          nothing is accepted); after a refusal the torque margin does not explain (a limit, an
+          obstacle): the middle of the bracket.
 
         The search for a larger step stops once the next call could end past ``search_until`` with an
         exciting plan certified (a step above 0), or past the deadline with the braking plan only
