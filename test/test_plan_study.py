@@ -47,8 +47,8 @@ def test_a_trial_on_mujoco_is_safe_and_identifies():
     assert run["violations"] == {"position": 0, "velocity": 0, "torque": 0}
     assert run["state"] == "done" and not run["faults"], (run["message"], run["faults"])
     assert run["plans"] == 2 and run["contained"] and run["bounds_guaranteed"]
-    tube = load_robot("xarm7").spec.planner.tracking_error.acceleration_rad_s2
-    assert 0.0 < run["max_tracking_error"][2] <= tube
+    tube = np.min(load_robot("xarm7").spec.planner.tracking_error.acceleration_rad_s2)
+    assert 0.0 < run["max_tracking_error"][2] <= tube          # the largest over joints, against the tightest
 
 
 def test_cli_refuses_mujoco_for_an_arm_estimated_from_joint_torque(capsys):

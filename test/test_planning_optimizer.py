@@ -198,7 +198,8 @@ def test_a_braking_plan_certified_by_the_caller_is_returned_when_nothing_larger_
     robot, settings, cert, _ = gen3
     req = rest_request(robot, settings, seed=4)
     calls = []
-    certify, braking = _margin_linear_in_step(robot, settings, cert, req, 0.5, 10.0, calls)
+    # 0.3 - 10 step: every step of the ladder above 0 refused (the smallest, 0.05, by 0.2 N m)
+    certify, braking = _margin_linear_in_step(robot, settings, cert, req, 0.3, 10.0, calls)
     opt = PlanOptimizer(robot, settings, cert, certify_fn=certify)
     res = opt.plan(replace(req, anchor_certified=braking), optimise=False, deadline_s=10.0)
     assert res.certified and res.scale == 0.0 and res.certificate is braking[1]

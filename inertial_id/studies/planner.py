@@ -168,7 +168,9 @@ class _Loop:
             self.pending.append((m.t, m.q, m.qd, m.tau))     # formed in batches, before each update
         else:
             for rows in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench):
-                self.estimator.add(rows.kind, rows.A, rows.b, rows.noise_bound, rows.noise_sigma, 1)
+                bound = None if rows.acceleration_bound is None else np.atleast_2d(rows.acceleration_bound)
+                self.estimator.add(rows.kind, rows.A, rows.b, rows.noise_bound, rows.noise_sigma, 1,
+                                   acceleration_bound=bound)
 
     def update_bounds(self):
         if self.pending:
