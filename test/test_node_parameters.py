@@ -63,3 +63,14 @@ def test_running_node_describes_types_and_ranges(ros_env):
     assert (rows.integer_range[0].from_value, rows.integer_range[0].to_value) == (0, 10**7)
     assert method.type == ParameterType.PARAMETER_STRING and "'guaranteed'" in method.additional_constraints
     assert "Traceback" not in out
+
+
+def test_a_crash_in_native_code_leaves_the_stack(ros_env):
+    """A node that dies of a signal (here a null read through ctypes, as a native library's bug would)
+    says where: every thread's Python stack on stderr, not only the exit code -11."""
+    code = ("import ctypes\nfrom inertial_id.nodes.common import run_node\n"
+            "class Crashes:\n    def __init__(self):\n        ctypes.string_at(0)\n"
+            "run_node(Crashes, args=['crashes'])")
+    proc = subprocess.run([sys.executable, "-c", code], env=ros_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode < 0, proc.stderr[-2000:]
+    assert "Fatal Python error" in proc.stderr and "__init__" in proc.stderr, proc.stderr[-2000:]

@@ -3,6 +3,7 @@ descriptions, the robot profile, QoS choices, dropped-input accounting on /diagn
 main() wrapper."""
 from __future__ import annotations
 
+import faulthandler
 import functools
 import sys
 import time
@@ -343,7 +344,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     cannot work with (profile, parameters: a :class:`ProfileError` while constructing or, with
     ``autostart``, configuring a :class:`ManagedNode`) is one line on stderr and exit code 2. Anything
     else is a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
-    events executor. The node's BLAS runs on one thread (:func:`~inertial_id.threads.single_threaded_math`)."""
+    events executor. The node's BLAS runs on one thread (:func:`~inertial_id.threads.single_threaded_math`);
+    a crash in native code prints every thread's Python stack (:mod:`faulthandler`)."""
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.logging import get_logger
     from rclpy.signals import SignalHandlerOptions
@@ -359,6 +361,9 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     # the loop below to stop; the context goes down last. Installed before init: a signal during the
     # start-up is a stop request too.
     stop = StopSignals()
+    # a crash in native code (a signal like SIGSEGV) leaves the Python stack of every thread on stderr,
+    # in the launch log, instead of only the exit code
+    faulthandler.enable()
     single_threaded_math()
     rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None
