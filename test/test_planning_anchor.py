@@ -49,7 +49,7 @@ def _standing(robot, q0, payload, seconds=0.3):
 
 def _hold(robot, q):
     planner = robot.spec.planner
-    return BezierPlan(np.tile(q, (planner.bezier_degree + 1, 1)), planner.horizon_s)
+    return BezierPlan.holding(q, planner.bezier_degree, planner.horizon_s)
 
 
 def test_the_measured_torque_certifies_holding_still_with_the_whole_prior(gen3):

@@ -174,7 +174,7 @@ def _margin_linear_in_step(robot, settings, cert, req, m0, slope, calls):
         calls.append(round(step, 6))
         margin = m0 - slope * step
         return Verdict(margin >= 0.0, margin, "" if margin >= 0.0 else "torque")
-    hold = BezierPlan(np.tile(req.q, (settings.degree + 1, 1)), settings.horizon_s)
+    hold = BezierPlan.holding(req.q, settings.degree, settings.horizon_s)
     return certify, (hold, Verdict(True, m0))
 
 

@@ -41,7 +41,7 @@ def _chains(robot, opt, settings, chains: int) -> dict:
         F = opt.excitation.no_information()
         boxes = [(np.maximum(lo0, truth - frac * (truth - lo0)), np.minimum(hi0, truth + frac * (hi0 - truth)))
                  for frac in BOX_FRACTIONS]
-        hold = BezierPlan(np.tile(q, (settings.degree + 1, 1)), settings.horizon_s)
+        hold = BezierPlan.holding(q, settings.degree, settings.horizon_s)
         held = [opt.certify(robot, opt.cert_settings, hold, lo, hi) for lo, hi in boxes]
         first = next((k for k, cert in enumerate(held) if cert.certified), None)
         if first is None:

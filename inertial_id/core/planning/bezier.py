@@ -142,6 +142,11 @@ class BezierPlan:
         return (BezierPlan(left, s * self.duration_s), BezierPlan(right, (1.0 - s) * self.duration_s))
 
     @staticmethod
+    def holding(q, degree: int, duration_s: float) -> BezierPlan:
+        """Holding still at ``q`` for ``duration_s``: every control point of the degree-``degree`` plan at q."""
+        return BezierPlan(np.tile(np.asarray(q, dtype=float), (degree + 1, 1)), duration_s)
+
+    @staticmethod
     def from_state(q, qd, qdd, free_points, duration_s) -> BezierPlan:
         """A plan starting at state (q, qd, qdd) and ending at rest.
 

@@ -354,7 +354,7 @@ class PlanOptimizer:
         if not self._feasible(G, lo, hi, x_brake, tol=1e-9):
             return PlanResult(None, None, reason="the braking plan from this state breaks the hull limits",
                               optimize_s=time.perf_counter() - t0)
-        braking_certificate = self._braking_certificate(req, x_brake)
+        braking = self._braking_certificate(req, x_brake)
         xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
         candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
                       for _ in range(6 if optimise else 1)]
@@ -380,7 +380,7 @@ class PlanOptimizer:
         t1 = time.perf_counter()
         result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations)
         self._certify_largest_step(req, x, x_brake, deadline, min(deadline, t0 + self.settings.search_s),
-                                   braking_certificate, result)
+                                   braking, result)
         result.certify_s = time.perf_counter() - t1
         if result.plan is not None:
             F = self.excitation.information(result.plan, self.settings.cost_samples)
@@ -389,10 +389,10 @@ class PlanOptimizer:
         return result
 
     def _braking_certificate(self, req: PlanRequest, x_brake):
-        """The certificate the request carries for its braking plan (None when it carries none, or
-        one of another plan). It also bounds the screen's optimism from below, which on a first plan
-        has not been learned yet: the learned gap is raised to the braking plan's, scaled to a moving
-        plan's by MOVING_GAP_FACTOR."""
+        """``(braking plan, its screened margin, certificate)`` when the request carries the certificate
+        of its braking plan, else None (none carried, or one of another plan). It also bounds the
+        screen's optimism from below, which on a first plan has not been learned yet: the learned gap
+        is raised to the braking plan's, scaled to a moving plan's by MOVING_GAP_FACTOR."""
         if req.anchor_certified is None:
             return None
         plan, cert = req.anchor_certified
@@ -400,12 +400,12 @@ class PlanOptimizer:
         if not (cert.certified and plan.duration_s == braking.duration_s
                 and np.array_equal(plan.control_points, braking.control_points)):
             return None
-        at_rest = self.screen(braking, req.lower, req.upper) - cert.min_torque_margin_Nm
-        self.screen_gap = max(self.screen_gap, MOVING_GAP_FACTOR * at_rest)
-        return cert
+        screened = self.screen(braking, req.lower, req.upper)
+        self.screen_gap = max(self.screen_gap, MOVING_GAP_FACTOR * (screened - cert.min_torque_margin_Nm))
+        return braking, screened, cert
 
     def _certify_largest_step(self, req: PlanRequest, x, x_brake, deadline: float, search_until: float,
-                              braking_certificate, result: PlanResult) -> None:
+                              braking, result: PlanResult) -> None:
         """Certify the largest step of SHRINK from the braking plan toward ``x`` that the certifier
         accepts, filling ``result``. Every call narrows the bracket between the largest step refused
         and the smallest accepted, so with time enough the step found is the largest; which step of the
@@ -416,9 +416,10 @@ class PlanOptimizer:
         - after one, the largest step where the certified torque margin, interpolated linearly in the
           step between the refused step and the smallest accepted one, reaches STEP_TARGET_NM. While
           nothing is accepted the interpolation starts from the braking plan (step 0), whose margin is
-          ``braking_certificate``'s when given, or its screened margin less the learned gap (measured:
-          the certified margin falls with the step and, the screen's optimism growing with speed,
-          faster than the screen's: the gap of the refused step would predict too little);
+          its certificate's when ``braking`` (:meth:`_braking_certificate`) is given, or its screened
+          margin less the learned gap (measured: the certified margin falls with the step and, the
+          screen's optimism growing with speed, faster than the screen's: the gap of the refused step
+          would predict too little);
         - when nothing is predicted to pass: the smallest step of the bracket (the braking plan while
           nothing is accepted); after a refusal the torque margin does not explain (a limit, an
           obstacle): the middle of the bracket.
@@ -444,9 +445,10 @@ class PlanOptimizer:
                 estimates[i] = self.screen(plan_at(i), req.lower, req.upper)
             return estimates[i]
 
-        if braking_certificate is not None:
-            accepted, margins[last] = last, braking_certificate.min_torque_margin_Nm
-            result.plan, result.scale, result.certificate = plan_at(last), SHRINK[last], braking_certificate
+        if braking is not None:          # already certified by the caller (and screened above)
+            plans[last], estimates[last], cert = braking
+            accepted, margins[last] = last, cert.min_torque_margin_Nm
+            result.plan, result.scale, result.certificate = plans[last], SHRINK[last], cert
 
         def predicted(i):
             """The certified torque margin expected at step i (docstring)."""

@@ -287,7 +287,7 @@ class RecedingHorizon:
             run.hold_box = None
             return self._wait(t, "not moving: no estimate since the start whose bounds are guaranteed, data "
                                  "consistent and narrower than the prior", "an estimate")
-        hold = BezierPlan(np.tile(q, (self.settings.degree + 1, 1)), self.settings.horizon_s)
+        hold = BezierPlan.holding(q, self.settings.degree, self.settings.horizon_s)
         started = time.perf_counter()
         cert = self.certify(self.robot, self.cert_settings, hold, self.lower, self.upper,
                             torque_anchor=run.torque_anchor)
