@@ -1,6 +1,7 @@
 """The planning step with the real certifier: certified plans only, continuity with the given
 state, limits in dense samples, more excitation than random free points, refusals propagate."""
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
 from inertial_id.core.planning.bezier import BezierPlan
-from inertial_id.core.planning.optimizer import SHRINK, STEP_TARGET_NM, PlanOptimizer, PlanRequest
+from inertial_id.core.planning import optimizer
+from inertial_id.core.planning.optimizer import SCREEN_MARGIN_NM, SHRINK, STEP_TARGET_NM, PlanOptimizer, PlanRequest
 
 pytestmark = pytest.mark.slow          # plans optimised over several seeds
 
@@ -209,6 +211,32 @@ def test_a_braking_plan_certified_by_the_caller_is_returned_when_nothing_larger_
     calls.clear()
     res = opt.plan(replace(req, anchor_certified=moved), optimise=False, deadline_s=10.0)
     assert res.certified and res.scale == 0.0 and res.certificate is not braking[1] and 0.0 in calls
+
+
+def test_the_optimisation_starts_no_evaluation_past_its_time(gen3, monkeypatch):
+    """On a clock that only the gradients advance (one unit each), SLSQP is stopped inside its
+    iteration: no gradient starts past the end of its time, and the point returned meets the limits.
+    (Stopped only between iterations, the gradient at the next iterate started past it.)"""
+    robot, settings, cert, _ = gen3
+    opt = PlanOptimizer(robot, settings, cert)
+    req = rest_request(robot, settings, seed=5)
+    evaluate, gradient = opt._objective(req)
+    G, lo, hi = opt._linear(req)
+    x_brake = opt.brake_point(req, G, lo, hi)
+    xlo, xhi = np.tile(opt.x_lo, opt.m), np.tile(opt.x_hi, opt.m)
+    x0 = opt._pull_in(G, lo, hi, np.random.default_rng(5).uniform(xlo, xhi), x_brake)
+    clock, started = [0.0], []
+
+    def timed_gradient(x):
+        started.append(clock[0])
+        clock[0] += 1.0
+        return gradient(x)
+    monkeypatch.setattr(optimizer, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
+    x, converged, iterations = opt._optimise(evaluate, timed_gradient, opt.screen_gap + SCREEN_MARGIN_NM,
+                                             G, lo, hi, x0, xlo, xhi, stop_at=4.5)
+    assert started and max(started) <= 4.5 and clock[0] == 5.0
+    assert not converged and iterations >= 1
+    assert opt._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi)
 
 
 def test_information_objective_prefers_unexplored_directions(gen3):

@@ -509,31 +509,55 @@ class PlanOptimizer:
         the linear limits (the lowest cost among those that meet the screen, or, while none has, the
         one nearest to meeting it: the least excitation SLSQP's early, infeasible iterates trade for
         cost would be undone by shrinking anyway), whether SLSQP converged before ``stop_at``, and
-        its iterations."""
+        its iterations. No evaluation starts past ``stop_at``: checked only between iterations, the
+        budget was overrun by up to an iteration (an exact gradient costs about a tenth of it)."""
         def rank(x):
             cost, margin = evaluate(x)
             return (False, cost) if margin >= need else (True, -margin)
         best = [x0.copy(), rank(x0)]
+        iterations = [0]
+
+        def in_time():
+            if time.perf_counter() > stop_at:
+                raise _OutOfTime
 
         def f(x):
+            in_time()
             key = rank(x)
             if key < best[1] and self._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi):
                 best[0], best[1] = x.copy(), key
             return evaluate(x)[0]
 
-        def stop(*_):
-            if time.perf_counter() > stop_at:
-                raise StopIteration
+        def jac(k):
+            def of(x):
+                in_time()
+                return gradient(x)[k]
+            return of
 
-        screen = {"type": "ineq", "fun": lambda x: evaluate(x)[1] - need}
+        def screened(x):
+            in_time()
+            return evaluate(x)[1] - need
+
+        def count(*_):
+            iterations[0] += 1
+
+        screen = {"type": "ineq", "fun": screened}
         options = {"maxiter": 30, "ftol": 1e-4}
         if self.exact_gradients:
-            screen["jac"] = lambda x: gradient(x)[1]
+            screen["jac"] = jac(1)
         else:
             options["eps"] = 1e-5
         constraints = [screen]
         if G.shape[0]:
             constraints.append(LinearConstraint(G, lo, hi))
-        res = minimize(f, x0, jac=(lambda x: gradient(x)[0]) if self.exact_gradients else None, method="SLSQP",
-                       bounds=list(zip(xlo, xhi)), constraints=constraints, callback=stop, options=options)
+        try:
+            res = minimize(f, x0, jac=jac(0) if self.exact_gradients else None, method="SLSQP",
+                           bounds=list(zip(xlo, xhi)), constraints=constraints, callback=count, options=options)
+        except _OutOfTime:
+            return best[0], False, iterations[0]
         return best[0], bool(res.status == 0), int(res.nit)
+
+
+class _OutOfTime(Exception):
+    """The optimisation's time ran out inside SLSQP (raised by its evaluations, caught by
+    :meth:`PlanOptimizer._optimise`)."""
