@@ -3,6 +3,7 @@
 The demo runs every node on the simulated arm's /clock: a machine too slow for real time slows the
 simulation down instead of making the arm look dead to the planner. A simulator that really stops
 (SIGSTOP) is a failure said in one line, with a non-zero exit and no traceback."""
+import json
 import os
 import signal
 import subprocess
@@ -49,7 +50,9 @@ def test_on_mujoco_the_arm_stays_in_its_tube_and_the_truth_inside(tmp_path):
     not share; joint servos that compensate their own friction, not the payload): the certified tube
     holds (uncompensated, the wrist left it at reversals and the planner braked) and the truth lies
     inside the final bounds."""
-    proc = demo("--robot", "xarm7", "--engine", "mujoco", "--duration", "10", "--log-dir", str(tmp_path))
+    result = tmp_path / "result.json"
+    proc = demo("--robot", "xarm7", "--engine", "mujoco", "--duration", "10", "--log-dir", str(tmp_path),
+                "--json", str(result))
     out, err = proc.communicate(timeout=600)
     assert "Traceback" not in err
     assert "on mujoco" in (tmp_path / "sim_robot.log").read_text()
@@ -57,6 +60,9 @@ def test_on_mujoco_the_arm_stays_in_its_tube_and_the_truth_inside(tmp_path):
     last = out.strip().splitlines()[-1]
     print(last)
     assert "truth inside the bounds: ok" in last, last
+    tracking = json.loads(result.read_text())["max_tracking_error"]
+    print(tracking)
+    assert 0.0 < tracking["tube_share"] < 1.0
 
 
 def test_the_gen3_on_mujoco_is_calibrated_first_and_starts_on_its_measured_torque(tmp_path):

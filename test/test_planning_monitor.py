@@ -50,6 +50,24 @@ def test_position_and_velocity_errors_and_limits():
     np.testing.assert_allclose(m.max_error[:2], [0.031, 0.16])
 
 
+def test_the_largest_share_of_the_tube_used_is_kept():
+    """The share of its tube the worst error used, over joints and kinds (a zero tube: any error is
+    infinitely far out, none is not)."""
+    m = TubeMonitor(TUBE, *LIMITS)
+    ref = (np.zeros(N), np.zeros(N))
+    m.check_tube(0.0, [0.0, 0.015, 0.0], [0.03, 0.0, 0.0], ref)           # position 0.5, velocity 0.2
+    assert m.max_tube_share == pytest.approx(0.5)
+    m.check_tube(0.001, np.zeros(N), [0.0, 0.0, -0.12], ref)              # velocity 0.8
+    assert m.max_tube_share == pytest.approx(0.8)
+    m.check_tube(0.002, np.zeros(N), np.zeros(N), ref)                    # the largest stays
+    assert m.max_tube_share == pytest.approx(0.8)
+    zero = TubeMonitor((np.zeros(N), *TUBE[1:]), *LIMITS)
+    zero.check_tube(0.0, np.zeros(N), np.zeros(N), ref)
+    assert zero.max_tube_share == 0.0
+    zero.check_tube(0.001, [1e-9, 0.0, 0.0], np.zeros(N), ref)
+    assert zero.max_tube_share == np.inf
+
+
 def test_a_sag_while_planning_is_a_fault():
     """Holding still before the first plan: a sample beyond the limits ends the start (nothing moves)."""
     from inertial_id.core.robot.model import load_robot

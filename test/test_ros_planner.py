@@ -26,6 +26,7 @@ def planner(ros_env, tmp_path):
 
 def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_path):
     node, arm, status, start, robot, settings = planner
+    diagnostics = node_counters(node, "excitation_planner")
     topic = robot.profile["controller"]["topic"]
     # the command topic is volatile: a late joiner never gets an old trajectory
     info = node.get_publishers_info_by_topic(topic)
@@ -46,6 +47,11 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     margins = (st.min_joint_margin, st.min_velocity_margin, st.min_torque_margin, st.min_obstacle_clearance)
     assert st.certified and all(np.isfinite(m) and m >= 0 for m in margins)
     assert np.isfinite(st.excitation_cost) and st.condition_number >= 1.0
+    # the largest tracking error on /diagnostics: an arm that follows the reference exactly (to the
+    # interpolation between its points) uses next to nothing of the tube
+    assert spin_until(node, lambda: float(diagnostics.get("tracking.max_tube_share", "nan")) >= 0.0, 5.0)
+    assert float(diagnostics["tracking.max_tube_share"]) < 0.05
+    assert 0.0 <= float(diagnostics["tracking.max_position_error_rad"]) < 1e-3
 
     # joint states stop mid-motion: the planner brakes on a certified plan from the desired state
     spin_for(node, 0.5)

@@ -233,6 +233,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
             rclpy.spin_once(monitor, timeout_sec=0.1)
             truth = monitor.truth
         history = monitor.history()
+        tracking = monitor.max_tracking_error()
     except Interrupted as exc:
         interrupted = exc
     finally:
@@ -267,6 +268,8 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "motion_s": float(duration_s),
         "excitation_complete": st.message.startswith("done after"),
         "planner_message": st.message,
+        # the largest tracking errors and share of the certified tube (1: on its edge), from the planner
+        "max_tracking_error": tracking,
         "history": history,
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
@@ -381,3 +384,7 @@ def print_table(r: dict) -> None:
     print(f"mass error {r['mass_error_pct']:.3f} %, COM error {r['com_error_mm']:.2f} mm, "
           f"physically consistent: {r['physically_consistent']}, bounds guaranteed: {r['bounds_guaranteed']}, "
           f"truth inside bounds: {r['truth_inside_bounds']}")
+    e = r["max_tracking_error"]
+    if e is not None:
+        print(f"largest tracking error {e['position_error_rad']:.4f} rad, {e['velocity_error_rad_s']:.4f} rad/s, "
+              f"{e['acceleration_error_rad_s2']:.3f} rad/s^2: {100 * e['tube_share']:.0f} % of the certified tube")

@@ -261,6 +261,7 @@ class DropCounter:
         self.accepted = 0
         self.status_message = "running"
         self.level = DiagnosticStatus.OK
+        self.values: dict[str, str] = {}     # readings the node states beside its counters (key -> text)
         self._last_warn: dict[str, float] = {}
         self._warn_period_s = warn_period_s
         self._pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -313,6 +314,7 @@ class DropCounter:
         status.values = [KeyValue(key="accepted", value=str(self.accepted))]
         status.values += [KeyValue(key=r if r.startswith(("ignored.", "event.")) else f"dropped.{r}", value=str(c))
                           for r, c in sorted(self.counts.items())]
+        status.values += [KeyValue(key=k, value=v) for k, v in sorted(self.values.items())]
         msg.status = [status]
         self._pub.publish(msg)
 

@@ -16,8 +16,8 @@ identification as a thin node over :class:`~inertial_id.core.planning.receding.R
 - One clock: plans, tracking and staleness run on the node's ROS time (``use_sim_time`` follows
   /clock). A clock that stops advancing for ``clock_stall_s`` of wall time (a simulator that died
   or was stopped) is a fault too, seen by a timer on the steady clock.
-- Plans are optimised in a process of their own (:mod:`inertial_id.core.planning.worker`): CasADi
-  holds the GIL through a solve, and in a thread it starved the joint-state callback for up to ~1 s.
+- Plans are optimised in a process of their own (:mod:`inertial_id.core.planning.worker`): a plan
+  holds the interpreter for most of its time, and in a thread it would starve the joint-state callback.
   Joint states have a callback group of their own, on two threads of
   :class:`~inertial_id.nodes.executor.QueueOnceExecutor` (rclpy's own multi-threaded executor left
   them waiting up to 1.7 s behind copies of queued callbacks).
@@ -49,6 +49,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..core.planning.anchor import RecentSamples
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
+from ..core.planning.monitor import ERROR_NAMES
 from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
@@ -372,6 +373,11 @@ class ExcitationPlannerNode(ManagedNode):
         if result is not None and result.certified:
             st.condition_number = float(result.condition_number)
         self.pub_status.publish(st)
+        # how close the arm came to leaving the certified tube, on /diagnostics beside the counters
+        values = self.drops.values
+        for name, error in zip(ERROR_NAMES, rh.max_tracking_error):
+            values[f"tracking.max_{name}"] = f"{error:.4g}"
+        values["tracking.max_tube_share"] = f"{rh.max_tube_share:.3g}"
 
 
 def main(args=None) -> int:

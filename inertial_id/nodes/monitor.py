@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from ..core.data.stamps import stamp_s
+from ..core.planning.monitor import ERROR_NAMES
 from .common import LATCHED_QOS, RELIABLE_QOS
 
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
@@ -29,11 +31,13 @@ class MonitorNode(Node):
         self.clock_start_s = None        # first /clock seen (the simulation's start), s
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
+        self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
         self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
         self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
         self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
         self.create_subscription(Clock, "/clock", self._on_clock,
                                  QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
 
     def _on_estimate(self, msg) -> None:
         self.estimate = msg
@@ -56,6 +60,19 @@ class MonitorNode(Node):
         """The estimates and planner statuses received so far (stamps in s), as plain lists: the
         ``history`` of a demo result, from which ``inertial-id report`` draws the run."""
         return {**self.estimate_history, "status": self.status_history}
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
+            if values:
+                self.tracking = values
+
+    def max_tracking_error(self) -> dict | None:
+        """The planner's largest tracking errors so far (``ERROR_NAMES`` and ``tube_share``: the largest
+        share of its tube, 1 on its edge), or None before the planner said any."""
+        if not self.tracking:
+            return None
+        return {name: float(self.tracking[f"tracking.max_{name}"]) for name in (*ERROR_NAMES, "tube_share")}
 
     def _on_truth(self, msg) -> None:
         self.truth = msg

@@ -18,6 +18,10 @@ from collections import deque
 import numpy as np
 
 
+# what TubeMonitor.max_error holds, in order (the planner node's /diagnostics keys: "tracking.max_" + name)
+ERROR_NAMES = ("position_error_rad", "velocity_error_rad_s", "acceleration_error_rad_s2")
+
+
 class TubeMonitor:
     """Per-sample check of the tube (around a reference) and of the joint limits (always)."""
 
@@ -30,6 +34,7 @@ class TubeMonitor:
         self.acceleration_error_bound = 2.0 * velocity_noise_rad_s / self.window_s
         self._history: deque = deque()      # (t, velocity error) of the samples within the window
         self.max_error = np.zeros(3)        # largest |error| seen (rad, rad/s, rad/s^2), max over joints
+        self.max_tube_share = 0.0           # largest |error| / its tube (acceleration: tube + error bound)
 
     def reset(self) -> None:
         """A new reference (or none): the acceleration estimate starts again."""
@@ -63,6 +68,9 @@ class TubeMonitor:
         abs_q, abs_v = np.abs(e_q), np.abs(e_v)
         abs_a = np.zeros_like(abs_q) if e_a is None else np.abs(e_a)
         self.max_error = np.maximum(self.max_error, (abs_q.max(), abs_v.max(), abs_a.max()))
+        self.max_tube_share = max(self.max_tube_share, _share(abs_q, self.position_tube),
+                                  _share(abs_v, self.velocity_tube),
+                                  _share(abs_a, self.acceleration_tube + self.acceleration_error_bound))
         if np.any(abs_q > self.position_tube):
             j = int(np.argmax(abs_q - self.position_tube))
             return f"tracking error {abs_q[j]:.4f} rad on joint {j + 1} beyond the certified {self.position_tube[j]:.4f} rad"
@@ -76,3 +84,8 @@ class TubeMonitor:
             return (f"tracking error {abs_a[j]:.3f} rad/s^2 on joint {j + 1} (mean over {self.window_s:.3f} s, "
                     f"+-{self.acceleration_error_bound:.3f}) beyond the certified {self.acceleration_tube[j]:.3f} rad/s^2")
         return ""
+
+
+def _share(error, tube) -> float:
+    """The largest ``error / tube`` over joints (a zero tube: any error is infinitely far out)."""
+    return float(np.max(np.divide(error, tube, out=np.where(error > 0, np.inf, 0.0), where=tube > 0)))

@@ -418,6 +418,11 @@ class RecedingHorizon:
         """Largest measured tracking error (rad, rad/s, rad/s^2 estimated), max over joints."""
         return self.monitor.max_error
 
+    @property
+    def max_tube_share(self) -> float:
+        """Largest measured tracking error as a share of its tube (1: on its edge), over joints and kinds."""
+        return self.monitor.max_tube_share
+
     def fault(self, t: float, reason: str, final_state: PlannerState = S.FAILED) -> Command | None:
         """Brake now, computing nothing: drop every plan that has not started by the time a command
         sent now can take effect (``command_lead_s``), so the arm brakes on the executing plan, which

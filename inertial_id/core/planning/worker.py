@@ -1,11 +1,12 @@
 """The plan optimiser in a process of its own.
 
-CasADi (IPOPT and the certifier's compiled functions) holds Python's GIL for the whole of a call.
-Run in a thread of the planner's process, a 0.2-2 s solve froze every other thread of that process
-for as long: joint states were not taken, the clock did not advance, and the monitor saw ~1 s gaps
-in a stream that had been published without any (measured: a 1 ms ticker thread beside one IPOPT
-solve went up to 1.95 s between ticks). In a separate process the optimiser only competes for a CPU
-core, never for the interpreter that watches the arm.
+A plan (optimisation, then certification: 0.1-1 s) is Python and numpy, holding the interpreter for
+most of its time. In a thread of the planner's process it would make every other thread of that
+process wait: joint states not taken, the clock not advancing, gaps the monitor sees in a stream
+published without any. Measured when the optimiser was CasADi's IPOPT, which holds the interpreter
+for a whole solve: a 1 ms ticker thread beside one solve went up to 1.95 s between ticks. In a
+separate process the optimiser only competes for a CPU core, never for the interpreter that watches
+the arm.
 
 The worker runs the newest request it has been sent (older ones that were not started are
 superseded) and hands back ``(request_id, PlanResult)``.
