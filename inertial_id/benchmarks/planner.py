@@ -5,9 +5,11 @@ excitation cost reached."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
+from ..cli.common import positive_float
 from ..studies.bounds import PAYLOADS, grasped_payload
 from ..core.robot.model import load_robot
 from ..core.planning.certifier import CertifierSettings
@@ -25,6 +27,9 @@ BOX_FRACTIONS = (0.5, 0.3, 0.2, 0.1)
 def add_arguments(parser) -> None:
     parser.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     parser.add_argument("--chains", type=int, default=10, help="receding chains of 4 plans each, from rest")
+    parser.add_argument("--optimize-s", type=positive_float,
+                        help="optimisation budget of a plan, s (default: the profile's planner.optimize_s); the "
+                             "certification keeps the profile's time after it")
 
 
 def _chains(robot, opt, settings, chains: int) -> dict:
@@ -83,6 +88,10 @@ def _chains(robot, opt, settings, chains: int) -> dict:
 def run(args) -> dict:
     robot = load_robot(args.robot)
     settings = PlannerSettings.from_profile(robot)
+    if args.optimize_s is not None:      # what a budget buys: the search and the deadline move with it
+        extra = args.optimize_s - settings.optimize_s
+        settings = replace(settings, optimize_s=args.optimize_s, search_s=settings.search_s + extra,
+                           deadline_s=settings.deadline_s + extra)
     cert = CertifierSettings.from_profile(robot)
     report = {"robot": robot.name, "bezier_degree": settings.degree, "time_intervals": cert.time_intervals,
               "deadline_s": settings.deadline_s, "optimize_budget_s": settings.optimize_s}
