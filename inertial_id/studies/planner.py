@@ -46,7 +46,7 @@ from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
 from ..core.planning.receding import RecedingHorizon
-from ..core.signals.row_builder import RowBuilder
+from ..core.signals.row_builder import SampleRows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
@@ -156,7 +156,8 @@ class _Loop:
         sensing = robot.profile["sensing"]
         self.js_every = max(1, int(round(STEP_HZ / float(sensing["joint_states_hz"]))))
         if not self.momentum:
-            self.rows = RowBuilder(robot, False, True, STEP_HZ / self.js_every)
+            # the rows as the builder node sends them (each sample's own message here)
+            self.rows = SampleRows(robot, False, True, STEP_HZ / self.js_every, batch_samples=1)
         self.rh = RecedingHorizon(robot, settings, cert_settings, certify_fn)
         self.opt = PlanOptimizer(robot, settings, cert_settings, certify_fn)
         self.pi = pi
@@ -167,10 +168,9 @@ class _Loop:
         if self.momentum:
             self.pending.append((m.t, m.q, m.qd, m.tau))     # formed in batches, before each update
         else:
-            for rows in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench):
-                bound = None if rows.acceleration_bound is None else np.atleast_2d(rows.acceleration_bound)
-                self.estimator.add(rows.kind, rows.A, rows.b, rows.noise_bound, rows.noise_sigma, 1,
-                                   acceleration_bound=bound)
+            for r in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench).messages:
+                self.estimator.add(r.kind, r.A, r.b, r.noise_bound, r.noise_sigma, r.samples, r.kinematics,
+                                   r.acceleration_bound)
 
     def update_bounds(self):
         if self.pending:
