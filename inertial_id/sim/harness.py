@@ -41,6 +41,9 @@ import numpy as np
 REVERSAL_WINDOW_S = 0.05
 XARM7_DAMPING = (10.0, 10.0, 5.0, 5.0, 2.0, 2.0, 2.0)     # N m s/rad, the public xArm description's
 CALIBRATION_SEED = 90_000          # trajectory and noise seeds of the payload-free calibration runs
+# the boxes of error-free observations (:func:`error_free_box`): a case's key, sensor_only, the summary's key
+ERROR_FREE = (("error_free_width", False, "median_error_free_mass_width_kg"),
+              ("error_free_width_sensor_only", True, "median_error_free_sensor_only_mass_width_kg"))
 
 
 @dataclass(frozen=True)
@@ -169,15 +172,20 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
 
 def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
-    and median relative point mass error; what the force rows' bound is made of (medians over the
-    cases of :func:`row_errors`' ``force_bound_N``)."""
+    and median relative point mass error; the median mass width with every error zero, with and
+    without the acceleration's share (:func:`error_free_box`); what the force rows' bound is made of
+    (medians over the cases of :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
+    floors = {name: [r[key][0] for r in results if r.get(key)] for key, _, name in ERROR_FREE}
     return {"cases": len(results), "silent_wrong_answers": sum(r["silent_wrong_answer"] for r in results),
             "guaranteed_and_consistent": sum(r["bounds_guaranteed"] and r["data_consistent"] for r in results),
             "contain_truth": sum(r["all_inside"] for r in results),
             "median_mass_width_kg": float(np.median(widths)) if widths else float("nan"),
             "median_relative_mass_error": float(np.median(mass_errors)) if mass_errors else float("nan"),
+            # the same rows with every error zero (wrench rows): the box of the stated bounds, and of the
+            # sensor's bound alone (what no sound method narrows)
+            **{name: float(np.median(v)) if v else float("nan") for name, v in floors.items()},
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
                if results else float("nan") for k in ("noise", "acceleration_share")}}
 
@@ -250,6 +258,28 @@ def estimate(robot, rec, method: str | None = None):
         intake.add(m)
         rows.append(m)
     return intake.finish(), intake, rows, counts
+
+
+def error_free_box(robot, rows, pi_true, offset, method: str | None = None, sensor_only: bool = False):
+    """``(lower, upper)`` the estimator gives on the same wrench rows with each observation replaced
+    by the true payload's wrench plus the true F/T offset ``offset`` (6,): every error zero, a
+    realization the stated bounds admit. None without wrench rows.
+
+    The box is then the stated bounds' alone, not the errors'. ``sensor_only``: with no share for the
+    differentiated acceleration's error either, only the sensor's stated bound; every payload within
+    it of the truth on every row explains the data as well as the truth, so in this realization no
+    method sound under the stated bounds reports a box narrower than this one."""
+    from ..core.offline import RowIntake
+    wrench = [m for m in rows if m.kind == "wrench"]
+    if not wrench:
+        return None
+    intake = RowIntake(robot, method or robot.profile["identification"]["method"])
+    for m in wrench:
+        b = ((m.A @ pi_true).reshape(m.samples, 6) + np.asarray(offset)).ravel()
+        share = None if m.acceleration_bound is None or not sensor_only else np.zeros_like(m.acceleration_bound)
+        intake.add(replace(m, b=b, acceleration_bound=m.acceleration_bound if share is None else share))
+    r = intake.finish()
+    return np.asarray(r.lower), np.asarray(r.upper)
 
 
 def reversal_times(rec) -> np.ndarray:
@@ -371,11 +401,14 @@ def run_case(case: Case) -> dict:
     inside = (pi_true >= lower) & (pi_true <= upper)
     silent = bool(r.bounds_guaranteed and r.data_consistent and not inside.all())
     tracking = np.abs(rec.q_true - rec.q_desired).max(axis=0)
+    error_free = {key: error_free_box(robot, rows, pi_true, case.wrench_offset, case.method, sensor_only)
+                  for key, sensor_only, _ in ERROR_FREE}
     return {
         "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
         "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),
         "inside": inside.tolist(), "all_inside": bool(inside.all()), "width": (upper - lower).tolist(),
         "point_error": (x - pi_true).tolist(), "bounds_guaranteed": bool(r.bounds_guaranteed),
+        **{key: None if box is None else (box[1] - box[0]).tolist() for key, box in error_free.items()},
         "data_consistent": bool(r.data_consistent), "silent_wrong_answer": silent, "message": r.message,
         "samples_used": int(r.samples_used), "messages_dropped": dict(intake.dropped), "sample_counts": counts,
         "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
