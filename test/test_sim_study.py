@@ -33,13 +33,14 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
     stated = noise["wrench"]["bound_sigmas"] * noise["wrench"]["force_sigma_N"] + noise["model_error_N"]
     assert s["median_force_row_noise_N"] == pytest.approx(stated)
     assert 0.0 < s["median_force_row_acceleration_share_N"] < np.inf
-    # with every error zero: the stated bounds' box, and the sensor's alone inside it
-    assert 0.0 < s["median_error_free_sensor_only_mass_width_kg"] < s["median_error_free_mass_width_kg"] < np.inf
+    # with every error zero: what no sound box beats, and the estimator's box, which beats nothing
+    assert 0.0 < s["median_sound_mass_width_floor_kg"] <= s["median_error_free_mass_width_kg"] < np.inf
 
 
-def test_the_error_free_box_holds_the_truth_and_is_narrower_with_tighter_bounds():
-    """The same rows with every error zero: the truth is inside, and halving the stated bounds (the
-    sensor's and the differentiated acceleration's) narrows the box: the floor is set by the bounds."""
+def test_error_free_rows_give_a_box_no_narrower_than_the_sound_floor():
+    """The same rows with every error zero: the estimator's box holds the truth and is at least the
+    floor no sound box beats (two physical payloads that explain the data); halving the stated bounds
+    (the sensor's and the differentiated acceleration's) narrows both: the bounds set them."""
     case = harness.study_cases("xarm7", 1, seed=5, duration_s=3.0)[0]
     robot, pi_true, rec, _ = harness.simulate(case)
     _, _, rows, _ = harness.estimate(robot, rec)
@@ -50,10 +51,12 @@ def test_the_error_free_box_holds_the_truth_and_is_narrower_with_tighter_bounds(
     lower2, upper2 = harness.error_free_box(robot, halved, pi_true, case.wrench_offset)
     assert np.all((lower2 <= pi_true) & (pi_true <= upper2))
     assert upper2[0] - lower2[0] < upper[0] - lower[0]
-    lower3, upper3 = harness.error_free_box(robot, rows, pi_true, case.wrench_offset, sensor_only=True)
-    assert np.all((lower3 <= pi_true) & (pi_true <= upper3))
-    assert upper3[0] - lower3[0] < upper[0] - lower[0]
+    # two physical payloads explain such data within the sensor's bound: the box holds both
+    floor = harness.sound_width_floor(robot, rows, pi_true, case.wrench_offset)
+    assert 0.0 < floor <= upper[0] - lower[0]
+    assert harness.sound_width_floor(robot, halved, pi_true, case.wrench_offset) < floor
     assert harness.error_free_box(robot, [], pi_true, case.wrench_offset) is None
+    assert harness.sound_width_floor(robot, [], pi_true, case.wrench_offset) is None
 
 
 def test_a_meaningless_duration_is_a_one_line_error(capsys):

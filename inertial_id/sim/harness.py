@@ -16,7 +16,9 @@ consistent flags; a **silent wrong answer** is a box labelled guaranteed and con
 the truth on some parameter. And the rows themselves: the true payload's residual ``A pi - b``
 against each row's stated bound, split into the sensor's part (reading minus true wrench) and the
 model part (the rest: differentiated acceleration, encoder quantization, interpolation), near a
-joint velocity reversal and away from one.
+joint velocity reversal and away from one. And what the stated bounds allow at best: the same rows
+with every error zero, through the estimator (:func:`error_free_box`) and as the width no sound box
+beats (:func:`sound_width_floor`).
 
 An arm that senses joint torque (the Gen3) is estimated as a user would: calibrated first
 (:func:`with_calibrations`: ``calibrate`` on payload-free runs of the same engine and the same
@@ -41,9 +43,6 @@ import numpy as np
 REVERSAL_WINDOW_S = 0.05
 XARM7_DAMPING = (10.0, 10.0, 5.0, 5.0, 2.0, 2.0, 2.0)     # N m s/rad, the public xArm description's
 CALIBRATION_SEED = 90_000          # trajectory and noise seeds of the payload-free calibration runs
-# the boxes of error-free observations (:func:`error_free_box`): a case's key, sensor_only, the summary's key
-ERROR_FREE = (("error_free_width", False, "median_error_free_mass_width_kg"),
-              ("error_free_width_sensor_only", True, "median_error_free_sensor_only_mass_width_kg"))
 
 
 @dataclass(frozen=True)
@@ -172,20 +171,21 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
 
 def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
-    and median relative point mass error; the median mass width with every error zero, with and
-    without the acceleration's share (:func:`error_free_box`); what the force rows' bound is made of
+    and median relative point mass error; with every error zero, the median mass width of the
+    estimator's box (:func:`error_free_box`) and of what no sound box beats (:func:`sound_width_floor`); what the force rows' bound is made of
     (medians over the cases of :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
-    floors = {name: [r[key][0] for r in results if r.get(key)] for key, _, name in ERROR_FREE}
+    error_free = [r["error_free_width"][0] for r in results if r.get("error_free_width")]
+    floors = [r["sound_mass_width_floor_kg"] for r in results if r.get("sound_mass_width_floor_kg") is not None]
     return {"cases": len(results), "silent_wrong_answers": sum(r["silent_wrong_answer"] for r in results),
             "guaranteed_and_consistent": sum(r["bounds_guaranteed"] and r["data_consistent"] for r in results),
             "contain_truth": sum(r["all_inside"] for r in results),
             "median_mass_width_kg": float(np.median(widths)) if widths else float("nan"),
             "median_relative_mass_error": float(np.median(mass_errors)) if mass_errors else float("nan"),
-            # the same rows with every error zero (wrench rows): the box of the stated bounds, and of the
-            # sensor's bound alone (what no sound method narrows)
-            **{name: float(np.median(v)) if v else float("nan") for name, v in floors.items()},
+            # the same rows with every error zero (wrench rows): the estimator's box, and a width no sound box beats
+            "median_error_free_mass_width_kg": float(np.median(error_free)) if error_free else float("nan"),
+            "median_sound_mass_width_floor_kg": float(np.median(floors)) if floors else float("nan"),
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
                if results else float("nan") for k in ("noise", "acceleration_share")}}
 
@@ -260,26 +260,76 @@ def estimate(robot, rec, method: str | None = None):
     return intake.finish(), intake, rows, counts
 
 
-def error_free_box(robot, rows, pi_true, offset, method: str | None = None, sensor_only: bool = False):
+def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
     """``(lower, upper)`` the estimator gives on the same wrench rows with each observation replaced
     by the true payload's wrench plus the true F/T offset ``offset`` (6,): every error zero, a
-    realization the stated bounds admit. None without wrench rows.
-
-    The box is then the stated bounds' alone, not the errors'. ``sensor_only``: with no share for the
-    differentiated acceleration's error either, only the sensor's stated bound; every payload within
-    it of the truth on every row explains the data as well as the truth, so in this realization no
-    method sound under the stated bounds reports a box narrower than this one."""
+    realization the stated bounds admit; the box is then the stated bounds', not the errors'. None
+    without wrench rows."""
     from ..core.offline import RowIntake
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
     intake = RowIntake(robot, method or robot.profile["identification"]["method"])
     for m in wrench:
-        b = ((m.A @ pi_true).reshape(m.samples, 6) + np.asarray(offset)).ravel()
-        share = None if m.acceleration_bound is None or not sensor_only else np.zeros_like(m.acceleration_bound)
-        intake.add(replace(m, b=b, acceleration_bound=m.acceleration_bound if share is None else share))
+        intake.add(replace(m, b=((m.A @ pi_true).reshape(m.samples, 6) + np.asarray(offset)).ravel()))
     r = intake.finish()
     return np.asarray(r.lower), np.asarray(r.upper)
+
+
+def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
+    """A mass width (kg) that no box sound under the sensor's stated bounds can beat on these rows
+    when every error is zero (the observations are the true payload's wrench plus the true offset
+    ``offset``, a realization the bounds admit): the masses of two physically consistent payloads
+    that, each with an offset inside the stated box, stay within every row's stated sensor bound of
+    the observations, the acceleration taken as exact. Either could have produced the data, so a
+    box missing one is wrong for some admissible errors. Found as the lightest and the heaviest such
+    payload (an SDP over all rows at once: cvxpy, Clarabel), each then moved toward the truth until
+    it passes the checks exactly (the solver's point may be off by its tolerance). None without
+    wrench rows."""
+    import cvxpy as cp
+
+    from ..core.estimators.consistent import pseudo_inertia_expr
+    from ..core.signals.sensors import NoiseModel
+    wrench = [m for m in rows if m.kind == "wrench"]
+    if not wrench:
+        return None
+    A = np.vstack([m.A for m in wrench])
+    e = np.concatenate([m.noise_bound for m in wrench])
+    M = np.hstack([A, np.tile(np.eye(6), (A.shape[0] // 6, 1))])
+    z_true = np.concatenate([pi_true, offset])
+    b = M @ z_true
+    offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    lower = np.concatenate([robot.payload_prior()[0], -offset_box])
+    upper = np.concatenate([robot.payload_prior()[1], offset_box])
+    explains = lambda z: bool(np.all(np.abs(M @ z - b) <= e) and np.all((lower <= z) & (z <= upper)))  # noqa: E731
+    z = cp.Variable(M.shape[1])
+    J = pseudo_inertia_expr(z)
+    constraints = [cp.abs(M @ z - b) <= e, z >= lower, z <= upper, 0.5 * (J + J.T) >> 0]
+    masses = []
+    for objective in (cp.Minimize(z[0]), cp.Maximize(z[0])):
+        problem = cp.Problem(objective, constraints)
+        problem.solve(solver=cp.CLARABEL)
+        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise RuntimeError(f"the error-free rows' SDP failed: {problem.status}")
+        masses.append(_toward_physical(z_true, np.asarray(z.value), explains)[0])
+    return float(masses[1] - masses[0])
+
+
+def _toward_physical(z_true, z, explains) -> np.ndarray:
+    """The point of the segment from ``z_true`` (a physical payload, then its offset) to ``z`` nearest
+    ``z`` whose payload is physically consistent and that ``explains`` the data. The consistent
+    points form an interval from ``z_true`` (the pseudo-inertia is linear in the parameters and the
+    semidefinite matrices a convex cone): bisection."""
+    from ..core.robot import params
+    physical = lambda t: params.is_physically_consistent((z_true + t * (z - z_true))[:10], tol=0.0)  # noqa: E731
+    inside, outside = (1.0, 1.0) if physical(1.0) else (0.0, 1.0)
+    for _ in range(40):
+        mid = 0.5 * (inside + outside)
+        inside, outside = (mid, outside) if physical(mid) else (inside, mid)
+    t = inside * (1.0 - 1e-6)     # strictly inside the rows, which the LP meets only to its tolerance
+    while not explains(z_true + t * (z - z_true)):
+        t *= 0.5
+    return z_true + t * (z - z_true)
 
 
 def reversal_times(rec) -> np.ndarray:
@@ -401,14 +451,14 @@ def run_case(case: Case) -> dict:
     inside = (pi_true >= lower) & (pi_true <= upper)
     silent = bool(r.bounds_guaranteed and r.data_consistent and not inside.all())
     tracking = np.abs(rec.q_true - rec.q_desired).max(axis=0)
-    error_free = {key: error_free_box(robot, rows, pi_true, case.wrench_offset, case.method, sensor_only)
-                  for key, sensor_only, _ in ERROR_FREE}
+    error_free = error_free_box(robot, rows, pi_true, case.wrench_offset, case.method)
     return {
         "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
         "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),
         "inside": inside.tolist(), "all_inside": bool(inside.all()), "width": (upper - lower).tolist(),
         "point_error": (x - pi_true).tolist(), "bounds_guaranteed": bool(r.bounds_guaranteed),
-        **{key: None if box is None else (box[1] - box[0]).tolist() for key, box in error_free.items()},
+        "error_free_width": None if error_free is None else (error_free[1] - error_free[0]).tolist(),
+        "sound_mass_width_floor_kg": sound_width_floor(robot, rows, pi_true, case.wrench_offset),
         "data_consistent": bool(r.data_consistent), "silent_wrong_answer": silent, "message": r.message,
         "samples_used": int(r.samples_used), "messages_dropped": dict(intake.dropped), "sample_counts": counts,
         "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
