@@ -277,15 +277,15 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
 
 
 def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
-    """A mass width (kg) that no box sound under the sensor's stated bounds can beat on these rows
-    when every error is zero (the observations are the true payload's wrench plus the true offset
-    ``offset``, a realization the bounds admit): the masses of two physically consistent payloads
-    that, each with an offset inside the stated box, stay within every row's stated sensor bound of
-    the observations, the acceleration taken as exact. Either could have produced the data, so a
-    box missing one is wrong for some admissible errors. Found as the lightest and the heaviest such
-    payload (an SDP over all rows at once: cvxpy, Clarabel), each then moved toward the truth until
-    it passes the checks exactly (the solver's point may be off by its tolerance). None without
-    wrench rows."""
+    """A mass width (kg) that no box sound under the rows' stated bounds can beat on these rows when
+    every error is zero (the observations are the true payload's wrench plus the true offset ``offset``,
+    a realization the bounds admit): the masses of two physically consistent payloads that, each with an
+    offset inside the stated box, stay within every row's stated bound (the sensor's and the model
+    error, as the builder sends it) of the observations, the acceleration taken as exact. Either could
+    have produced the data, so a box missing one is wrong for some admissible errors. Found as the
+    lightest and the heaviest such payload (an SDP over all rows at once: cvxpy, Clarabel), each then
+    moved toward the truth until it passes the checks exactly (the solver's point may be off by its
+    tolerance). None without wrench rows."""
     import cvxpy as cp
 
     from ..core.estimators.consistent import pseudo_inertia_expr
