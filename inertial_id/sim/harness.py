@@ -172,8 +172,9 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
 def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
     and median relative point mass error; with every error zero, the median mass width of the
-    estimator's box (:func:`error_free_box`) and of what no sound box beats (:func:`sound_width_floor`); what the force rows' bound is made of
-    (medians over the cases of :func:`row_errors`' ``force_bound_N``)."""
+    estimator's box (:func:`error_free_box`) and of what no sound box beats
+    (:func:`sound_width_floor`); what the force rows' bound is made of (medians over the cases of
+    :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
     error_free = [r["error_free_width"][0] for r in results if r.get("error_free_width")]
@@ -183,7 +184,7 @@ def summary(results) -> dict:
             "contain_truth": sum(r["all_inside"] for r in results),
             "median_mass_width_kg": float(np.median(widths)) if widths else float("nan"),
             "median_relative_mass_error": float(np.median(mass_errors)) if mass_errors else float("nan"),
-            # the same rows with every error zero (wrench rows): the estimator's box, and a width no sound box beats
+            # the same rows with every error zero (wrench rows): the estimator's box, and what no sound box beats
             "median_error_free_mass_width_kg": float(np.median(error_free)) if error_free else float("nan"),
             "median_sound_mass_width_floor_kg": float(np.median(floors)) if floors else float("nan"),
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
@@ -322,11 +323,14 @@ def _toward_physical(z_true, z, explains) -> np.ndarray:
     semidefinite matrices a convex cone): bisection."""
     from ..core.robot import params
     physical = lambda t: params.is_physically_consistent((z_true + t * (z - z_true))[:10], tol=0.0)  # noqa: E731
-    inside, outside = (1.0, 1.0) if physical(1.0) else (0.0, 1.0)
-    for _ in range(40):
-        mid = 0.5 * (inside + outside)
-        inside, outside = (mid, outside) if physical(mid) else (inside, mid)
-    t = inside * (1.0 - 1e-6)     # strictly inside the rows, which the LP meets only to its tolerance
+    t = 1.0
+    if not physical(t):
+        inside, outside = 0.0, 1.0
+        for _ in range(40):
+            mid = 0.5 * (inside + outside)
+            inside, outside = (mid, outside) if physical(mid) else (inside, mid)
+        t = inside
+    t *= 1.0 - 1e-6               # strictly inside the rows, which the solver meets only to its tolerance
     while not explains(z_true + t * (z - z_true)):
         t *= 0.5
     return z_true + t * (z - z_true)
