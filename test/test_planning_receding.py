@@ -489,6 +489,13 @@ def test_with_wait_for_estimate_nothing_moves_before_a_trusted_estimate(robot):
     assert rh3.start(0.0, settings.centre)
     rh3.tick(settings.hold_wait_s + 0.1, 0.0)
     assert rh3.state == "failed" and "no estimate" in rh3.message and not rh3.segments
+    assert rh3.message.endswith("; none has arrived")
+    # estimates that arrived and were refused: how many and why, instead
+    rh4 = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot), wait_for_estimate=True)
+    assert rh4.start(0.0, settings.centre)
+    rh4.on_estimate(0.5, lo, hi - 0.01 * (hi - lo), False, True)
+    rh4.tick(settings.hold_wait_s + 0.1, 0.0)
+    assert rh4.state == "failed" and rh4.message.endswith("; 1 estimates not used (bounds not guaranteed)")
 
 
 def test_a_fault_at_rest_at_the_end_of_the_timeline_sends_nothing(setup):

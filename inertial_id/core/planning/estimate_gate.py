@@ -22,6 +22,7 @@ class EstimateGate:
             raise ValueError("the planner needs a finite prior payload box (profile payload.prior_lower/upper)")
         self.prior = (lower.copy(), upper.copy())
         self.lower, self.upper = lower, upper
+        self.received = 0                   # estimates taken, used or not
         self.rejected = 0                   # estimates not used (bounds not guaranteed, data inconsistent)
         self.rejected_why = ""
         self.distrust = ""                  # why the newest estimate forbids motion ('' if it does not)
@@ -33,6 +34,7 @@ class EstimateGate:
         """Intersect the box with an estimate's bounds; False (box unchanged, :attr:`refusal` says
         why) when the estimate does not qualify or contradicts the box."""
         lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        self.received += 1
         self.refusal = ""
         if not (bounds_guaranteed and data_consistent):
             self.rejected += 1

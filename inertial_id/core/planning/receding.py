@@ -311,6 +311,8 @@ class RecedingHorizon:
         """Nothing moves yet because of ``why``: fail at the hold deadline (False), else keep waiting."""
         if self.gate.rejected:
             why += f"; {self.gate.rejected} estimates not used ({self.gate.rejected_why})"
+        elif not self.gate.received:      # a slow or absent estimator, not a refusal
+            why += "; none has arrived"
         if t >= self._run.hold_deadline:
             self._enter(S.FAILED, why)
             return False
