@@ -290,13 +290,14 @@ def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
     import cvxpy as cp
 
     from ..core.estimators.consistent import pseudo_inertia_expr
+    from ..core.estimators.payload import offset_columns
     from ..core.signals.sensors import NoiseModel
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
     A = np.vstack([m.A for m in wrench])
     e = np.concatenate([m.noise_bound for m in wrench])
-    M = np.hstack([A, np.tile(np.eye(6), (A.shape[0] // 6, 1))])
+    M = np.hstack([A, offset_columns(A.shape[0])])
     z_true = np.concatenate([pi_true, offset])
     b = M @ z_true
     offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()

@@ -51,6 +51,12 @@ from .row_checks import unsolvable
 
 
 
+def offset_columns(rows: int) -> np.ndarray:
+    """The F/T offset's six columns of ``rows`` wrench rows (six a sample, ``[f, n]``): the offset
+    adds to every sample's reading."""
+    return np.tile(np.eye(6), (rows // 6, 1))
+
+
 class Point(Enum):
     """How a row method forms its point estimate."""
 
@@ -154,7 +160,7 @@ class PayloadEstimator:
         w = 1.0 / np.square(np.maximum(sigma, 1e-12))
         if self.offset_bound is not None:        # the offset's columns: identity on wrench rows
             wrench = guaranteed if wrench is None else wrench
-            offset = np.tile(np.eye(6), (b.size // 6, 1)) if wrench and b.size % 6 == 0 else np.zeros((b.size, 6))
+            offset = offset_columns(b.size) if wrench and b.size % 6 == 0 else np.zeros((b.size, 6))
             A = np.hstack([A, offset])
         self.wls.update(A, b, w)
         if self.point is Point.RECURSIVE:
