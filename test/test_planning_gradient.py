@@ -39,7 +39,7 @@ def test_cost_and_screen_gradients_match_central_differences(name, moving):
                                 np.tile(settings.centre, opt.m) + rng.normal(scale=0.1, size=opt.m * opt.n))
         F_prev = opt.excitation.information(earlier, settings.cost_samples)
     req = PlanRequest(q, qd, np.zeros(robot.nv), lo, hi, F_prev)
-    evaluate, gradient = opt._objective(req)
+    evaluate, gradient, _ = opt._objective(req)
     x = np.tile(settings.centre, opt.m) + rng.normal(scale=0.15, size=opt.m * opt.n)
     numeric = central_difference(evaluate, x)
     exact = np.column_stack(gradient(x))

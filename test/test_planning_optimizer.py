@@ -220,7 +220,7 @@ def test_the_optimisation_starts_no_evaluation_past_its_time(gen3, monkeypatch):
     robot, settings, cert, _ = gen3
     opt = PlanOptimizer(robot, settings, cert)
     req = rest_request(robot, settings, seed=5)
-    evaluate, gradient = opt._objective(req)
+    evaluate, gradient, _ = opt._objective(req)
     G, lo, hi = opt._linear(req)
     x_brake = opt.brake_point(req, G, lo, hi)
     xlo, xhi = np.tile(opt.x_lo, opt.m), np.tile(opt.x_hi, opt.m)

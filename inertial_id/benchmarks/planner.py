@@ -1,13 +1,16 @@
 """Certified excitation planner: time of one plan + certify (receding chains from rest, shrinking
 box), with exact gradients and, in the same run, with SLSQP's finite differences (the earlier
 implementation): whether the optimisation converged within its budget, its iterations, the
-excitation cost reached."""
+excitation cost reached. And the torque screen's optimism (its margin less the certifier's) on the
+holding plans and the certified plans of the chains, beside the previous screen's on the same plans
+(the tracking tube as ``|M| a_tube`` of the robot alone, no friction box)."""
 from __future__ import annotations
 
 import time
 from dataclasses import replace
 
 import numpy as np
+import pinocchio as pin
 
 from ..cli.common import positive_float
 from ..studies.bounds import PAYLOADS, grasped_payload
@@ -15,7 +18,7 @@ from ..core.robot.model import load_robot
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.bezier import BezierPlan
-from ..core.planning.optimizer import PlanOptimizer, PlanRequest
+from ..core.planning.optimizer import PRECHECK_SAMPLES, PlanOptimizer, PlanRequest
 
 # box half-widths of the successive plans of a chain, as fractions of the prior box's, shrinking
 # around the truth as they do when the estimator runs. A chain starts, as the node does, with the first
@@ -32,11 +35,33 @@ def add_arguments(parser) -> None:
                              "certification keeps the profile's time after it")
 
 
+def previous_screen(opt, plan, lower, upper) -> float:
+    """The screen's margin as it was before the tube's first-order terms (the reference)."""
+    t = np.linspace(0.0, plan.duration_s, PRECHECK_SAMPLES)
+    q, qd, qdd = plan.evaluate(t)
+    ex, model = opt.excitation, opt.robot.model
+    W = ex.rows(q, qd, qdd).reshape(len(t), opt.n, 10)
+    tau = ex.robot_torque(q, qd, qdd)
+    M = np.array([pin.crba(model, ex.data, qk) for qk in q])
+    M = np.triu(M) + np.swapaxes(np.triu(M, 1), 1, 2)
+    c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
+    reach = (np.abs(tau + W @ c) + np.abs(W) @ h + opt.cert_settings.robot_relative_error * np.abs(tau)
+             + np.abs(M) @ np.asarray(opt.cert_settings.tracking_acceleration_rad_s2, dtype=float))
+    return float(np.min(opt.robot.torque_limit - np.asarray(opt.cert_settings.torque_margin_Nm) - reach))
+
+
+def _gaps(opt, plan, cert, lower, upper) -> tuple[float, float]:
+    """(the screen's, the previous screen's) margin less the certifier's on ``plan``."""
+    return (opt.screen(plan, lower, upper) - cert.min_torque_margin_Nm,
+            previous_screen(opt, plan, lower, upper) - cert.min_torque_margin_Nm)
+
+
 def _chains(robot, opt, settings, chains: int) -> dict:
     lo0, hi0 = robot.payload_prior()
     payloads = list(PAYLOADS)
     totals, optimise, certify, attempts, scales, certified = [], [], [], [], [], 0
     converged, iterations, costs = [], [], []
+    gaps = {"rest": [], "moving": []}       # (the screen's, the previous screen's) optimism, N m
     z = np.zeros(robot.nv)
     opt.plan(PlanRequest(settings.centre, z, z, lo0, hi0, opt.excitation.no_information()), deadline_s=0.2)   # warm-up (caches)
     for chain in range(chains):
@@ -48,6 +73,7 @@ def _chains(robot, opt, settings, chains: int) -> dict:
                  for frac in BOX_FRACTIONS]
         hold = BezierPlan.holding(q, settings.degree, settings.horizon_s)
         held = [opt.certify(robot, opt.cert_settings, hold, lo, hi) for lo, hi in boxes]
+        gaps["rest"] += [_gaps(opt, hold, cert, lo, hi) for cert, (lo, hi) in zip(held, boxes)]
         first = next((k for k, cert in enumerate(held) if cert.certified), None)
         if first is None:
             continue
@@ -66,13 +92,22 @@ def _chains(robot, opt, settings, chains: int) -> dict:
             if not res.certified:
                 break
             certified += 1
+            if res.scale > 0:
+                gaps["moving"].append(_gaps(opt, res.plan, res.certificate, lo, hi))
             scales.append(res.scale)
             costs.append(res.cost)
             F = F + opt.excitation.information(res.plan, settings.cost_samples, until_s=settings.replan_s)
             s = np.array([settings.replan_s])
             q, qd, qdd = (x[0] for x in res.plan.evaluate(s))
     t = np.array(totals)
-    return {
+    screen = {}
+    for kind, pairs in gaps.items():
+        g = np.array(pairs).reshape(-1, 2)
+        for prefix, col in (("", 0), ("previous_", 1)):
+            screen[f"{prefix}screen_gap_{kind}_p50_Nm"] = float(np.median(g[:, col])) if g.size else float("nan")
+            screen[f"{prefix}screen_gap_{kind}_max_Nm"] = float(g[:, col].max()) if g.size else float("nan")
+        screen[f"screen_gap_{kind}_plans"] = len(g)
+    return screen | {
         "plans_timed": int(t.size), "certified": certified,
         "plan_certify_p50_s": float(np.percentile(t, 50)), "plan_certify_p95_s": float(np.percentile(t, 95)),
         "plan_certify_max_s": float(t.max()),

@@ -125,6 +125,25 @@ class PayloadExcitation:
             out[2] += d_qdd[i]
         return out
 
+    def column_derivatives(self, q, qd, qdd) -> np.ndarray:
+        """(10, 3, nv, nv): ``d W_e[:, c] / d(q, qd, qdd)`` at one state for each payload column ``c``
+        (payload frame), every joint row: a robot whose payload body carries the parameters of column
+        ``c`` less the same robot without them (every body shifted to a valid inertia, as in
+        :meth:`torque_derivative`); torques being linear in the parameters, the difference is exact."""
+        model, data = self._scratch, self._scratch_data
+        from_parameters = pin.Inertia.FromDynamicParameters
+        shift = np.zeros(10)
+        shift[0] = 1.0 + 2.0 * np.abs(self.T_JP).max()
+        for b in range(self.bodies):
+            model.inertias[b + 1] = from_parameters(shift)
+        base = np.stack(pin.computeRNEADerivatives(model, data, q, qd, qdd))     # stack: a copy of data's
+        out = np.empty((10, 3, self.model.nv, self.model.nv))
+        payload_body = self.cols.start // 10 + 1
+        for c in range(10):
+            model.inertias[payload_body] = from_parameters(shift + self.T_JP[:, c])
+            out[c] = np.stack(pin.computeRNEADerivatives(model, data, q, qd, qdd)) - base
+        return out
+
     def weighted_torque_derivative(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``d tau / d(q, qd, qdd)`` (nv, nv) each of the torque the row weights come from (the nominal
         robot carrying the prior-centre payload)."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -43,8 +45,10 @@ START_FRACTIONS = (1.0, 0.5, 0.25, 0.12, 0.05)
 # after a torque refusal, the next step tried is the largest predicted to certify with this margin (N m)
 STEP_TARGET_NM = 0.8
 # the screen's optimism on a moving plan over its optimism on holding still, for a gap learned on a
-# braking plan from rest (12 Gen3 plans, full step against its braking plan: median 1.27, 9 of 12 <= 1.4)
-MOVING_GAP_FACTOR = 1.4
+# braking plan from rest (the first plans of 12 Gen3 chains of `bench planner`, full step against its
+# braking plan: median 1.90, 9 of 12 <= 2.3; the gaps themselves: 0.72-1.38 N m braking, 1.18-4.62
+# moving. The screen before its tube terms: median 1.26, gaps 2.5 and 3.1 N m, p50 of the bench)
+MOVING_GAP_FACTOR = 2.3
 PRECHECK_SAMPLES = 48
 SCREEN_MARGIN_NM = 0.5        # the optimiser keeps the screened torque margin this far above the learned gap
 
@@ -64,6 +68,14 @@ class PlanRequest:
     anchor: np.ndarray | None = None     # rest point to shrink toward (the executing plan's)
     torque_anchor: TorqueAnchor | None = None   # a measured torque of this run, for the certifier
     anchor_certified: tuple | None = None  # (plan, certificate) of the braking plan, when the caller has it
+
+
+class Objective(NamedTuple):
+    """A request's cost and screened margin (``evaluate(x) -> (cost, margin)``), their gradients
+    (``gradient(x)``), and ``freeze(x)``: the screen's tube terms taken from the plan at ``x``."""
+    evaluate: Callable
+    gradient: Callable
+    freeze: Callable
 
 
 @dataclass
@@ -126,14 +138,14 @@ class PlanOptimizer:
         self.certify = certify_fn or cached_certify(robot, cert_settings)
         self.excitation = PayloadExcitation(robot)
         self.screen_gap = 0.0         # N m: the screen's optimism on the last plan accepted (raised by refusals)
-        self._upper = np.triu(np.ones((robot.nv, robot.nv)))
-        self._strict = np.triu(np.ones((robot.nv, robot.nv)), 1)
         # the screen's constants: N m each joint torque may reach before it counts short (limit less the
-        # certifier's margin), the robot's relative error, the acceleration tube (rad/s^2, per joint)
+        # certifier's margin), the robot's relative error, the half-widths of the joint friction of the
+        # robot box the certifier takes ([Fc, Fv, Ia, beta] per joint), the tracking tube (3, n)
         self._torque_room = robot.torque_limit - np.asarray(cert_settings.torque_margin_Nm)
         self._robot_relative = float(cert_settings.robot_relative_error)
-        self._acc_tube = np.broadcast_to(np.asarray(cert_settings.tracking_acceleration_rad_s2, dtype=float),
-                                         (robot.nv,))
+        self._friction = cert_settings.context(robot).friction_radius
+        self._tube = np.stack(tube_margins(cert_settings, robot.nv))
+        self._centre = (None, None, None)        # (payload, model carrying it, its data) of the last box
         n, d, m = robot.nv, settings.degree, settings.free_points
         self.n, self.d, self.m = n, d, m
         T = settings.horizon_s
@@ -225,11 +237,14 @@ class PlanOptimizer:
 
     # --- objective and torque screen -------------------------------------------------------------
 
-    def _objective(self, req: PlanRequest):
-        """``(evaluate, gradient)`` for this request: ``evaluate(x) -> (cost, screened torque
-        margin)`` and ``gradient(x) -> (d cost / dx, d margin / dx)``, exact (the samples of q, qd,
-        qdd are affine in x; :meth:`~.excitation.PayloadExcitation.cost_and_gradient`,
-        :meth:`_screen_gradient`), each cached on x: the optimiser asks for both at the same points."""
+    def _objective(self, req: PlanRequest) -> Objective:
+        """The cost and the screened torque margin of this request at free points ``x``, and their
+        gradients, exact (the samples of q, qd, qdd are affine in x;
+        :meth:`~.excitation.PayloadExcitation.cost_and_gradient`, :meth:`_screen_gradient`), each
+        cached on x: the optimiser asks for both at the same points. The screen's tube terms
+        (:meth:`_tube_reach`) are those of the plan at the point last given to ``freeze`` (at first
+        the braking plan's): held constant while SLSQP runs, so the margin it keeps above the
+        learned gap is one smooth function, and its gradient is exact."""
         N, T = self.settings.cost_samples, self.settings.horizon_s
         dt = T / N
         s = (np.arange(N) + 0.5) / N
@@ -242,8 +257,7 @@ class PlanOptimizer:
         half = 0.5 * (req.upper - req.lower)
         ex = self.excitation
         values, gradients, sampled = {}, {}, {}
-        centre = model_with_payload(self.robot, 0.5 * (req.upper + req.lower))   # for the screen's gradient
-        centre_data = centre.createData()
+        tube = [np.zeros(self.n)]
 
         def samples(x, key):
             """q, qd, qdd at the samples and their weighted rows, of the last x asked for (the
@@ -258,13 +272,24 @@ class PlanOptimizer:
         def to_x(g):           # (3, N, n) per-sample gradient -> d / dx (x raveled as (m, n))
             return sum(BA.T @ g_k for (BA, _), g_k in zip(maps, g)).ravel()
 
+        def slack(x, key):
+            q, qd, qdd, (A, tau, _) = samples(x, key)
+            return self._torque_room - self._reach(qd, qdd, A[:, :, :10], tau, req.lower, req.upper)
+
+        def freeze(x):
+            key = x.tobytes()
+            q, qd, qdd, _ = samples(x, key)
+            tube[0] = self._tube_reach(q, qd, qdd, slack(x, key), req.lower, req.upper)
+            values.clear()
+            gradients.clear()
+
         def evaluate(x):
             key = x.tobytes()
             if key not in values:
-                q, _, _, (A, tau, w) = samples(x, key)
+                _, _, _, (A, _, w) = samples(x, key)
                 cost = ex.cost(req.F_prev + ex.weighted_information(A, w, dt), half)
                 values.clear()
-                values[key] = (cost, self._screen_margin(q, A[:, :, :10], tau, req.lower, req.upper))
+                values[key] = (cost, float(np.min(slack(x, key) - tube[0])))
             return values[key]
 
         def gradient(x):
@@ -272,72 +297,90 @@ class PlanOptimizer:
             if key not in gradients:
                 q, qd, qdd, rows = samples(x, key)
                 _, g_cost = ex.cost_and_gradient(q, qd, qdd, req.F_prev, half, dt, rows)
-                _, g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], req.lower, req.upper,
-                                                    centre, centre_data)
+                g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], slack(x, key) - tube[0],
+                                                 req.lower, req.upper)
                 gradients.clear()
                 gradients[key] = (to_x(g_cost), to_x(g_margin))
             return gradients[key]
-        return evaluate, gradient
+        freeze(self.brake_point(req))
+        return Objective(evaluate, gradient, freeze)
 
     def cost(self, req: PlanRequest, x) -> float:
         """The objective at free control points ``x`` for ``req``."""
-        return self._objective(req)[0](np.asarray(x, dtype=float))[0]
+        return self._objective(req).evaluate(np.asarray(x, dtype=float))[0]
 
-    def _reach(self, q, W, tau, lower, upper) -> tuple[np.ndarray, np.ndarray]:
-        """Screening, not certification: a cheap estimate of how far each joint torque may reach at
-        states ``q`` with payload rows ``W`` and payload-free torque ``tau``: payload box exactly (centre
-        +- |W_e| half-width), robot parameters to first order (± relative error of the nominal torque),
-        tracking tube as |M| times the acceleration tube. Returns the reach (N, nv) and the mass
-        matrices (N, nv, nv)."""
+    def _reach(self, qd, qdd, W, tau, lower, upper) -> np.ndarray:
+        """Screening, not certification: a cheap estimate (N, nv) of how far each joint torque may
+        reach at the samples on the plan itself, with payload rows ``W`` and payload-free torque
+        ``tau``: the payload box exactly (centre +- |W_e| half-width), the robot's link parameters to
+        first order (± relative error of the nominal torque), the joint friction of the robot box at
+        the sample's speeds. The tracking tube's share is :meth:`_tube_reach`."""
         c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
+        fr = self._friction
+        return (np.abs(tau + W @ c) + np.abs(W) @ h + self._robot_relative * np.abs(tau)
+                + fr[:, 0] + fr[:, 1] * np.abs(qd) + fr[:, 2] * np.abs(qdd) + fr[:, 3])
+
+    def _centre_model(self, c):
+        """The robot carrying payload ``c`` and its data (kept for the next call with the same ``c``)."""
+        if self._centre[0] is None or not np.array_equal(self._centre[0], c):
+            model = model_with_payload(self.robot, c)
+            self._centre = (np.array(c, dtype=float), model, model.createData())
+        return self._centre[1], self._centre[2]
+
+    def _tube_reach(self, q, qd, qdd, slack, lower, upper) -> np.ndarray:
+        """(nv,) what the tracking tube adds to each joint's reach, to first order, at the joint's
+        sample of least ``slack`` (N, nv): ``sum_j |d tau_i / d x_j| tube_j`` over q, qd, qdd, the
+        derivative bounded over the payload box (the centre payload's plus ``sum_c h_c |d W_e[i, c] /
+        d x_j|``) and the robot's relative error, plus the friction box's share at the tube's speeds.
+        The certifier's enclosure carries these terms (and higher orders); without them the screen
+        was optimistic by what the tube does to gravity and to the payload's uncertain torque."""
+        c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
+        centre, centre_data = self._centre_model(c)
         model, data = self.robot.model, self.excitation.data
-        M = np.empty((len(q), self.n, self.n))
-        for k in range(len(q)):
-            M[k] = pin.crba(model, data, q[k])          # upper triangle filled
-        M = M * self._upper
-        M = M + np.swapaxes(M * self._strict, 1, 2)
-        reach = np.abs(tau + W @ c) + np.abs(W) @ h + self._robot_relative * np.abs(tau) + np.abs(M) @ self._acc_tube
-        return reach, M
+        fr, tube = self._friction, self._tube
+        out = fr[:, 1] * tube[1] + fr[:, 2] * tube[2]
+        worst = np.argmin(slack, axis=0)
+        for k in np.unique(worst):
+            joints = np.flatnonzero(worst == k)
+            D = np.abs(np.stack(pin.computeRNEADerivatives(centre, centre_data, q[k], qd[k], qdd[k])))
+            D += self._robot_relative * np.abs(np.stack(pin.computeRNEADerivatives(model, data, q[k], qd[k], qdd[k])))
+            D += np.einsum("c,cdij->dij", h, np.abs(self.excitation.column_derivatives(q[k], qd[k], qdd[k])))
+            out[joints] += np.einsum("dij,dj->i", D[:, joints], tube)
+        return out
 
-    def _screen_margin(self, q, W, tau, lower, upper) -> float:
-        """The smallest torque margin (N m, beyond ``torque_margin_Nm``) the screen expects
-        (:meth:`_reach`). The optimiser keeps it above the gap observed between it and the certifier,
-        and candidates below that gap are not sent to the (much slower) certifier, whose verdict alone
-        accepts a plan."""
-        reach, _ = self._reach(q, W, tau, lower, upper)
-        return float(np.min(self._torque_room - reach))
-
-    def _screen_gradient(self, q, qd, qdd, W, tau, lower, upper, centre_model, centre_data):
-        """:meth:`_screen_margin` and its gradient with respect to the samples, (3, N, nv): that of
-        the joint and sample where the margin is smallest (the margin is their minimum), exact:
-        ``|tau + W c|`` from the robot carrying the centre payload (``centre_model``), ``|W| h`` as the
-        torque of the payload body with parameters ``sign(W) h``, ``|M| a_tube`` as
-        ``d (M(q) a) / dq`` with ``a = sign(M) a_tube``."""
-        reach, M = self._reach(q, W, tau, lower, upper)
-        slack = self._torque_room - reach
+    def _screen_gradient(self, q, qd, qdd, W, tau, slack, lower, upper) -> np.ndarray:
+        """The gradient (3, N, nv) of the screened margin ``min(slack)`` with respect to the samples:
+        that of the joint and sample where it is smallest, exact, the tube terms held constant:
+        ``|tau + W c|`` from the robot carrying the centre payload, ``|W| h`` as the torque of the
+        payload body with parameters ``sign(W) h``, the friction through the sample's speeds."""
         k, i = np.unravel_index(np.argmin(slack), slack.shape)
         c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
         model, data, ex = self.robot.model, self.excitation.data, self.excitation
+        centre, centre_data = self._centre_model(c)
 
-        def row_i(model_, data_, qd_, qdd_):       # d tau_i / d(q, qd, qdd) at sample k
-            return np.stack([d[i] for d in pin.computeRNEADerivatives(model_, data_, q[k], qd_, qdd_)])
-        g = np.sign(tau[k, i] + W[k, i] @ c) * row_i(centre_model, centre_data, qd[k], qdd[k])
-        g += self._robot_relative * np.sign(tau[k, i]) * row_i(model, data, qd[k], qdd[k])
+        def row_i(model_, data_):       # d tau_i / d(q, qd, qdd) at sample k
+            return np.stack([d[i] for d in pin.computeRNEADerivatives(model_, data_, q[k], qd[k], qdd[k])])
+        g = np.sign(tau[k, i] + W[k, i] @ c) * row_i(centre, centre_data)
+        g += self._robot_relative * np.sign(tau[k, i]) * row_i(model, data)
         thetas = np.zeros((self.n, ex.bodies, 10))
         thetas[i, ex.cols.start // 10] = ex.T_JP @ (np.sign(W[k, i]) * h)
         g += ex.torque_derivative(q[k], qd[k], qdd[k], thetas, [i])
-        dMa = row_i(model, data, np.zeros(self.n), np.sign(M[k, i]) * self._acc_tube)[0]
-        g[0] += dMa - pin.computeGeneralizedGravityDerivatives(model, data, q[k])[i]
+        g[1, i] += self._friction[i, 1] * np.sign(qd[k, i])
+        g[2, i] += self._friction[i, 2] * np.sign(qdd[k, i])
         grad = np.zeros((3, len(q), self.n))
         grad[:, k] = -g
-        return float(slack[k, i]), grad
+        return grad
 
     def screen(self, plan: BezierPlan, lower, upper) -> float:
-        """:meth:`_screen_margin` at PRECHECK_SAMPLES samples of a plan."""
+        """The smallest torque margin (N m, beyond ``torque_margin_Nm``) the screen expects at
+        PRECHECK_SAMPLES samples of a plan: :meth:`_reach`, then :meth:`_tube_reach`. The optimiser
+        keeps it above the gap observed between it and the certifier, and candidates below that gap
+        are not sent to the (much slower) certifier, whose verdict alone accepts a plan."""
         t = np.linspace(0.0, plan.duration_s, PRECHECK_SAMPLES)
         q, qd, qdd = plan.evaluate(t)
         W = self.excitation.rows(q, qd, qdd).reshape(len(t), self.n, 10)
-        return self._screen_margin(q, W, self.excitation.robot_torque(q, qd, qdd), lower, upper)
+        slack = self._torque_room - self._reach(qd, qdd, W, self.excitation.robot_torque(q, qd, qdd), lower, upper)
+        return float(np.min(slack - self._tube_reach(q, qd, qdd, slack, lower, upper)))
 
     # --- the planning step -----------------------------------------------------------------------
 
@@ -359,7 +402,8 @@ class PlanOptimizer:
         candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
                       for _ in range(6 if optimise else 1)]
         if optimise:
-            evaluate, gradient = self._objective(req)
+            objective = self._objective(req)
+            evaluate = objective.evaluate
             need = self.screen_gap + SCREEN_MARGIN_NM
             # start from the most exciting candidate that the torque screen lets through once pulled
             # toward the anchor (SLSQP keeps closer to feasibility from a feasible start)
@@ -372,7 +416,8 @@ class PlanOptimizer:
                         break
                 scored.append((margin < need, cost, len(scored), xc))
             x0 = min(scored, key=lambda e: e[:3])[3]
-            x, converged, iterations = self._optimise(evaluate, gradient, need, G, lo, hi, x0, xlo, xhi,
+            objective.freeze(x0)
+            x, converged, iterations = self._optimise(evaluate, objective.gradient, need, G, lo, hi, x0, xlo, xhi,
                                                       min(t0 + self.settings.optimize_s, deadline))
             x = self._pull_in(G, lo, hi, x, x_brake)
         else:
