@@ -21,8 +21,8 @@ step to certify. A plan is returned only with a certificate.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
