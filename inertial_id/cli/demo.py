@@ -179,18 +179,20 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     stop = StopSignals()
     try:
         # every consumer listens before the simulated arm publishes its first sample: the builder,
-        # the estimator and the recorder then have the same streams from the start
+        # the estimator and the recorder then have the same streams from the start (the builder
+        # subscribes to the arm's streams once its rows publisher has matched the rows' readers)
         sim_time = {"use_sim_time": True}
+        rows_readers = 1 + (recorder is not None)                   # estimator, recorder
         # the payload compensator's output is not part of the demo's result: not started
         nodes = start_node_set(profile, env, log_dir,
                                nodes=tuple(n for n in NODES if n not in ("sim_robot", "payload_compensator")),
-                               regressor_builder={"method": method, "lossless_inputs": lossless, **sim_time},
+                               regressor_builder={"method": method, "lossless_inputs": lossless,
+                                                  "wait_for_rows_subscribers": rows_readers, **sim_time},
                                estimator={"method": method, **sim_time},
                                # the arm is the simulator's: while its clock stands still the arm
                                # does too, so the planner faults on the stall the demo fails on
                                excitation_planner={"duration_s": float(duration_s), "clock_stall_s": SIM_STALL_S,
                                                    **sim_time})
-        rows_readers = 1 + (recorder is not None)                   # estimator, recorder
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 
 from geometry_msgs.msg import WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
@@ -96,17 +97,40 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         input_qos = LOSSLESS_INPUT_QOS if declare(self, "lossless_inputs", False,
                                                   "subscribe reliably, keep all (publishers must be reliable)") \
             else SENSOR_QOS
-        self.create_subscription(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
-                                                     "the driver's JointState topic"),
-                                 self.on_joint_state, input_qos,
-                                 event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
+        inputs = [(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
+                                       "the driver's JointState topic"),
+                   self.on_joint_state, "lost_in_transport")]
         if use_wrench:
-            self.create_subscription(WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
-                                                            "the driver's WrenchStamped topic of the F/T sensor"),
-                                     self.on_wrench, input_qos,
-                                     event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
+            inputs.append((WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
+                                                  "the driver's WrenchStamped topic of the F/T sensor"),
+                           self.on_wrench, "wrench_lost_in_transport"))
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
+        readers = declare(self, "wait_for_rows_subscribers", 0,
+                          "subscribe to the sensor streams only once the rows publisher has this many matched "
+                          "subscriptions (0: at once): a run whose rows readers must all see the first row "
+                          "(demo --record) starts its simulated arm once this node listens",
+                          low=0, high=1000)
+
+        def subscribe():
+            for msg_type, topic, callback, lost in inputs:
+                self.create_subscription(msg_type, topic, callback, input_qos,
+                                         event_callbacks=lost_message_events(self.drops, lost))
+        if readers == 0:
+            subscribe()
+            return
+        # matched on this publisher, not in the graph: another participant may see a reader in the
+        # graph before this writer has matched it, and rows published between the two are lost to it
+        self.get_logger().info(f"sensor streams not subscribed until {self.pub.topic_name} has {readers} "
+                               "matched subscriptions")
+
+        def poll():
+            if self.pub.get_subscription_count() >= readers:
+                hold.cancel()
+                subscribe()
+                self.get_logger().info(f"{self.pub.topic_name} matched {self.pub.get_subscription_count()} "
+                                       "subscriptions: sensor streams subscribed")
+        hold = self.create_timer(0.01, poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
