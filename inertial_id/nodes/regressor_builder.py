@@ -97,13 +97,10 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         input_qos = LOSSLESS_INPUT_QOS if declare(self, "lossless_inputs", False,
                                                   "subscribe reliably, keep all (publishers must be reliable)") \
             else SENSOR_QOS
-        inputs = [(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
-                                       "the driver's JointState topic"),
-                   self.on_joint_state, "lost_in_transport")]
+        js_topic = declare(self, "joint_states_topic", sensing["joint_states_topic"], "the driver's JointState topic")
         if use_wrench:
-            inputs.append((WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
-                                                  "the driver's WrenchStamped topic of the F/T sensor"),
-                           self.on_wrench, "wrench_lost_in_transport"))
+            wrench_topic = declare(self, "wrench_topic", sensing["wrench_topic"],
+                                   "the driver's WrenchStamped topic of the F/T sensor")
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
         readers = declare(self, "wait_for_rows_subscribers", 0,
@@ -113,9 +110,11 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
                           low=0, high=1000)
 
         def subscribe():
-            for msg_type, topic, callback, lost in inputs:
-                self.create_subscription(msg_type, topic, callback, input_qos,
-                                         event_callbacks=lost_message_events(self.drops, lost))
+            self.create_subscription(JointState, js_topic, self.on_joint_state, input_qos,
+                                     event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
+            if use_wrench:
+                self.create_subscription(WrenchStamped, wrench_topic, self.on_wrench, input_qos,
+                                         event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
         if readers == 0:
             subscribe()
             return
