@@ -260,44 +260,42 @@ class PlanOptimizer:
         tube = [np.zeros(self.n)]
 
         def samples(x, key):
-            """q, qd, qdd at the samples and their weighted rows, of the last x asked for (the
-            optimiser asks for the value and the gradient at the same points)."""
+            """q, qd, qdd at the samples, their weighted rows and the screen's slack before the tube
+            terms, of the last x asked for (the optimiser asks for the value and the gradient at the
+            same points)."""
             if key not in sampled:
                 X = x.reshape(self.m, self.n)
                 q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
+                A, tau, w = ex.weighted_rows(q, qd, qdd)
+                slack = self._torque_room - self._reach(qd, qdd, A[:, :, :10], tau, req.lower, req.upper)
                 sampled.clear()
-                sampled[key] = (q, qd, qdd, ex.weighted_rows(q, qd, qdd))
+                sampled[key] = (q, qd, qdd, (A, tau, w), slack)
             return sampled[key]
 
         def to_x(g):           # (3, N, n) per-sample gradient -> d / dx (x raveled as (m, n))
             return sum(BA.T @ g_k for (BA, _), g_k in zip(maps, g)).ravel()
 
-        def slack(x, key):
-            q, qd, qdd, (A, tau, _) = samples(x, key)
-            return self._torque_room - self._reach(qd, qdd, A[:, :, :10], tau, req.lower, req.upper)
-
         def freeze(x):
-            key = x.tobytes()
-            q, qd, qdd, _ = samples(x, key)
-            tube[0] = self._tube_reach(q, qd, qdd, slack(x, key), req.lower, req.upper)
+            q, qd, qdd, _, slack = samples(x, x.tobytes())
+            tube[0] = self._tube_reach(q, qd, qdd, slack, req.lower, req.upper)
             values.clear()
             gradients.clear()
 
         def evaluate(x):
             key = x.tobytes()
             if key not in values:
-                _, _, _, (A, _, w) = samples(x, key)
+                _, _, _, (A, _, w), slack = samples(x, key)
                 cost = ex.cost(req.F_prev + ex.weighted_information(A, w, dt), half)
                 values.clear()
-                values[key] = (cost, float(np.min(slack(x, key) - tube[0])))
+                values[key] = (cost, float(np.min(slack - tube[0])))
             return values[key]
 
         def gradient(x):
             key = x.tobytes()
             if key not in gradients:
-                q, qd, qdd, rows = samples(x, key)
+                q, qd, qdd, rows, slack = samples(x, key)
                 _, g_cost = ex.cost_and_gradient(q, qd, qdd, req.F_prev, half, dt, rows)
-                g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], slack(x, key) - tube[0],
+                g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], slack - tube[0],
                                                  req.lower, req.upper)
                 gradients.clear()
                 gradients[key] = (to_x(g_cost), to_x(g_margin))
