@@ -30,6 +30,7 @@ def test_bench_estimate_times_the_stages_and_reads_as_the_reference_does(tmp_pat
     assert report["source"] == "samples" and 0 < report["mass_width_kg"] < 5.2
     stages = [report[f"{stage}_cpu_s"] for stage in ("read_joint_states", "rows", "estimator")]
     assert all(s > 0 for s in stages) and report["speed_vs_real_time"] > 0
+    assert report["rosbags_and_pinocchio_cpu_s"] > 0 and report["speed_ceiling_vs_real_time"] > 0   # momentum rows
 
 
 @pytest.mark.slow

@@ -79,10 +79,12 @@ class MomentumRegressor:
         self._unit = np.stack([pin.bodyRegressor(pin.Motion.Zero(), pin.Motion(e)) for e in np.eye(6)])
         self._unit = self._unit.reshape(6, 60)
 
-    def states(self, Q, QD) -> BodyStates:
-        """Kinematic terms of ``N`` states ``Q, QD`` (``(N, nv)``), for the regressors below."""
+    def pinocchio_pass(self, Q, QD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(gravity (N, nv, 10 nb), J, dJ (N, nb, 6, nv))`` of ``N`` states: pinocchio's gravity
+        regressor and, per body, its Jacobian and the Jacobian's time variation in the body frame.
+        Pinocchio's functions take one state at a time, so this is one Python call per state and
+        per body: the part of the rows' cost that is pinocchio's (``bench estimate`` times it)."""
         model, data = self.model, self.data
-        Q, QD = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(QD, dtype=float))
         N, nb, n = Q.shape[0], self.n_bodies, model.nv
         J, dJ = np.empty((N, nb, 6, n)), np.empty((N, nb, 6, n))
         gravity = np.empty((N, n, self.n_body_cols))
@@ -93,6 +95,13 @@ class MomentumRegressor:
             pin.computeJointJacobiansTimeVariation(model, data, Q[k], QD[k])
             J[k] = [pin.getJointJacobian(model, data, i, local) for i in bodies]
             dJ[k] = [pin.getJointJacobianTimeVariation(model, data, i, local) for i in bodies]
+        return gravity, J, dJ
+
+    def states(self, Q, QD) -> BodyStates:
+        """Kinematic terms of ``N`` states ``Q, QD`` (``(N, nv)``), for the regressors below."""
+        Q, QD = np.atleast_2d(np.asarray(Q, dtype=float)), np.atleast_2d(np.asarray(QD, dtype=float))
+        N, nb = Q.shape[0], self.n_bodies
+        gravity, J, dJ = self.pinocchio_pass(Q, QD)
         v = np.einsum("nbrk,nk->nbr", J, QD)
         # pinocchio's body-frame time variation is d/dt of the body-frame Jacobian; iX_0 dJ_world
         # adds v_i x J_i (motion cross product, linear part first: [w x lin + u x ang; w x ang]),
