@@ -53,6 +53,9 @@ def test_bench_planner_reports_exact_gradients_beside_finite_differences(tmp_pat
         assert report[prefix + "plans_timed"] >= 1 and report[prefix + "certified"] >= 1
         assert 0 <= report[prefix + "optimizer_converged_fraction"] <= 1
         assert report[prefix + "optimizer_iterations_p50"] >= 1 and report[prefix + "plan_certify_p95_s"] > 0
+        assert report[prefix + "optimize_s_per_iteration_p50"] > 0
+        if report[prefix + "optimizer_converged_fraction"] > 0:     # otherwise nan: no plan converged
+            assert report[prefix + "optimizer_iterations_when_converged_min"] >= 1
 
 
 def test_user_errors_are_one_line_without_traceback():

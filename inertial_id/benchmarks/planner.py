@@ -100,6 +100,8 @@ def _chains(robot, opt, settings, chains: int) -> dict:
             s = np.array([settings.replan_s])
             q, qd, qdd = (x[0] for x in res.plan.evaluate(s))
     t = np.array(totals)
+    done = np.array(iterations)[np.array(converged, dtype=bool)]      # what converging took
+    per_iteration = [o / i for o, i in zip(optimise, iterations) if i > 0]
     screen = {}
     for kind, pairs in gaps.items():
         g = np.array(pairs).reshape(-1, 2)
@@ -115,6 +117,9 @@ def _chains(robot, opt, settings, chains: int) -> dict:
         "certify_p95_s": float(np.percentile(certify, 95)), "certifier_calls_mean": float(np.mean(attempts)),
         "optimizer_converged_fraction": float(np.mean(converged)),
         "optimizer_iterations_p50": float(np.percentile(iterations, 50)),
+        "optimizer_iterations_when_converged_min": float(done.min()) if done.size else float("nan"),
+        "optimizer_iterations_when_converged_p50": float(np.median(done)) if done.size else float("nan"),
+        "optimize_s_per_iteration_p50": float(np.median(per_iteration)) if per_iteration else float("nan"),
         "step_kept_median": float(np.median(scales)) if scales else 0.0,
         "cost_median": float(np.median(costs)) if costs else float("nan"),
     }
