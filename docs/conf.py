@@ -20,7 +20,7 @@ def _docs_dir() -> Path:
 
 DOCS = _docs_dir()
 sys.path.insert(0, str(DOCS / "_ext"))
-sys.path.insert(1, str(DOCS.parent))          # the source tree, when the package is not installed
+sys.path.insert(1, str(DOCS.parent / "inertial_id"))    # the source tree, when the package is not installed
 
 _package = ET.parse(DOCS.parent / "package.xml").getroot()
 project = "inertial_id"

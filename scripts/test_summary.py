@@ -1,7 +1,7 @@
 """Summary line of pytest JUnit reports (what `colcon test` leaves; several count as one run), and
 the verdict as exit code: non-zero when a test failed or errored, when no test ran, or when a test
 was skipped while the shared folder (../shared: recordings, reference models, launch packages) is
-present, unless the skip list (test/skip_list.txt, one ``module::test  reason`` a line) names it
+present, unless the skip list (inertial_id/test/skip_list.txt, one ``module::test  reason`` a line) names it
 with its reason. Strict expected failures (xfail) are counted apart: they fail the run the day
 they pass.
 
@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+", metavar="report")
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
-    parser.add_argument("--skip-list", default=str(ROOT / "test" / "skip_list.txt"))
+    parser.add_argument("--skip-list", default=str(ROOT / "inertial_id" / "test" / "skip_list.txt"))
     args = parser.parse_args(argv)
     result, messages = {}, {}
     try:

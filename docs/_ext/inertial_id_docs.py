@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 API_DIR = HERE.parent / "api"
 # layers that are not ROS-free (rclpy nodes, the command-line entry points, the timed benchmarks)
-NOT_DOCUMENTED = ("inertial_id.nodes", "inertial_id.cli", "inertial_id.benchmarks", "inertial_id.msg")
+NOT_DOCUMENTED = ("inertial_id.nodes", "inertial_id.cli", "inertial_id.benchmarks")
 
 
 # --- the CLI reference ---------------------------------------------------------------------------

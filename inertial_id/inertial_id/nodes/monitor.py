@@ -1,0 +1,93 @@
+"""A listener node that keeps the latest estimate, planner status and simulator truth, and the
+history of estimates and statuses for the run's report (used by the ``demo`` command and the
+integration tests)."""
+from __future__ import annotations
+
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+
+from ..core.data.stamps import stamp_s
+from ..core.planning.monitor import ERROR_NAMES
+from .common import LATCHED_QOS, RELIABLE_QOS
+
+STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
+
+
+class MonitorNode(Node):
+    def __init__(self):
+        super().__init__("inertial_id_monitor")
+        from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
+        self.estimate = None
+        self.estimates_received = 0
+        self.status = None
+        self.truth = None
+        self.estimate_history = {k: [] for k in ("t", "estimate", "lower", "upper", "condition_number",
+                                                 "samples_used")}
+        self.status_history = {k: [] for k in ("t", "state", "message", *STATUS_MARGINS)}
+        self.clock_start_s = None        # first /clock seen (the simulation's start), s
+        self.clock_s = None              # latest /clock (simulated time), s
+        self.clock_advanced_at = None    # monotonic wall time it last advanced
+        self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
+        self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
+        self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
+        self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
+        self.create_subscription(Clock, "/clock", self._on_clock,
+                                 QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
+        self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
+
+    def _on_estimate(self, msg) -> None:
+        self.estimate = msg
+        self.estimates_received += 1
+        h = self.estimate_history
+        h["t"].append(stamp_s(msg.header.stamp))
+        for k in ("estimate", "lower", "upper"):
+            h[k].append(list(getattr(msg, k)))
+        h["condition_number"].append(msg.condition_number)
+        h["samples_used"].append(msg.samples_used)
+
+    def _on_status(self, msg) -> None:
+        self.status = msg
+        h = self.status_history
+        h["t"].append(stamp_s(msg.header.stamp))
+        for k in ("state", "message", *STATUS_MARGINS):
+            h[k].append(getattr(msg, k))
+
+    def history(self) -> dict:
+        """The estimates and planner statuses received so far (stamps in s), as plain lists: the
+        ``history`` of a demo result, from which ``inertial-id report`` draws the run."""
+        return {**self.estimate_history, "status": self.status_history}
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
+            if values:
+                self.tracking = values
+
+    def max_tracking_error(self) -> dict | None:
+        """The planner's largest tracking errors so far (``ERROR_NAMES`` and ``tube_share``: the largest
+        share of its tube, 1 on its edge), or None before the planner said any."""
+        if not self.tracking:
+            return None
+        return {name: float(self.tracking[f"tracking.max_{name}"]) for name in (*ERROR_NAMES, "tube_share")}
+
+    def _on_truth(self, msg) -> None:
+        self.truth = msg
+
+    def _on_clock(self, msg) -> None:
+        t = stamp_s(msg.clock)
+        if self.clock_s is None or t > self.clock_s:
+            self.clock_s, self.clock_advanced_at = t, time.monotonic()
+        if self.clock_start_s is None:
+            self.clock_start_s = t
+
+    def sim_elapsed_s(self) -> float:
+        """Simulated seconds since the first /clock (0 before it)."""
+        return 0.0 if self.clock_s is None else self.clock_s - self.clock_start_s
+
+    def clock_stalled_s(self) -> float:
+        """Wall seconds since /clock last advanced (0 before the first /clock)."""
+        return 0.0 if self.clock_advanced_at is None else time.monotonic() - self.clock_advanced_at

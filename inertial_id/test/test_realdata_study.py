@@ -1,0 +1,79 @@
+"""The real-data study (inertial-id realdata-study) on the real Kinova Gen3 runs, reduced for CI:
+leave one run out over all three runs, three payload masses (1.81, 2.72, 3.63 kg) at one COM offset
+plus the case without payload, 60 bootstrap replicates. The figures are computed by running the
+method; the Done-when targets that the method meets are asserted, those it does not are strict
+xfails carrying the measured figure (they fail loudly the day they pass)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from inertial_id.cli import main
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+pytestmark = pytest.mark.shared_data
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    if not DATA.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    out = tmp_path_factory.mktemp("realdata") / "study.json"
+    assert main(["realdata-study", "--data", str(DATA), "--com-offsets", "1", "--replicates", "60",
+                 "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_guarantees_hold_on_every_case(report):
+    s = report["summary"]
+    assert s["cases"] == 12 and s["payload_cases"] == 9
+    assert s["containment_rate"] == 1.0
+    assert s["silent_wrong_answers"] == 0
+    assert s["truth_satisfies_rows_rate"] == 1.0
+    assert s["data_consistent_rate"] >= 0.9
+    assert all(s["no_payload_contains_zero_mass"]) and len(s["no_payload_contains_zero_mass"]) == 3
+    for c in report["cases"]:
+        # every interval is a real interval and the data narrowed at least the mass or a first moment
+        assert np.all(np.array(c["lower"]) <= np.array(c["upper"]))
+        assert c["windows_used"] > 0 and c["windows_excluded"] > 0
+    # the calibration never saw the held-out run; its own check on that run is reported beside the cases
+    for f in report["folds"]:
+        assert f["held_out"] not in f["calibrated_on"]
+        assert set(f["held_out_validation"]["per_window"]) and len(f["effort_delay_s"]) == 7
+    assert len(s["held_out_validation_passed"]) == 3 and s["held_out_max_exceedance_ratio"] > 0
+
+
+def test_point_estimate_and_statistical_interval_are_reported(report):
+    s = report["summary"]
+    assert s["statistical_intervals"] == s["cases"]
+    assert 0 <= s["statistical_coverage"] <= 1 and 0 <= s["median_mass_error_rel"] < 0.2
+    assert all("NOT guaranteed" in c["statistical"]["label"] for c in report["cases"])
+
+
+@pytest.mark.xfail(strict=True, reason="measured median guaranteed mass width 3.2 kg on the full study (target <= 2.0; "
+                   "3.4 kg with the stated safety factor 2 and no effort delay, which a held-out run exceeded by 2.0-2.5x "
+                   "at other window lengths): the bounds must cover a held-out run's largest error, run 1 keeps 55 of "
+                   "124 windows outside velocity-limit plateaus and stays near the prior, and the mass trades against "
+                   "the first moment along the tool axis up to the prior's limits")
+def test_mass_width_target(report):
+    assert report["summary"]["median_mass_width_kg"] <= 2.0
+
+
+def test_point_mass_error_target(report):
+    # least absolute deviations over the calibrated rows, the effort taken at its calibrated delay:
+    # measured 1.6 % on the full study (4.4 % without the delay, least squares 8.8 %)
+    assert report["summary"]["median_mass_error_rel"] <= 0.05
+
+
+def test_point_com_error_target(report):
+    # measured 21 mm on the full study (32 mm without the effort delay, least squares 55 mm)
+    assert report["summary"]["median_com_error_m"] <= 0.05
+
+
+def test_statistical_coverage_target(report):
+    # the bootstrap alone covered 0.54: it cannot see a bias common to the whole run; the calibration's
+    # run-to-run bias (measured on its own runs) closes the gap
+    s = report["summary"]
+    assert s["statistical_coverage"] >= 0.9
+    assert s["median_statistical_mass_width_kg"] < s["median_mass_width_kg"]
