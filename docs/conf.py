@@ -22,7 +22,7 @@ DOCS = _docs_dir()
 sys.path.insert(0, str(DOCS / "_ext"))
 sys.path.insert(1, str(DOCS.parent / "inertial_id"))    # the source tree, when the package is not installed
 
-_package = ET.parse(DOCS.parent / "package.xml").getroot()
+_package = ET.parse(DOCS.parent / "inertial_id" / "package.xml").getroot()
 project = "inertial_id"
 author = "the inertial_id maintainers"
 copyright = "the inertial_id maintainers"
