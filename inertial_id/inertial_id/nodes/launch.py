@@ -129,7 +129,8 @@ class NodeProcesses:
         if node in self.pumps:
             self.pumps[node].join(timeout=5.0)     # until the node's output ends
         lines = [ln.strip() for ln in self.tails.get(node, ()) if ln.strip()]
-        if any(ln.startswith("Traceback") for ln in lines):
+        # a long traceback's first line may have left the tail: its frames ('File "...') still say it is one
+        if any(ln.startswith(("Traceback", 'File "')) for ln in lines):
             return next((ln for ln in reversed(lines) if EXCEPTION_LINE.match(ln)), lines[-1])
         return lines[-1] if lines else ""
 
