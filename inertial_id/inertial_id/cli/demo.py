@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -151,6 +152,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     (RuntimeError with the reason). SIGINT or SIGTERM stops every node and raises :class:`Interrupted`
     once each has finished cleanly (RuntimeError if one did not)."""
     import numpy as np
+    # the nodes' logs: kept where the caller said, else in a temporary folder removed after a clean run
+    # (a failure's message points into it)
+    temporary = log_dir is None
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
     os.makedirs(log_dir, exist_ok=True)
     profile = calibrated_for(profile, engine, log_dir, progress)
@@ -254,6 +258,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         raise interrupted
     if unclean:
         print(f"warning: {unclean} when stopped at the end; see the logs in {log_dir}", file=sys.stderr, flush=True)
+    elif temporary:
+        shutil.rmtree(log_dir, ignore_errors=True)
+        log_dir = None
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
     return {

@@ -25,11 +25,6 @@ from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_ev
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
 
-# What a numerical routine may raise on data that passed the row checks (ill-conditioned, not
-# absurd): the estimator keeps its last state and counts the failure instead of dying. Anything
-# else is a bug and ends the node with a traceback.
-
-
 # Rows are few and each one counts: reliable, and keep all until taken (intake only checks and
 # queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
 # reports and the node counts as lost_in_transport).
