@@ -159,6 +159,21 @@ check-locks:
 	$(PYTHON) scripts/check_lock.py requirements-humble.lock --python-version 3.10 --glibc 2.35
 	$(PYTHON) scripts/check_lock.py requirements-jazzy-apt.lock --python-version 3.12 --glibc 2.39
 
+# The ROS-install route's first step, `rosdep install --from-paths src --ignore-src`: every key of the
+# package.xml files here must resolve on Humble (Ubuntu 22.04) and Jazzy (Ubuntu 24.04), read offline
+# from the rosdistro snapshot in $(SHARED)/vendor/rosdistro (scripts/check_rosdep.py). rosdep has a venv
+# of its own (requirements-rosdep.lock): the check reads package.xml only, and through .venv it would
+# wait on the whole ROS wheel setup, which an edit of package.xml redoes.
+.PHONY: check-rosdep
+ROSDEP_VENV := build/rosdep-venv
+check-rosdep: $(ROSDEP_VENV)/.setup-done
+	$(ROSDEP_VENV)/bin/python scripts/check_rosdep.py $(abspath $(SHARED)/vendor/rosdistro)
+
+$(ROSDEP_VENV)/.setup-done: requirements-rosdep.lock
+	rm -rf $(ROSDEP_VENV) && $(PYTHON) -m venv $(ROSDEP_VENV)
+	$(ROSDEP_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-rosdep.lock
+	touch $@
+
 bench: setup
 	$(BIN)/inertial-id bench regressor --robot $(ROBOT)
 
