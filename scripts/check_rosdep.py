@@ -53,10 +53,10 @@ def update(snapshot: Path, env: dict[str, str]) -> None:
         sys.exit(f"rosdep update from {snapshot} failed:\n{done.stdout}{done.stderr}")
 
 
-def resolve(env: dict[str, str], distro: str, os_name: str) -> tuple[dict[str, str], list[str]]:
+def resolve(env: dict[str, str], paths: list[str], distro: str, os_name: str) -> tuple[dict[str, str], list[str]]:
     """Each key of the packages found here and the installer it resolves to, and the keys that resolve
     to nothing (``rosdep resolve`` prints ``#ROSDEP[key]``, then ``#installer`` and its packages)."""
-    keys = rosdep(env, "keys", "--from-paths", ".", "--ignore-src", "--rosdistro", distro)
+    keys = rosdep(env, "keys", "--from-paths", *paths, "--ignore-src", "--rosdistro", distro)
     if keys.returncode:
         sys.exit(f"rosdep keys ({distro}) failed:\n{keys.stdout}{keys.stderr}")
     listed = sorted(keys.stdout.split())
@@ -70,11 +70,11 @@ def resolve(env: dict[str, str], distro: str, os_name: str) -> tuple[dict[str, s
     return installers, [k for k in listed if k not in installers]
 
 
-def check(env: dict[str, str], distro: str, os_name: str) -> bool:
+def check(env: dict[str, str], paths: list[str], distro: str, os_name: str) -> bool:
     """The ROS user's command (simulated, every package listed whatever this machine has installed),
     its full output kept in build/rosdep, one summary line printed."""
-    installers, unresolved = resolve(env, distro, os_name)
-    simulate = rosdep(env, "install", "--simulate", "--reinstall", "--from-paths", ".", "--ignore-src",
+    installers, unresolved = resolve(env, paths, distro, os_name)
+    simulate = rosdep(env, "install", "--simulate", "--reinstall", "--from-paths", *paths, "--ignore-src",
                       "--rosdistro", distro, "--os", os_name)
     log = ROSDEP_DIR / f"simulate-{distro}.txt"
     log.write_text(simulate.stdout + simulate.stderr)
@@ -96,8 +96,8 @@ def main() -> int:
     snapshot = parser.parse_args().snapshot.resolve()
     if not (snapshot / "index-v4.yaml").is_file():
         sys.exit(f"no rosdistro snapshot at {snapshot} (index-v4.yaml): set SHARED=<path of shared/>")
-    # build/ holds a colcon workspace whose src/ links back to this repository: rosdep (catkin_pkg's
-    # crawl, which follows links) would find every package twice there, and skips folders with this file.
+    # build/ holds a colcon workspace whose src/ links back to this repository: catkin_pkg's
+    # crawl (which follows links) would find every package twice there, and skips folders with this file.
     BUILD.mkdir(exist_ok=True)
     (BUILD / "COLCON_IGNORE").touch()
     env = rosdep_env(snapshot)
@@ -107,7 +107,11 @@ def main() -> int:
         sys.exit(f"no package.xml under {ROOT}")
     print(f"rosdep {version('rosdep')} on {snapshot}; packages: "
           + ", ".join(f"{p.name} ({path})" for path, p in sorted(found.items())))
-    ok = [check(env, distro, os_name) for distro, os_name in TARGETS]
+    # rosdep's own crawl of "." (rospkg's) skips CATKIN_IGNORE folders only: it would read the copies of
+    # package.xml that the builds install into .venv*/share and build/; the packages' folders are what a
+    # user's clone in src/ holds
+    paths = sorted(found)
+    ok = [check(env, paths, distro, os_name) for distro, os_name in TARGETS]
     return 0 if all(ok) else 1
 
 
