@@ -53,26 +53,39 @@ def load_profile(name_or_path: str) -> dict:
     return profile
 
 
+EXAMPLE_ROBOT_DATA = "example-robot-data://"
+
+
+def _example_robot_data_roots() -> list[Path]:
+    """The ``robots`` folders of an installed example-robot-data: its PyPI wheel puts them under
+    ``cmeel.prefix``, a source build in a ROS workspace under its share directory."""
+    roots = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        roots.append(Path(get_package_share_directory("example-robot-data")) / "robots")
+    except Exception:  # no ROS install, or the package is not in its index: the wheel's folder remains
+        pass
+    return [root for root in roots if root.is_dir()]
+
+
 def resolve_model_path(uri: str, profile_path: str | None = None) -> Path:
     """Resolve a model reference of a profile.
 
-    ``example-robot-data://<robot>/urdf/<file>``: the URDFs of the example-robot-data package (its
-    PyPI wheel installs them under ``cmeel.prefix``; a ROS install under its share directory).
-    Anything else: a path, absolute or relative to the profile's config directory.
+    ``example-robot-data://<robot>/urdf/<file>``: a URDF of the example-robot-data package, an optional
+    dependency (no shipped profile uses it; no ROS distribution releases it: ``pip install
+    example-robot-data``). Anything else: a path, absolute or relative to the profile's config directory.
     """
-    scheme = "example-robot-data://"
-    if uri.startswith(scheme):
-        rel = uri[len(scheme):]
-        roots = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"]
-        try:
-            from ament_index_python.packages import get_package_share_directory
-            roots.append(Path(get_package_share_directory("example-robot-data")) / "robots")
-        except Exception:  # no ROS install: the wheel's location above is the one
-            pass
+    if uri.startswith(EXAMPLE_ROBOT_DATA):
+        roots = _example_robot_data_roots()
+        if not roots:
+            raise ProfileError(f"model '{uri}' needs the example-robot-data package, which is not installed "
+                               "(pip install example-robot-data)")
+        rel = uri[len(EXAMPLE_ROBOT_DATA):]
         for root in roots:
             if (root / rel).exists():
                 return root / rel
-        raise ProfileError(f"model '{uri}' not found; install the example-robot-data package")
+        raise ProfileError(f"model '{uri}' is not in the example-robot-data package "
+                           f"({', '.join(map(str, roots))})")
     path = Path(uri)
     if not path.is_absolute():
         candidates = [Path(profile_path).parent.parent / path] if profile_path else []
