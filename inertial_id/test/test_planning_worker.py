@@ -39,16 +39,22 @@ def test_a_request_comes_back_certified_under_its_id(worker):
     assert result.plan.duration_s == pytest.approx(settings.horizon_s)
 
 
-def test_the_newest_request_supersedes_one_not_started(worker):
-    w, robot, settings = worker
+def test_the_newest_request_supersedes_one_not_started():
+    """Sent to a worker still starting (its child imports and builds the optimiser for a second or
+    more), all three wait in the pipe: only the newest is planned. A worker already waiting could take
+    the first before the others arrive (a loaded machine did), which is not superseding."""
+    robot = load_robot("kinova_gen3")
+    settings = PlannerSettings.from_profile(robot)
     req = replace(rest_request(robot, settings), deadline_s=20.0)
-    for request_id in (1, 2, 3):      # sent together: the worker takes only the newest
-        w.submit(request_id, req)
-    seen = [wait_for(w)[0]]
-    time.sleep(1.0)
-    while (done := w.take()) is not None:
-        seen.append(done[0])
-    assert seen[-1] == 3 and 2 not in seen
+    w = PlanWorkerProcess(robot, settings, CertifierSettings.from_profile(robot))
+    try:
+        for request_id in (1, 2, 3):
+            w.submit(request_id, req)
+        # the results one by one (take() keeps only the newest): the first one the worker sends is 3's
+        assert w._conn.poll(120.0), "no result from the worker process"
+        assert w._conn.recv()[0] == 3
+    finally:
+        w.close()
 
 
 def test_a_dead_worker_is_seen_not_raised():
