@@ -448,6 +448,8 @@ def test_sampled_commands_end_exactly_at_rest(setup):
 def test_states_follow_the_transition_table(setup):
     rh, settings, _ = setup
     assert rh.state == PlannerState.IDLE == "idle" and isinstance(rh.state, str)
+    # as enum.StrEnum (Python 3.11+) on every Python: str() and format() give the value
+    assert str(PlannerState.BRAKING) == f"{PlannerState.BRAKING}" == "braking"
     with pytest.raises(RuntimeError, match="idle -> executing is not a transition"):
         rh._enter(PlannerState.EXECUTING, "a bug")
     seen = [rh.state]

@@ -51,7 +51,7 @@ from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.monitor import ERROR_NAMES
 from ..core.planning.optimizer import cached_certify
-from ..core.planning.receding import RecedingHorizon
+from ..core.planning.receding import PlannerState, RecedingHorizon
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.robot.profile import ProfileError
 from .compat import topic_publishers
@@ -66,6 +66,10 @@ MIN_CLOCK_PACE = 0.1
 # commands start this far in the past (repeating what was already commanded), so a receiver whose
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
+
+# the receding-horizon loop's states in which the node watches its worker, the clock and the estimates
+LOOP_RUNNING = (PlannerState.PLANNING, PlannerState.EXECUTING)
+LOOP_OR_BRAKING = (*LOOP_RUNNING, PlannerState.BRAKING)
 
 
 def estimate_sender_refusal(publishers, nodes, estimator_node: str) -> str:
@@ -249,7 +253,7 @@ class ExcitationPlannerNode(ManagedNode):
     def deactivate(self) -> None:
         """Brake to rest on a certified plan (what ``~/stop`` does) when planning or moving; a motion
         already braking (a fault, whose ``failed`` must stand) goes on to rest as it is."""
-        if self.rh.state in ("planning", "executing"):
+        if self.rh.state in LOOP_RUNNING:
             self.send(self.rh.stop(self.now(), "deactivated"))
         self.say()
 
@@ -266,12 +270,12 @@ class ExcitationPlannerNode(ManagedNode):
             deadline_s = self.settings.deadline_s if request.deadline_s is None else request.deadline_s
             self.worker.submit(request_id, replace(request, deadline_s=deadline_s / self.clock_pace))
         done = self.worker.take()
-        if not self.worker.alive() and rh.state in ("planning", "executing") and not rh.faulted:
+        if not self.worker.alive() and rh.state in LOOP_RUNNING and not rh.faulted:
             self.send(rh.fault(self.now(), "the plan worker process exited"))
         if done is not None:
             self.send(rh.offer(self.now(), *done))
         age = self.joint_state_age()
-        if age is None and rh.state in ("planning", "executing", "braking"):
+        if age is None and rh.state in LOOP_OR_BRAKING:
             age = np.inf
         measured = []             # every sample since the last tick (appended by the other thread)
         while self.unchecked:
@@ -284,7 +288,7 @@ class ExcitationPlannerNode(ManagedNode):
         rh = self.rh
         if (rh.state, rh.message) != self.last_said:      # every change of state or reason, once
             self.last_said = (rh.state, rh.message)
-            if rh.state in ("failed", "braking"):
+            if rh.state in (PlannerState.FAILED, PlannerState.BRAKING):
                 self.get_logger().error(f"{rh.state}: {rh.message}")
             else:
                 self.get_logger().info(f"{rh.state}: {rh.message}")
@@ -304,8 +308,7 @@ class ExcitationPlannerNode(ManagedNode):
             self.clock_seen = (now, wall)
             return
         stalled = wall - self.clock_seen[1]
-        if stalled > self.clock_stall_s and self.rh.state in ("planning", "executing", "braking") \
-                and not self.rh.faulted:
+        if stalled > self.clock_stall_s and self.rh.state in LOOP_OR_BRAKING and not self.rh.faulted:
             self.send(self.rh.fault(now, f"clock stopped: no /clock for {stalled:.1f} s (simulator stalled?)"))
             self.say()
 
@@ -344,7 +347,7 @@ class ExcitationPlannerNode(ManagedNode):
     def on_controller_fault(self, why: str) -> None:
         """The controller refused or aborted a trajectory: brake (once per motion) and say why."""
         self.drops.event("controller_fault")
-        if self.rh.state in ("planning", "executing", "braking") and not self.rh.faulted:
+        if self.rh.state in LOOP_OR_BRAKING and not self.rh.faulted:
             self.send(self.rh.fault(self.now(), why))
         self.say()
 

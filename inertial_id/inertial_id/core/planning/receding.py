@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, replace
-from enum import StrEnum
+from enum import Enum
 from functools import lru_cache
 from math import comb
 
@@ -66,8 +66,13 @@ DEADLINE_MARGIN_S = 0.1
 FIRST_PLAN_ATTEMPTS = 3
 
 
-class PlannerState(StrEnum):
+class PlannerState(str, Enum):
     """Where the loop is (equal to its lower-case name as a string: what ExcitationStatus carries)."""
+
+    # enum.StrEnum's str() and format() (the value: f"already {state}" reads "already planning"),
+    # which Python 3.10 (ROS 2 Humble's) lacks; a plain (str, Enum) gives "PlannerState.PLANNING".
+    __str__ = str.__str__
+    __format__ = str.__format__
 
     IDLE = "idle"
     PLANNING = "planning"
