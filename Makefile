@@ -175,7 +175,7 @@ $(ROSDEP_VENV)/.setup-done: requirements-rosdep.lock
 	touch $@
 
 # Python 3.10 (ROS 2 Humble's) with the Humble lock, PyPI's pinocchio wheels standing in for apt's
-# (requirements-humble-pinocchio.lock, --no-deps: its header says why) and the test tools; no ROS: every
+# and pytest-xdist (requirements-humble-ci.lock, --no-deps: its header says why); no ROS: every
 # module that does not need rclpy imports (scripts/import_all.py), and the tests that need no ROS pass.
 # PYTHON310: pyenv's 3.10 where there is one, else a python3.10 on PATH.
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
@@ -188,11 +188,11 @@ ci-humble: $(HUMBLE_VENV)/.setup-done
 	cd inertial_id && ../$(HUMBLE_VENV)/bin/python -m pytest -q -n 2 -p no:cacheprovider -m "not ros and not bench" test \
 	    $(patsubst %,--ignore=test/test_%.py,$(HUMBLE_NEEDS_ROS))
 
-$(HUMBLE_VENV)/.setup-done: requirements-humble.lock requirements-humble-pinocchio.lock requirements-test.lock inertial_id/pyproject.toml
+$(HUMBLE_VENV)/.setup-done: requirements-humble.lock requirements-humble-ci.lock inertial_id/pyproject.toml
 	@test -n "$(PYTHON310)" || { echo "ci-humble: no Python 3.10 (set PYTHON310=...)"; exit 1; }
 	rm -rf $(HUMBLE_VENV) && $(PYTHON310) -m venv $(HUMBLE_VENV)
-	$(HUMBLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-humble.lock -r requirements-test.lock
-	$(HUMBLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-humble-pinocchio.lock
+	$(HUMBLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-humble.lock
+	$(HUMBLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-humble-ci.lock
 	$(HUMBLE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation \
 	      -e inertial_id --config-settings editable_mode=compat
 	touch $@
