@@ -1,6 +1,8 @@
 """The identified payload handed on (issue 21): mass / COM / inertia about the COM from the parameter
 vector, the COM interval of a box, the refusal rules of ``~/apply``, and over DDS the estimator's
 ``inertia`` topic and its ``~/apply`` against a stand-in of xarm_ros2's set_tcp_load service."""
+from dataclasses import replace
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -10,7 +12,12 @@ from inertial_id.core.robot import params
 from inertial_id.core.payload.payload_apply import ApplyLimits, PayloadInertia, com_interval, refusal, xarm_tcp_load
 from inertial_id.core.robot.profile import ProfileError, validate
 
-LIMITS = ApplyLimits("xarm_set_tcp_load", "/xarm/set_tcp_load", "/payload_inertia", 0.05, 0.01, 5.0)
+
+
+def limits(robot, tolerated_torque_Nm=1.0, interface="xarm_set_tcp_load") -> ApplyLimits:
+    """``robot``'s apply limits with another need (N m, every joint) or interface."""
+    return replace(ApplyLimits.from_robot(robot), interface=interface,
+                   tolerated_torque_Nm=np.full(robot.nv, float(tolerated_torque_Nm)))
 
 
 def test_payload_inertia_is_the_parallel_axis_inverse_of_params(rng):
@@ -39,17 +46,61 @@ def test_com_interval_holds_every_com_the_box_allows(rng):
 
 
 def test_refusal_rules():
+    robot = robot_model.load_robot("xarm7")
+    gate = limits(robot)
     pi = robot_model.payload_params("dumbbell_5lb")
-    narrow = (pi, pi - 1e-3, pi + 1e-3)
-    assert refusal(*narrow, True, True, LIMITS) is None
-    assert "not guaranteed" in refusal(*narrow, False, True, LIMITS)
-    assert "contradict" in refusal(*narrow, True, False, LIMITS)
-    assert "'none'" in refusal(*narrow, True, True, ApplyLimits("none", "", "", 1.0, 1.0, 1.0))
-    assert "no estimate" in refusal(None, None, None, True, True, LIMITS)
-    assert "max_mass_width_kg" in refusal(pi, pi - np.r_[0.1, np.zeros(9)], pi + 1e-3, True, True, LIMITS)
-    assert "max_com_width_m" in refusal(pi, pi - np.r_[0, 0.05, 0, 0, np.zeros(6)], pi + 1e-3, True, True, LIMITS)
-    assert "outside" in refusal(pi + 0.01, *narrow[1:], True, True, LIMITS)
-    assert "not finite" in refusal(np.r_[np.nan, pi[1:]], *narrow[1:], True, True, LIMITS)
+    narrow = (pi, pi - 1e-4, pi + 1e-4)
+    assert refusal(*narrow, True, True, gate) is None
+    assert "not guaranteed" in refusal(*narrow, False, True, gate)
+    assert "contradict" in refusal(*narrow, True, False, gate)
+    assert "'none'" in refusal(*narrow, True, True, limits(robot, interface="none"))
+    assert "states no" in refusal(*narrow, True, True, replace(gate, tolerated_torque_Nm=None))
+    assert "no estimate" in refusal(None, None, None, True, True, gate)
+    # 0.2 kg of mass alone is 1.6 N m on joint 2 (0.82 m), more than the 1 N m tolerated
+    assert "on joint 2" in refusal(pi, pi - np.r_[0.2, np.zeros(9)], pi + 1e-4, True, True, gate)
+    assert refusal(pi, pi - np.r_[0.2, np.zeros(9)], pi + 1e-4, True, True, limits(robot, 2.0)) is None
+    # a first moment 0.15 kg m wide is 1.5 N m on every joint, the last one too (its lever is zero)
+    why = refusal(pi, pi - np.r_[0, 0.15, 0, 0, np.zeros(6)], pi + 1e-4, True, True, gate)
+    assert "N m on joint" in why
+    assert "outside" in refusal(pi + 0.01, *narrow[1:], True, True, gate)
+    assert "not finite" in refusal(np.r_[np.nan, pi[1:]], *narrow[1:], True, True, gate)
+
+
+@pytest.mark.parametrize("name", ["xarm7", "kinova_gen3", "digit_arm"])
+def test_box_torque_error_bounds_the_gravity_torque_of_any_two_payloads_in_the_box(name, rng):
+    """The gate's figure is a bound: for random configurations and random pairs of payloads in a
+    box, the difference of pinocchio's gravity torques never exceeds it, and it is reached within
+    a factor of 2 on the most loaded joint (the bound is not vacuous). Gravity puts no torque on
+    the vertical first joint of the upright arms, and the bound says so."""
+    robot = robot_model.load_robot(name)
+    L = ApplyLimits.from_robot(robot)
+    truth = robot_model.payload_params("dumbbell_5lb")
+    half = np.r_[0.1, 0.01, 0.01, 0.01, np.full(6, 1e-3)]
+    bound = L.box_torque_error_Nm(truth - half, truth + half)
+    worst = np.zeros(robot.nv)
+    for _ in range(200):
+        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
+        a, b = (truth + rng.choice([-1.0, 1.0], 10) * half * rng.uniform(0.9, 1.0, 10) for _ in range(2))
+        tau = [pin.computeGeneralizedGravity(robot_model.model_with_payload(robot, p),
+                                             robot_model.model_with_payload(robot, p).createData(), q) for p in (a, b)]
+        worst = np.maximum(worst, np.abs(tau[0] - tau[1]))
+    assert np.all(worst <= bound + 1e-12)
+    j = int(np.argmax(bound))
+    assert worst[j] >= 0.5 * bound[j]
+    if name != "digit_arm":
+        assert bound[0] < 1e-6 * bound[j]
+
+
+def test_the_shipped_need_accepts_a_mass_interval_only_as_wide_as_its_tightest_joint_allows():
+    robot = robot_model.load_robot("xarm7")
+    L = ApplyLimits.from_robot(robot)
+    width = L.max_mass_width_kg()
+    # joint 3: 3 N m tolerated at 0.527 m (joint 2: 5 N m at 0.82 m; joint 1 is vertical)
+    assert width == pytest.approx(3.0 / (9.81 * 0.527), rel=0.01)
+    pi = robot_model.payload_params("dumbbell_5lb")
+    box = lambda w: (pi - np.r_[w / 2, np.zeros(9)], pi + np.r_[w / 2, np.zeros(9)])  # noqa: E731
+    assert refusal(pi, *box(0.99 * width), True, True, L) is None
+    assert "on joint" in refusal(pi, *box(1.01 * width), True, True, L)
 
 
 def test_xarm_load_is_kg_and_mm():
@@ -60,9 +111,15 @@ def test_xarm_load_is_kg_and_mm():
 def test_profile_apply_section_is_checked():
     raw = robot_model.load_profile("xarm7")
     assert raw["apply"]["interface"] == "xarm_set_tcp_load"
-    assert validate({**raw, "apply": {"interface": "none"}}, "p")["apply"]["max_mass_width_kg"] > 0
-    for bad in ({"interface": "ur_set_payload"}, {"max_mass_width_kg": 0.0}, {"servce": "/x"}):
-        with pytest.raises(ProfileError, match="apply"):
+    assert validate({**raw, "apply": {"interface": "none"}}, "p")["apply"]["tolerated_torque_Nm"] is None
+    assert validate({**raw, "apply": {**raw["apply"], "tolerated_torque_Nm": 2.0}}, "p")["apply"][
+        "tolerated_torque_Nm"] == [2.0] * 7
+    for bad, why in (({"interface": "ur_set_payload"}, "expected one of"),
+                     ({"interface": "xarm_set_tcp_load"}, "tolerated_torque_Nm is required"),
+                     ({**raw["apply"], "tolerated_torque_Nm": [1.0, 2.0]}, "one per joint"),
+                     ({**raw["apply"], "max_mass_width_kg": 0.05}, "replaced by tolerated_torque_Nm"),
+                     ({"servce": "/x"}, "unknown key")):
+        with pytest.raises(ProfileError, match=why):
             validate({**raw, "apply": bad}, "p")
 
 
@@ -86,10 +143,10 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
     robot = robot_model.load_robot("xarm7")
     honest = honest_wrench_rows(robot, 3.0)
     # 3 s of rows in 0.5 s bounds updates, with the acceleration error and the sensor offset unknown,
-    # leave the mass ~0.2 kg and the COM some cm wide: what is tested is the apply, so the thresholds
-    # are this test profile's
+    # leave the mass ~0.2 kg and the COM some cm wide: what is tested is the apply, so the need is
+    # this test profile's
     raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
-    raw["apply"] = {**raw["apply"], "max_mass_width_kg": 0.5, "max_com_width_m": 0.2}
+    raw["apply"] = {**raw["apply"], "tolerated_torque_Nm": 20.0}
     profile = tmp_path / "xarm7_apply.yaml"
     profile.write_text(yaml.safe_dump(raw))
     est_params = {"method": "guaranteed", "bounds_period_s": 0.5, "publish_period_s": 0.25, "state_file": "none"}
@@ -169,11 +226,11 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
     from inertial_id.nodes.common import LATCHED_QOS
     from inertial_id.nodes.payload_apply import PayloadOutputs
 
-    profile = robot_model.load_profile("kinova_gen3")
-    assert profile["apply"]["interface"] == "inertia_topic"
+    robot = robot_model.load_robot("kinova_gen3")
+    assert robot.spec.apply.interface == "inertia_topic"
     node = rclpy.create_node("apply_topic_test")
     drops = SimpleNamespace(event=lambda *a: None)
-    outputs = PayloadOutputs(node, profile, drops)
+    outputs = PayloadOutputs(node, robot, drops)
     pi = robot_model.payload_params("dumbbell_5lb")
     header = Header(frame_id="end_effector_link")
 
@@ -188,7 +245,7 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
         assert outputs.on_apply(Trigger.Request(), Trigger.Response()).success
         got = []
         late = rclpy.create_node("late_reader")
-        late.create_subscription(InertiaStamped, profile["apply"]["topic"], got.append, LATCHED_QOS)
+        late.create_subscription(InertiaStamped, robot.spec.apply.topic, got.append, LATCHED_QOS)
         executor = rclpy.executors.SingleThreadedExecutor()
         executor.add_node(late)
         executor.add_node(node)
@@ -216,9 +273,8 @@ def test_apply_without_the_driver_says_so(ros_env):
     from types import SimpleNamespace
 
     from inertial_id.nodes.payload_apply import PayloadOutputs
-    profile = robot_model.load_profile("xarm7")
     node = rclpy.create_node("apply_no_driver_test")
-    outputs = PayloadOutputs(node, profile, SimpleNamespace(event=lambda *a: None))
+    outputs = PayloadOutputs(node, robot_model.load_robot("xarm7"), SimpleNamespace(event=lambda *a: None))
     pi = robot_model.payload_params("dumbbell_5lb")
     try:
         outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,

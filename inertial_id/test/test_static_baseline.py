@@ -97,7 +97,7 @@ def test_small_study_carries_the_comparison_table(name, tmp_path, monkeypatch, c
     robot = load_robot(name)
     assert report["robot"] == name and len(report["table"]) == len(report["cases"]) == 2
     com_tol = report["usable_definition"]["com_error_m_below"]
-    assert com_tol == robot.profile["apply"]["max_com_width_m"]
+    assert com_tol == sb.COM_TOLERANCE_M
     poses = sb.static_poses(robot, 4)
     motion = sum(sb.move(robot, a, b, 1000.0).duration for a, b in zip(
         np.vstack([robot.profile["sim"]["home"], poses[:-1]]), poses)) + 4 * sb.HOLD_S

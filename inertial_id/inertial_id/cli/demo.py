@@ -170,6 +170,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     monitor = MonitorNode()
     from ..core.data import bags
+    from ..core.payload.payload_apply import ApplyLimits, apply_verdict
     from ..core.robot.model import load_robot
     from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
     robot = load_robot(profile)
@@ -272,6 +273,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         "bounds_guaranteed": bool(est.bounds_guaranteed),
         "data_consistent": bool(est.data_consistent),
         "truth_inside_bounds": bool(np.all((truth_v >= lo) & (truth_v <= hi))),
+        "apply": apply_verdict(ApplyLimits.from_robot(robot), x, lo, hi, est.bounds_guaranteed, est.data_consistent),
         "mass_error_pct": float(abs(x[0] - truth_v[0]) / truth_v[0] * 100),
         "com_error_mm": com_error_m(truth_v, x) * 1000,
         "motion_s": float(duration_s),
@@ -393,6 +395,8 @@ def print_table(r: dict) -> None:
     print(f"mass error {r['mass_error_pct']:.3f} %, COM error {r['com_error_mm']:.2f} mm, "
           f"physically consistent: {r['physically_consistent']}, bounds guaranteed: {r['bounds_guaranteed']}, "
           f"truth inside bounds: {r['truth_inside_bounds']}")
+    a = r["apply"]
+    print(f"~/apply would {'accept the box' if a['accepted'] else 'refuse: ' + a['refusal']}")
     e = r["max_tracking_error"]
     if e is not None:
         print(f"largest tracking error {e['position_error_rad']:.4f} rad, {e['velocity_error_rad_s']:.4f} rad/s, "

@@ -116,7 +116,7 @@ class EstimatorNode(ManagedNode):
         self.processed = 0                   # rows messages the worker took from the queue
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
-        self.payload_outputs = PayloadOutputs(self, self.robot.profile, self.drops)   # inertia, ~/apply
+        self.payload_outputs = PayloadOutputs(self, self.robot, self.drops)   # inertia, ~/apply
         self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_IN_QOS,
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))
         self.seen = RecentKeys(SEEN_MESSAGES)       # (stamp, kind, rows) of recent messages

@@ -30,9 +30,9 @@ def inertia_message(payload: PayloadInertia, header) -> InertiaStamped:
 class PayloadOutputs:
     """Publishes ``inertia`` for each estimate and serves ``~/apply`` on ``node``."""
 
-    def __init__(self, node: Node, profile: dict, drops):
+    def __init__(self, node: Node, robot, drops):
         self.node, self.drops = node, drops
-        self.limits = ApplyLimits.from_profile(profile)
+        self.limits = ApplyLimits.from_robot(robot)
         self.latest = None              # the newest published estimate (EstimatorResult) and its header
         self.pub = node.create_publisher(InertiaStamped, relative(INERTIA), KEPT_QOS)
         self.pub_applied = node.create_publisher(InertiaStamped, self.limits.topic, LATCHED_QOS) \

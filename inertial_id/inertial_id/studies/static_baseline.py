@@ -20,12 +20,12 @@ moves between poses (quintic rest-to-rest at the profile's velocity and accelera
 the holds, for ours the excitation.
 
 **Usable estimate** (one definition for both methods): mass error below ``MASS_TOLERANCE`` (10 %)
-of the true mass and centre-of-mass error (Euclidean) below the profile's ``apply.max_com_width_m``.
+of the true mass and centre-of-mass error (Euclidean) below ``COM_TOLERANCE_M`` (1 cm).
 *Time to a usable estimate* is the time from which the estimate stays usable to the end (an early
 estimate that passes by chance and is lost again does not count): the baseline's after each hold
 (from the poses so far), ours after each bounds update; None when the final estimate is not usable.
 Ours also reports when ``~/apply`` would first accept the estimate (:func:`~..payload_apply.refusal`:
-guaranteed box from consistent data, narrower than the profile's apply thresholds), a check the
+guaranteed box from consistent data whose torque error the profile's ``apply.tolerated_torque_Nm`` allows), a check the
 baseline cannot pass: it has no box.
 
 In this simulation the F/T sensor has no offset and its noise is zero-mean, so averaging a hold
@@ -51,6 +51,7 @@ from .bounds import (PAYLOADS, TRAJECTORIES, TRAJECTORY_S, exciting_trajectory, 
                      random_postures)
 
 MASS_TOLERANCE = 0.10          # relative mass error of a usable estimate
+COM_TOLERANCE_M = 0.01         # centre-of-mass error of a usable estimate
 UPDATE_PERIOD_S = 1.0          # seconds of data between our bounds updates
 HOLD_S = 2.0                   # still at each pose, of which the first SETTLE_S are not averaged
 SETTLE_S = 0.5
@@ -158,9 +159,9 @@ def errors(mass_kg: float, com_m, pi_true) -> tuple[float, float]:
     return abs(mass_kg - pi_true[0]) / pi_true[0], float(np.linalg.norm(np.asarray(com_m) - pi_true[1:4] / pi_true[0]))
 
 
-def usable(mass_error_rel: float, com_error_m: float, com_tolerance_m: float) -> bool:
+def usable(mass_error_rel: float, com_error_m: float) -> bool:
     """The module docstring's usable estimate."""
-    return mass_error_rel < MASS_TOLERANCE and com_error_m < com_tolerance_m
+    return mass_error_rel < MASS_TOLERANCE and com_error_m < COM_TOLERANCE_M
 
 
 def usable_since(times, flags) -> float | None:
@@ -174,7 +175,6 @@ def usable_since(times, flags) -> float | None:
 def run_baseline(robot, sim: Simulator, pi_true, poses: np.ndarray) -> dict:
     """Visit ``poses``, hold, average, solve; the estimate after every pose and the seconds of motion."""
     regressor = PayloadRegressor(robot)
-    com_tol = ApplyLimits.from_profile(robot.profile).max_com_width_m
     rate = 1.0 / sim.dt
     A_rows, b_rows, per_pose = [], [], []
     elapsed, q_now = 0.0, sim.q.copy()
@@ -193,7 +193,7 @@ def run_baseline(robot, sim: Simulator, pi_true, poses: np.ndarray) -> dict:
         if solved is not None:
             e_m, e_c = errors(*solved, pi_true)
             entry.update(mass_kg=solved[0], com_m=solved[1], mass_error_rel=e_m, com_error_m=e_c,
-                         usable=usable(e_m, e_c, com_tol))
+                         usable=usable(e_m, e_c))
         per_pose.append(entry)
     final = per_pose[-1]
     if "mass_kg" not in final:
@@ -224,11 +224,11 @@ def ours_entry(robot, history, result, pi_true, t0: float, seconds_of_motion: fl
     """Our final errors, box and the times (from ``t0``, data time) from which the estimate stayed
     usable and at which ``~/apply`` would first have accepted it. ``history``: the
     :class:`~..offline.History` of the bounds updates; ``result``: the final estimate, box and flags."""
-    limits = ApplyLimits.from_profile(robot.profile)
+    limits = ApplyLimits.from_robot(robot)
     usable_flags, first_apply = [], None
     for t, est, lo, hi in zip(history.t, history.estimate, history.lower, history.upper):
         usable_flags.append(bool(est[0] > 0)
-                            and usable(*errors(est[0], est[1:4] / est[0], pi_true), limits.max_com_width_m))
+                            and usable(*errors(est[0], est[1:4] / est[0], pi_true)))
         # the flags are the final result's: data found inconsistent freezes the box from then on
         ready = refusal(est, lo, hi, result.bounds_guaranteed, result.data_consistent, limits) is None
         if first_apply is None and ready:
@@ -315,7 +315,7 @@ def run_study(robot: str = "kinova_gen3", cases: int = 5, payloads=tuple(PAYLOAD
     r = load_robot(robot)
     return {"robot": r.name, "sensing": "wrench" if r.sensing.get("wrench") else "joint_torque",
             "usable_definition": {"mass_error_rel_below": MASS_TOLERANCE,
-                                  "com_error_m_below": ApplyLimits.from_profile(r.profile).max_com_width_m},
+                                  "com_error_m_below": COM_TOLERANCE_M},
             "settings": {"poses": poses, "hold_s": HOLD_S, "settle_s": SETTLE_S, "update_period_s": UPDATE_PERIOD_S,
                          "trajectories": TRAJECTORIES, "trajectory_s": TRAJECTORY_S, "sensor_rate_hz": sensor_rate_hz(r),
                          "seed": seed, "payloads": payloads},

@@ -18,11 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from ..core.calibration.apply import run_pipeline
-from ..core.payload.payload_apply import ApplyLimits
 from ..core.robot.regressor import PayloadRegressor
 from .realdata import COM_OFFSETS_M, MASSES_KG, dumbbell, make_fold, payload_torques
-from .static_baseline import (MASS_TOLERANCE, UPDATE_PERIOD_S, errors, gravity_rows, ours_entry, solve_mass_com,
-                              summarize, table, usable)
+from .static_baseline import (COM_TOLERANCE_M, MASS_TOLERANCE, UPDATE_PERIOD_S, errors, gravity_rows, ours_entry,
+                              solve_mass_com, summarize, table, usable)
 
 STILL_SPEED_RAD_S = 0.02       # every joint slower than this ...
 MIN_STILL_S = 0.5              # ... for at least this long: a static pose
@@ -59,10 +58,9 @@ def baseline_on_run(robot, run, tau_Nm, calibration, pi_true) -> dict:
                 "reason": f"{len(segments)} still segment(s) do not determine mass and centre of mass"}
     e_m, e_c = errors(*solved, pi_true)
     seconds = round(float(run.t[segments[-1][1] - 1] - run.t[0]), 3)
-    com_tol = ApplyLimits.from_profile(robot.profile).max_com_width_m
     return {"available": True, "poses": len(segments), "mass_kg": solved[0], "com_m": solved[1],
             "mass_error_rel": e_m, "com_error_m": e_c, "seconds_of_motion": seconds,
-            "seconds_to_usable": seconds if usable(e_m, e_c, com_tol) else None}
+            "seconds_to_usable": seconds if usable(e_m, e_c) else None}
 
 
 def run_real_study(robot, runs, masses=MASSES_KG, com_offsets=COM_OFFSETS_M, folds=None) -> dict:
@@ -85,7 +83,7 @@ def run_real_study(robot, runs, masses=MASSES_KG, com_offsets=COM_OFFSETS_M, fol
                                                      run.t[-1] - run.t[0])})
     report = {"robot": robot.name, "sensing": "joint_torque (real recordings, virtual payloads)",
               "usable_definition": {"mass_error_rel_below": MASS_TOLERANCE,
-                                    "com_error_m_below": ApplyLimits.from_profile(robot.profile).max_com_width_m},
+                                    "com_error_m_below": COM_TOLERANCE_M},
               "settings": {"still_speed_rad_s": STILL_SPEED_RAD_S, "min_still_s": MIN_STILL_S,
                            "update_period_s": UPDATE_PERIOD_S, "masses_kg": list(masses),
                            "com_offsets_m": [list(c) for c in com_offsets], "held_out": [runs[k].name for k in folds]},

@@ -51,30 +51,91 @@ def com_interval(lower, upper) -> tuple[np.ndarray, np.ndarray]:
     return quotients.min(axis=0), quotients.max(axis=0)
 
 
+def payload_levers_m(model: pin.Model, payload_frame_id: int) -> np.ndarray:
+    """Per joint, an upper bound (m) of the payload frame origin's distance from the joint's axis over
+    every configuration: the sum of the joint placements' lengths from that joint out to the frame;
+    NaN for a joint that does not carry the payload."""
+    frame = model.frames[payload_frame_id]
+    levers = np.full(model.nv, np.nan)
+    reach, joint = float(np.linalg.norm(frame.placement.translation)), frame.parentJoint
+    while joint > 0:
+        levers[model.joints[joint].idx_v] = reach
+        reach += float(np.linalg.norm(model.jointPlacements[joint].translation))
+        joint = model.parents[joint]
+    return levers
+
+
+def gravity_shares(model: pin.Model) -> np.ndarray:
+    """Per joint, the largest ``|axis x g| / |g|`` over every configuration: the sine of the angle
+    between gravity and the axis of a joint on the base, whose axis never moves (0 for the vertical
+    first joint of an upright arm: gravity puts no torque on it), and 1 elsewhere."""
+    data = model.createData()
+    J = pin.computeJointJacobians(model, data, pin.neutral(model))
+    g = model.gravity.linear / np.linalg.norm(model.gravity.linear)
+    shares = np.ones(model.nv)
+    for joint in range(1, model.njoints):
+        if model.parents[joint] == 0:
+            v = model.joints[joint].idx_v
+            shares[v] = float(np.linalg.norm(np.cross(J[3:, v], g)))
+    return shares
+
+
 @dataclass(frozen=True)
 class ApplyLimits:
-    """The profile's ``apply:`` section: interface, where it goes, and how narrow the box must be."""
+    """The profile's ``apply:`` section: interface, where it goes, and the need the gate follows from:
+    the static torque error per joint the robot's controller tolerates (N m), with each joint's lever
+    to the payload (:func:`payload_levers_m`), the share of gravity its axis can feel
+    (:func:`gravity_shares`) and the magnitude of gravity."""
     interface: str
     service: str
     topic: str
-    max_mass_width_kg: float
-    max_com_width_m: float
+    tolerated_torque_Nm: np.ndarray | None
+    levers_m: np.ndarray
+    gravity_shares: np.ndarray
+    gravity_m_s2: float
     timeout_s: float
 
     @classmethod
-    def from_profile(cls, profile: dict) -> ApplyLimits:
-        """The limits of the profile's ``apply:`` section."""
-        a = profile["apply"]
-        return cls(a["interface"], a["service"], a["topic"], a["max_mass_width_kg"], a["max_com_width_m"],
-                   a["timeout_s"])
+    def from_robot(cls, robot) -> ApplyLimits:
+        """The limits of ``robot``'s profile ``apply:`` section, on its model."""
+        a = robot.spec.apply
+        need = None if a.tolerated_torque_Nm is None else np.asarray(a.tolerated_torque_Nm, dtype=float)
+        return cls(a.interface, a.service, a.topic, need, payload_levers_m(robot.model, robot.payload_frame_id),
+                   gravity_shares(robot.model), float(np.linalg.norm(robot.model.gravity.linear)), a.timeout_s)
+
+    def static_torque_error_Nm(self, mass_error_kg: float, first_moment_error_kg_m: float) -> np.ndarray:
+        """Per joint, the largest change of the payload's gravity torque when its mass changes by
+        ``mass_error_kg`` and its first moment ``m c`` by a vector of length ``first_moment_error_kg_m``,
+        in any configuration: ``share g (|dm| lever + |d(m c)|)`` (the torque is ``axis . (p x m g + R (m c) x g)``
+        ``= (axis x g) . (m p + R (m c))``, linear in both; ``|p|`` is at most the lever)."""
+        error = self.gravity_shares * self.gravity_m_s2 * (abs(mass_error_kg) * self.levers_m
+                                                           + abs(first_moment_error_kg_m))
+        return np.nan_to_num(error, nan=0.0)
+
+    def box_torque_error_Nm(self, lower, upper) -> np.ndarray:
+        """Per joint, the largest static torque error of handing over any payload of the box
+        ``[lower, upper]`` when the truth is any other payload in it."""
+        width = np.asarray(upper, dtype=float) - np.asarray(lower, dtype=float)
+        return self.static_torque_error_Nm(width[0], float(np.linalg.norm(width[1:4])))
+
+    def tolerated(self, torque_error_Nm) -> bool:
+        """Whether a per-joint torque error is within the stated need."""
+        return self.tolerated_torque_Nm is not None and bool(np.all(torque_error_Nm <= self.tolerated_torque_Nm))
+
+    def max_mass_width_kg(self) -> float:
+        """The widest mass interval the need accepts (with the first moment known exactly)."""
+        with np.errstate(divide="ignore"):
+            return float(np.nanmin(self.tolerated_torque_Nm / (self.gravity_shares * self.gravity_m_s2 * self.levers_m)))
 
 
 def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits) -> str | None:
     """Why this estimate must not be applied, or None when it may. Only a guaranteed box from
-    consistent data, narrow enough on mass and centre of mass, with the estimate inside it, goes to
-    a robot."""
+    consistent data, with the estimate inside it, whose static torque error the controller tolerates
+    on every joint (:meth:`ApplyLimits.box_torque_error_Nm`), goes to a robot."""
     if limits.interface == "none":
         return "the profile's apply.interface is 'none': no interface to apply the payload through"
+    if limits.tolerated_torque_Nm is None:
+        return "the profile states no apply.tolerated_torque_Nm: no need to check the box against"
     if estimate is None:
         return "no estimate yet"
     estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
@@ -86,18 +147,25 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
         return "the bounds are not guaranteed"
     if not np.all((lower <= estimate) & (estimate <= upper)):
         return "the estimate lies outside its guaranteed box"
-    mass_width = upper[0] - lower[0]
-    if mass_width > limits.max_mass_width_kg:
-        return (f"the mass interval [{lower[0]:.4g}, {upper[0]:.4g}] kg is {mass_width:.4g} kg wide, "
-                f"more than apply.max_mass_width_kg = {limits.max_mass_width_kg:g}")
-    if not lower[0] > 0.0:
-        return "the box allows a mass of zero: the centre of mass is unbounded"
-    c_lo, c_hi = com_interval(lower, upper)
-    com_width = float(np.max(c_hi - c_lo))
-    if com_width > limits.max_com_width_m:
-        return (f"the centre-of-mass interval is {1000 * com_width:.3g} mm wide on its widest axis, more than "
-                f"apply.max_com_width_m = {limits.max_com_width_m:g} m")
+    if not estimate[0] > 0.0:
+        return "the estimate's mass is not positive: it has no centre of mass"
+    error = limits.box_torque_error_Nm(lower, upper)
+    if not limits.tolerated(error):
+        j = int(np.argmax(error / limits.tolerated_torque_Nm))
+        return (f"the box (mass [{lower[0]:.4g}, {upper[0]:.4g}] kg) allows a static torque error of "
+                f"{error[j]:.3g} N m on joint {j + 1}, more than apply.tolerated_torque_Nm = "
+                f"{limits.tolerated_torque_Nm[j]:g} there")
     return None
+
+
+def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> dict:
+    """What ``~/apply`` would answer on this result, for reports: accepted or why not, the box's
+    static torque error per joint and the need it is held against."""
+    why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits)
+    need = limits.tolerated_torque_Nm
+    return {"accepted": why is None, "refusal": why,
+            "torque_error_Nm": limits.box_torque_error_Nm(lower, upper).tolist(),
+            "tolerated_torque_Nm": None if need is None else need.tolist()}
 
 
 def xarm_tcp_load(payload: PayloadInertia) -> tuple[float, list[float]]:

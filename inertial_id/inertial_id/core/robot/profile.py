@@ -254,9 +254,27 @@ class Apply(Section):
     interface: Literal["xarm_set_tcp_load", "inertia_topic", "none"] = "none"
     service: Text = "/xarm/set_tcp_load"       # xarm_set_tcp_load: the driver's xarm_msgs/srv/SetTcpLoad
     topic: Text = "/payload_inertia"           # inertia_topic: latched geometry_msgs/InertiaStamped
-    max_mass_width_kg: Number(gt=0.0) = 0.05   # refused while the guaranteed mass interval is wider
-    max_com_width_m: Number(gt=0.0) = 0.005    # ... or any axis of the guaranteed COM interval
+    # The need the gate follows from: the static torque error per joint (N m) the robot's controller
+    # tolerates when it takes the applied payload as true; required with an interface.
+    tolerated_torque_Nm: PerJoint | None = None
     timeout_s: Number(gt=0.0, le=60.0) = 5.0   # wait this long for the driver's reply
+
+    @model_validator(mode="before")
+    @classmethod
+    def _widths_replaced(cls, v):
+        if isinstance(v, dict) and {"max_mass_width_kg", "max_com_width_m"} & v.keys():
+            raise PydanticCustomError("replaced", "max_mass_width_kg and max_com_width_m were replaced by "
+                                      "tolerated_torque_Nm, the torque error your controller tolerates (the "
+                                      "widths follow from it: docs tutorials/apply_payload)")
+        return v
+
+    @model_validator(mode="after")
+    def _need_with_interface(self):
+        if self.interface != "none" and self.tolerated_torque_Nm is None:
+            raise PydanticCustomError("need", "tolerated_torque_Nm is required with interface {interface}: "
+                                      "the torque error per joint (N m) your controller tolerates",
+                                      {"interface": self.interface})
+        return self
 
 
 class Pose(Section):
