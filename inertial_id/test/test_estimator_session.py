@@ -56,7 +56,8 @@ def test_a_bounds_update_that_fails_keeps_the_box_and_is_counted(monkeypatch):
 
     def failing():
         raise np.linalg.LinAlgError("singular")
-    monkeypatch.setattr(offline_intake.estimator, "update_bounds", failing)
+    for update in ("update_bounds", "final_update_bounds"):
+        monkeypatch.setattr(offline_intake.estimator, update, failing)
     after = offline_intake.finish()
     assert offline_intake.dropped == {"solver_failed_bounds": 1}
     np.testing.assert_array_equal(after.lower, before.lower)

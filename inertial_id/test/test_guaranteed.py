@@ -210,6 +210,42 @@ def test_warm_started_bounds_equal_independently_solved_lps(seed):
     assert box.upper[-1] - box.lower[-1] == pytest.approx(8.0)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_final_lp_is_the_exact_box_of_every_archived_row(seed):
+    """Batches of rows pruned to ``max_rows`` and the nuisance shared across them: the online box
+    loses what pruning cost; :meth:`final_update` gives the per-parameter LP optima over every row
+    at once (solved here from scratch), never wider than the online box, and narrower here; with a
+    short archive only the latest rows enter it."""
+    rng = np.random.default_rng(seed)
+    n, n_r = 4, 6
+    x, r = rng.normal(size=n), rng.uniform(-1, 1, n_r)
+    r_lo, r_hi = r - 0.5, r + 0.5
+    box = IntervalBounds(x - 4, x + 4, nuisance_lower=r_lo, nuisance_upper=r_hi, keep_rows=True, max_rows=8,
+                         archive_rows=10_000)
+    rows = []
+    for _ in range(10):
+        A, N = rng.normal(size=(12, n)), rng.normal(size=(12, n_r))
+        e = rng.uniform(0.02, 0.2, 12)
+        b = A @ x + N @ r + rng.uniform(-1, 1, 12) * e
+        rows.append((np.hstack([A, N]), b, e))
+        assert box.update(A, b, e, A_nuisance=N).consistent
+    online = box.lower.copy(), box.upper.copy()
+    assert box.archived_rows == 120
+    assert box.final_update().consistent
+    M, b, e = (np.concatenate([row[i] for row in rows]) for i in range(3))
+    for k in range(n):
+        low, high = _exact_interval(M, b - e, b + e, np.r_[x - 4, r_lo], np.r_[x + 4, r_hi], k)
+        tol = 2e-9 * (1 + max(abs(low), abs(high)))
+        assert box.lower[k] >= max(low, online[0][k]) - tol and box.upper[k] <= min(high, online[1][k]) + tol
+        assert box.lower[k] <= max(low, online[0][k]) + tol and box.upper[k] >= min(high, online[1][k]) - tol
+    assert box.contains(x).all()
+    assert np.sum(box.upper - box.lower) < np.sum(online[1] - online[0]) - 1e-6
+    short = IntervalBounds(x - 4, x + 4, archive_rows=30)
+    for A, b_, e_ in rows:
+        short.update(A[:, :n], b_ - A[:, n:] @ r, e_)
+    assert short.archived_rows == 36          # whole batches, the latest, at least 30 rows
+
+
 def test_data_contradicting_the_box_are_still_reported_after_warm_starts(rng):
     """Saved bases do not hide an empty polytope: a batch far off the model after warm-started
     updates leaves the box as it was and names the offending rows."""

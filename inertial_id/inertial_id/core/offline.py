@@ -86,9 +86,10 @@ class RowIntake:
         if added.updated:
             self._record(m.t)
 
-    def update(self, t: float) -> None:
-        """Update the bounds and record the result at data time ``t`` (s) in the history."""
-        if self.session.update_bounds():
+    def update(self, t: float, final: bool = False) -> None:
+        """Update the bounds (``final``: the end of the data's) and record the result at data time
+        ``t`` (s) in the history."""
+        if self.session.update_bounds(final):
             self._drop("solver_failed_bounds")
         self._record(t)
 
@@ -103,8 +104,8 @@ class RowIntake:
         h.condition_number.append(r.condition_number)
 
     def finish(self):
-        """Final bounds update over everything received; the estimator's result."""
-        self.update(self.last_t if self.last_t is not None else 0.0)
+        """Final bounds update over everything received (one LP over every row kept); the estimator's result."""
+        self.update(self.last_t if self.last_t is not None else 0.0, final=True)
         return self.session.result()
 
 

@@ -258,7 +258,7 @@ class EstimatorNode(ManagedNode):
             if due is not None and new_rows and self.processed == due:
                 new_rows, new_box = False, True
                 self.idle_updated = True
-                self._update_bounds()
+                self._update_bounds(final=True)
             # a new box is published at once, even if no rows follow (end of a recording or replay);
             # new rows alone at the publication period
             if new_box or (dirty and self.result_due):
@@ -285,9 +285,9 @@ class EstimatorNode(ManagedNode):
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", added.update_failure)
 
-    def _update_bounds(self) -> None:
+    def _update_bounds(self, final: bool = False) -> None:
         t0 = time.perf_counter()
-        failure = self.session.update_bounds()
+        failure = self.session.update_bounds(final)
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")

@@ -16,6 +16,12 @@ solutions (smallest slack relative to their bound) are kept for the next one, at
 the previous one, so pruning only ever costs tightness, never the guarantee; rows far from binding
 at every optimum are the ones least likely to matter later.
 
+The final box (``archive_rows``): every row that entered an update is also archived, and
+:meth:`IntervalBounds.final_update` solves one LP over all of them at once (the pruned rows and the
+robot's parameters as one shared unknown across every batch), intersected with the running box; it
+is never wider than the online box and tighter wherever pruning or batching cost something. The
+archive keeps the latest ``archive_rows`` rows (any subset of valid rows stays valid).
+
 Warm starts: each of the ``2n`` LPs starts from the optimal basis the same objective had at the
 previous update (rows are tracked by identity across updates; new rows enter with their slack
 basic, which keeps that basis dual feasible for the same cost, so dual simplex only repairs the few
@@ -68,6 +74,8 @@ from .row_checks import unsolvable
 
 HOLD_MIN_ROWS_PER_PARAMETER = 3
 HOLD_ROWS = 3000      # as many as one bounds LP of per-sample rows takes (factory.MAX_BOUND_ROWS)
+# Rows archived for the final LP (IntervalBounds.final_update), the latest kept.
+FINAL_LP_ROWS = 20000
 
 
 @dataclass
@@ -234,7 +242,7 @@ class IntervalBounds:
     """Guaranteed per-parameter box of ``x``, intersected with the feasible set of each batch of bounded-error rows (module docstring)."""
     def __init__(self, lower, upper, pad_rel: float = 1e-9, nuisance_lower=None, nuisance_upper=None,
                  cuts=None, keep_rows: bool = False, max_rows: int | None = None,
-                 hold_until_determined: bool = False, bound_nuisance: bool = False):
+                 hold_until_determined: bool = False, bound_nuisance: bool = False, archive_rows: int = 0):
         """``nuisance_lower/upper``: box of the nuisance parameters (none by default);
         ``hold_until_determined``: keep the prior until enough rows have arrived (module docstring);
         ``cuts``: ``(G, g)`` with ``G x <= g`` for every admissible ``x`` (or ``G [x; r] <= g``
@@ -242,7 +250,8 @@ class IntervalBounds:
         ``keep_rows``: solve each update over the rows so far, not only the new batch;
         ``max_rows``: with ``keep_rows``, keep at most this many (the nearest to binding);
         ``bound_nuisance``: the nuisance parameters are constants of the run (a sensor offset), so each
-        update also narrows their box (two more LPs each), which the next update starts from."""
+        update also narrows their box (two more LPs each), which the next update starts from;
+        ``archive_rows``: archive up to this many of the latest rows for :meth:`final_update`."""
         if max_rows is not None and max_rows < 1:
             raise ValueError("max_rows must be at least 1")
         self.max_rows = max_rows
@@ -280,6 +289,8 @@ class IntervalBounds:
         self.determined = not hold_until_determined
         self._held_total = 0
         self._held: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.archive_rows = archive_rows
+        self._archive: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     @property
     def width(self) -> np.ndarray:
@@ -318,6 +329,24 @@ class IntervalBounds:
             ids_all = np.concatenate([self._kept_ids, ids])
         else:
             M_all, b_all, e_all, ids_all = M, b, e, ids
+        solved = self._solve(M_all, b_all, e_all, ids_all)
+        if isinstance(solved, BoundsUpdate):
+            return solved
+        slack = solved
+        self._archive_rows(M, b, e)
+        if self.keep_rows:
+            if self.max_rows is not None and b_all.size > self.max_rows:
+                keep = np.sort(np.argsort(slack, kind="stable")[:self.max_rows])
+                M_all, b_all, e_all, ids_all = M_all[keep], b_all[keep], e_all[keep], ids_all[keep]
+            self._kept = (M_all, b_all, e_all)
+            self._kept_ids = ids_all
+        self.rows_used += b.size
+        return BoundsUpdate(True)
+
+    def _solve(self, M_all, b_all, e_all, ids_all):
+        """Narrow the box (and, with ``bound_nuisance``, the nuisance box) to the per-parameter minima
+        and maxima over ``|M_all z - b_all| <= e_all``: each row's smallest relative slack over the
+        optimal points, or the :class:`BoundsUpdate` of a contradiction."""
         n = self.lower.size
         G, g = self.cuts
         M_lp = np.vstack([M_all, G])
@@ -355,14 +384,30 @@ class IntervalBounds:
         self.r_lower, self.r_upper = new_lo[n:], new_hi[n:]
         self._count(lp)
         self._bases.update(bases)
-        if self.keep_rows:
-            if self.max_rows is not None and b_all.size > self.max_rows:
-                keep = np.sort(np.argsort(slack, kind="stable")[:self.max_rows])
-                M_all, b_all, e_all, ids_all = M_all[keep], b_all[keep], e_all[keep], ids_all[keep]
-            self._kept = (M_all, b_all, e_all)
-            self._kept_ids = ids_all
-        self.rows_used += b.size
-        return BoundsUpdate(True)
+        return slack
+
+    def _archive_rows(self, M, b, e) -> None:
+        if not self.archive_rows:
+            return
+        self._archive.append((M, b, e))
+        archived = sum(part[1].size for part in self._archive)
+        while archived - self._archive[0][1].size >= self.archive_rows:
+            archived -= self._archive.pop(0)[1].size
+
+    @property
+    def archived_rows(self) -> int:
+        """How many rows :meth:`final_update` would solve over."""
+        return sum(part[1].size for part in self._archive)
+
+    def final_update(self) -> BoundsUpdate:
+        """One LP over every archived row (module docstring), intersected with the box."""
+        if not self._archive or not self.data_consistent:
+            return BoundsUpdate(self.data_consistent)
+        M, b, e = (np.concatenate([part[i] for part in self._archive]) for i in range(3))
+        self._bases = {}            # a basis of the pruned rows is no start for all of them
+        solved = self._solve(M, b, e, np.arange(b.size))
+        self._bases = {}
+        return solved if isinstance(solved, BoundsUpdate) else BoundsUpdate(True)
 
     def _hold(self, A, N, b, e):
         """Hold the rows back until enough have arrived; then all held rows."""

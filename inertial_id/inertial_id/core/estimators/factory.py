@@ -56,6 +56,10 @@ class _Adapter:
         """Recompute the payload bounds from the rows so far."""
         self.estimator.update_bounds()
 
+    def final_update_bounds(self) -> None:
+        """At the end of the data: the rows left over, then one LP over every row kept."""
+        self.estimator.final_update_bounds()
+
     def result(self):
         """The wrapped estimator's current estimate and bounds."""
         return self.estimator.result()

@@ -32,7 +32,7 @@ from ..robot.model import Robot
 from ..signals.momentum import MomentumWindows, WindowRows
 from ..robot.robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..signals.sensors import NoiseModel
-from .bounds import IntervalBounds
+from .bounds import FINAL_LP_ROWS, IntervalBounds
 from .consistent import (InfeasibleError, SolverFailure, consistent_estimate, marginal_information,
                          payload_estimate)
 from .bootstrap import WindowBootstrap, widen_by_bias
@@ -219,7 +219,8 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         nuisance = {} if robot_uncertainty == "interval" else \
             dict(nuisance_lower=self.robot_lower[free], nuisance_upper=self.robot_upper[free])
         self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_cuts(),
-                                     keep_rows=True, max_rows=max_rows, hold_until_determined=True, **nuisance)
+                                     keep_rows=True, max_rows=max_rows, hold_until_determined=True,
+                                     archive_rows=FINAL_LP_ROWS, **nuisance)
         self.violating_rows = np.zeros(0, dtype=int)
         # with a calibration the rows' error is heavy-tailed (largest 3-5x the RMS): the point
         # estimate is the least-absolute-deviations fit of the rows (robust_point), not least squares
@@ -240,6 +241,14 @@ class GuaranteedEstimator(MomentumEstimatorBase):
             fixed = ~self._free
             b = batch.U - batch.Y_r[:, fixed] @ self.robot_nominal[fixed]
             upd = self.bounds.update(batch.Y, b, batch.noise_bound, A_nuisance=batch.Y_r[:, self._free])
+        self._report(upd)
+
+    def final_update_bounds(self) -> None:
+        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`)."""
+        self.update_bounds()
+        self._report(self.bounds.final_update())
+
+    def _report(self, upd) -> None:
         if not upd.consistent:
             self.violating_rows = upd.violating_rows
             self.message = (f"data contradict the assumed torque/model/robot bounds: rows "

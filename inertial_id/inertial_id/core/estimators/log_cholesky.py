@@ -115,6 +115,10 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         """All window rows so far, stacked."""
         return concatenate_rows(self._all_rows, self.robot_nominal.size)
 
+    def final_update_bounds(self) -> None:
+        """As :meth:`update_bounds`: every update already takes all rows."""
+        self.update_bounds()
+
     def update_bounds(self) -> None:
         """Refit the consistent estimate on all rows and recompute its Mean Value Form box (needs 10 rows)."""
         self._take_new_rows()

@@ -44,7 +44,7 @@ import numpy as np
 from ..robot import params
 from ..signals.acceleration_bound import acceleration_share
 from .batch import WeightedLeastSquares
-from .bounds import IntervalBounds
+from .bounds import FINAL_LP_ROWS, IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, payload_estimate
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
@@ -106,7 +106,7 @@ class PayloadEstimator:
             np.asarray(offset_bound, dtype=float)
         k = 0 if self.offset_bound is None else 6
         self.columns = n + k
-        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True,
+        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS,
                                      **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
                                                            "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
         self.wls = WeightedLeastSquares(n + k)
@@ -191,7 +191,14 @@ class PayloadEstimator:
             keep = self._rng.choice(b.size, self.max_bound_rows, replace=False)
             A, b, e = A[keep], b[keep], e[keep]
         n = len(self.names)
-        upd = self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None)
+        self._report(self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None))
+
+    def final_update_bounds(self) -> None:
+        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`)."""
+        self.update_bounds()
+        self._report(self.bounds.final_update())
+
+    def _report(self, upd) -> None:
         if not upd.consistent:
             self.message = (f"data contradict the assumed noise bounds: {upd.violating_rows.size} rows "
                             f"violate them (largest excess {upd.max_violation:.3g})")

@@ -34,6 +34,9 @@ class Estimator(Protocol):
     def update_bounds(self) -> None:
         """Fold the rows added since the last call into the box."""
 
+    def final_update_bounds(self) -> None:
+        """At the end of the data: fold in what is left, then the box of one LP over every row kept."""
+
     def result(self):
         """The current :class:`~.payload.PayloadEstimate`."""
 

@@ -69,11 +69,15 @@ class EstimationSession:
             out.updated, out.update_failure = True, self.update_bounds()
         return out
 
-    def update_bounds(self) -> str:
-        """Update the bounds; on a numerical failure the box keeps its last certified value and the
-        failure is returned ('' when none)."""
+    def update_bounds(self, final: bool = False) -> str:
+        """Update the bounds (``final``: at the end of the data, one LP over every row kept); on a
+        numerical failure the box keeps its last certified value and the failure is returned ('' when
+        none)."""
         try:
-            self.estimator.update_bounds()
+            if final:
+                self.estimator.final_update_bounds()
+            else:
+                self.estimator.update_bounds()
         except NUMERICAL_FAILURES as exc:
             return f"{type(exc).__name__}: {exc}"
         return ""
