@@ -82,15 +82,18 @@ test-deps: $(TEST_STAMP)
 $(TEST_STAMP): $(STAMP) requirements-test.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-test.lock
 	@# What PyPI lacks, from $(SHARED)/vendor (never copied into this repository): the ROS 2 launch
-	@# packages, and the interfaces of the real controller and driver (control_msgs'
-	@# FollowJointTrajectory, xarm_msgs' services); without that folder the tests that need them skip.
+	@# packages, and the interfaces of the real controller and drivers (control_msgs'
+	@# FollowJointTrajectory, the set-load services of xarm_msgs, ur_msgs and franka_msgs); without
+	@# that folder the tests that need them skip.
 	@if [ -d "$(LAUNCH_VENDOR)" ]; then \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps $(LAUNCH_VENDOR)/*.whl && \
 	  rm -rf $(VENDOR_BUILD) && mkdir -p $(VENDOR_BUILD) && \
 	  $(call VENDOR_INTERFACES,$(LAUNCH_VENDOR)/composition_interfaces-src.tar.gz,composition_interfaces) && \
 	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/control_msgs/control_msgs-6.8.0-src.tar.gz,control_msgs) && \
 	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/xarm_msgs/xarm_msgs-src.tar.gz,xarm_msgs) && \
-	  $(BIN)/python -c "import launch_ros, composition_interfaces.srv, control_msgs.action, xarm_msgs.srv"; \
+	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/ur_msgs/ur_msgs-2.0.0-src.tar.gz,ur_msgs) && \
+	  $(call VENDOR_INTERFACES,$(SHARED)/vendor/franka_msgs/franka_msgs-0.1.13-src.tar.gz,franka_msgs) && \
+	  $(BIN)/python -c "import launch_ros, composition_interfaces.srv, control_msgs.action, xarm_msgs.srv, ur_msgs.srv, franka_msgs.srv"; \
 	else echo "note: $(LAUNCH_VENDOR) not found: the launch tests will skip"; fi
 	touch $(TEST_STAMP)
 

@@ -114,7 +114,7 @@ def test_profile_apply_section_is_checked():
     assert validate({**raw, "apply": {"interface": "none"}}, "p")["apply"]["tolerated_torque_Nm"] is None
     assert validate({**raw, "apply": {**raw["apply"], "tolerated_torque_Nm": 2.0}}, "p")["apply"][
         "tolerated_torque_Nm"] == [2.0] * 7
-    for bad, why in (({"interface": "ur_set_payload"}, "expected one of"),
+    for bad, why in (({"interface": "kuka_set_load"}, "expected one of"),
                      ({"interface": "xarm_set_tcp_load"}, "tolerated_torque_Nm is required"),
                      ({**raw["apply"], "tolerated_torque_Nm": [1.0, 2.0]}, "one per joint"),
                      ({**raw["apply"], "max_mass_width_kg": 0.05}, "replaced by tolerated_torque_Nm"),
@@ -284,3 +284,83 @@ def test_apply_without_the_driver_says_so(ros_env):
     finally:
         outputs.destroy()
         node.destroy_node()
+
+
+@pytest.mark.parametrize("interface, package", [("ur_set_payload", "ur_msgs"), ("franka_set_load", "franka_msgs")])
+def test_driver_requests_carry_the_payload_in_the_drivers_units(interface, package):
+    """What each driver's request gets (the message types' fields, filled without ROS): UR mass and
+    COM (m); Franka mass, COM (m) and the inertia about the COM, column-major."""
+    from types import SimpleNamespace
+
+    from inertial_id.core.payload.payload_apply import DRIVER_SERVICES
+    I_C = np.array([[0.02, 0.001, -0.002], [0.001, 0.03, 0.0005], [-0.002, 0.0005, 0.04]])
+    payload = PayloadInertia(1.5, np.array([0.01, -0.02, 0.08]), I_C, "tool0")
+    request = SimpleNamespace(center_of_gravity=SimpleNamespace(x=0.0, y=0.0, z=0.0))
+    driver = DRIVER_SERVICES[interface]
+    assert driver.package == package
+    sent = driver.fill(request, payload)
+    assert request.mass == 1.5 and "1.5 kg" in sent
+    if interface == "ur_set_payload":
+        cog = request.center_of_gravity
+        assert [cog.x, cog.y, cog.z] == pytest.approx([0.01, -0.02, 0.08])
+    else:
+        assert request.center_of_mass == pytest.approx([0.01, -0.02, 0.08])
+        assert np.reshape(request.load_inertia, (3, 3), order="F") == pytest.approx(I_C)
+    defaults = {"ur_set_payload": "/io_and_status_controller/set_payload", "franka_set_load": "/service_server/set_load"}
+    raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
+    raw["apply"] = {"interface": interface, "tolerated_torque_Nm": 2.0}
+    assert ApplyLimits.from_robot(robot_model.load_robot("xarm7").with_profile(raw)).service == defaults[interface]
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("interface, package, type_name", [("ur_set_payload", "ur_msgs", "SetPayload"),
+                                                           ("franka_set_load", "franka_msgs", "SetLoad")])
+def test_apply_calls_the_ur_and_franka_drivers_services(interface, package, type_name, ros_env):
+    """Over DDS, against stand-ins of the drivers' services with their real types (built from
+    ../shared/vendor): ~/apply sends the estimate, reports the driver's answer, and a driver that
+    says no is reported as a failure."""
+    import threading
+
+    import rclpy
+    from std_msgs.msg import Header
+    from std_srvs.srv import Trigger
+    from types import SimpleNamespace
+
+    from inertial_id.nodes.payload_apply import PayloadOutputs
+    srv = getattr(pytest.importorskip(f"{package}.srv", reason=f"{package} not built (make test-deps)"), type_name)
+    raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
+    raw["apply"] = {"interface": interface, "tolerated_torque_Nm": 2.0}
+    robot = robot_model.load_robot("xarm7").with_profile(raw)
+    service = ApplyLimits.from_robot(robot).service
+    received, answers = [], [True, False]
+
+    def stand_in(request, response):
+        received.append(request)
+        response.success = answers[len(received) - 1]
+        return response
+    driver = rclpy.create_node(f"{package}_driver_stand_in")
+    driver.create_service(srv, service, stand_in)
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(driver)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    spinning.start()
+    node = rclpy.create_node(f"apply_{package}_test")
+    outputs = PayloadOutputs(node, robot, SimpleNamespace(event=lambda *a: None))
+    pi = robot_model.payload_params("dumbbell_5lb")
+    try:
+        outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
+                                        data_consistent=True), Header(frame_id="link_eef"))
+        accepted = outputs.on_apply(Trigger.Request(), Trigger.Response())
+        assert accepted.success and service in accepted.message, accepted.message
+        assert received[0].mass == pytest.approx(pi[0], rel=1e-6)
+        com = pi[1:4] / pi[0]
+        got = received[0].center_of_gravity if interface == "ur_set_payload" else None
+        assert ([got.x, got.y, got.z] if got is not None else list(received[0].center_of_mass)) == \
+            pytest.approx(com, rel=1e-6)
+        refused = outputs.on_apply(Trigger.Request(), Trigger.Response())
+        assert not refused.success and "success False" in refused.message
+    finally:
+        outputs.destroy()
+        node.destroy_node()
+        executor.shutdown()
+        driver.destroy_node()

@@ -5,12 +5,14 @@ service (std_srvs/Trigger), which hands the newest estimate to the robot through
 finds nothing against it."""
 from __future__ import annotations
 
+import importlib
+
 from geometry_msgs.msg import InertiaStamped
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
-from ..core.payload.payload_apply import ApplyLimits, PayloadInertia, refusal, xarm_tcp_load
+from ..core.payload.payload_apply import DRIVER_SERVICES, ApplyLimits, PayloadInertia, refusal
 from ..core.data.topics import INERTIA, relative
 from .common import KEPT_QOS, LATCHED_QOS
 
@@ -61,8 +63,8 @@ class PayloadOutputs:
                           result.data_consistent, self.limits)
         if why is None:
             payload = PayloadInertia.from_params(result.estimate, header.frame_id)
-            ok, what = self._xarm(payload) if self.limits.interface == "xarm_set_tcp_load" else \
-                self._topic(payload, header)
+            ok, what = self._topic(payload, header) if self.limits.interface == "inertia_topic" else \
+                self._driver(payload)
         else:
             ok, what = False, f"refused: {why}"
         response.success, response.message = ok, what
@@ -78,20 +80,24 @@ class PayloadOutputs:
         return True, (f"published on {self.pub_applied.topic_name} (latched): {payload.mass_kg:.4g} kg, "
                       f"COM {[round(x, 5) for x in payload.com_m]} m in {header.frame_id}")
 
-    def _xarm(self, payload: PayloadInertia):
-        """Call the driver's set_tcp_load and wait for its reply. The client lives on a node of its
-        own, spun here, so the estimator's executor is not re-entered from its own callback."""
+    def _driver(self, payload: PayloadInertia):
+        """Call the driver's set-load service (:data:`~inertial_id.core.payload.payload_apply.DRIVER_SERVICES`)
+        and wait for its reply. The client lives on a node of its own, spun here, so the estimator's
+        executor is not re-entered from its own callback."""
+        driver, service = DRIVER_SERVICES[self.limits.interface], self.limits.service
         try:
-            from xarm_msgs.srv import SetTcpLoad
-        except ImportError:
-            return False, "refused: xarm_msgs is not installed, cannot call the xArm driver's set_tcp_load"
+            srv_type = getattr(importlib.import_module(f"{driver.package}.srv"), driver.type_name)
+        except (ImportError, AttributeError):
+            return False, (f"refused: {driver.package} is not installed, cannot call the driver's "
+                           f"{driver.type_name} service {service}")
         if self._client is None:
             self._client_node = Node("estimator_apply_client", context=self.node.context)
-            self._client = self._client_node.create_client(SetTcpLoad, self.limits.service)
+            self._client = self._client_node.create_client(srv_type, service)
         if not self._client.wait_for_service(timeout_sec=min(1.0, self.limits.timeout_s)):
-            return False, f"refused: the driver's service {self.limits.service} is not available"
-        weight_kg, cog_mm = xarm_tcp_load(payload)
-        future = self._client.call_async(SetTcpLoad.Request(weight=weight_kg, center_of_gravity=cog_mm))
+            return False, f"refused: the driver's service {service} is not available"
+        request = srv_type.Request()
+        sent = driver.fill(request, payload)
+        future = self._client.call_async(request)
         executor = SingleThreadedExecutor(context=self.node.context)
         executor.add_node(self._client_node)
         try:
@@ -99,12 +105,11 @@ class PayloadOutputs:
         finally:
             executor.remove_node(self._client_node)
             executor.shutdown()
-        sent = f"weight {weight_kg:.4g} kg, center_of_gravity {[round(x, 2) for x in cog_mm]} mm"
         if not future.done():
             self._client.remove_pending_request(future)
-            return False, f"sent to {self.limits.service} ({sent}), no reply within {self.limits.timeout_s:g} s"
-        reply = future.result()
-        return reply.ret == 0, f"{self.limits.service} ({sent}): driver ret {reply.ret} {reply.message}".strip()
+            return False, f"sent to {service} ({sent}), no reply within {self.limits.timeout_s:g} s"
+        ok, said = driver.verdict(future.result())
+        return ok, f"{service} ({sent}): {said}"
 
     def destroy(self) -> None:
         if self._client_node is not None:

@@ -41,9 +41,9 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
     controller = robot.profile["controller"]["topic"]
     joint_states = sensing["joint_states_topic"]
     builder_in = [joint_states] + ([sensing["wrench_topic"]] if sensing.get("wrench_topic") else [])
-    apply = robot.profile["apply"]      # ~/apply hands the payload to the driver or a latched topic
-    applied_topic = (apply["topic"],) if apply["interface"] == "inertia_topic" else ()
-    driver_service = (apply["service"],) if apply["interface"] == "xarm_set_tcp_load" else ()
+    apply = robot.spec.apply      # ~/apply hands the payload to the driver or a latched topic
+    applied_topic = (apply.topic,) if apply.interface == "inertia_topic" else ()
+    driver_service = tuple(filter(None, [apply.driver_service()]))
     compensated = tuple(f"{topic}{suffix}" for topic, on in ((WRENCH_COMPENSATED, sensing["wrench"]),
                                                              (EXTERNAL_EFFORT, sensing["joint_torque"]))
                         if on for suffix in ("", "_bound"))

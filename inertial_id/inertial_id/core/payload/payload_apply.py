@@ -7,6 +7,7 @@ about the payload-frame origin, SI units) and its box ``[lower, upper]``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,7 @@ class ApplyLimits:
     to the payload (:func:`payload_levers_m`), the share of gravity its axis can feel
     (:func:`gravity_shares`) and the magnitude of gravity."""
     interface: str
-    service: str
+    service: str | None       # the driver's set-load service (None: no driver interface)
     topic: str
     tolerated_torque_Nm: np.ndarray | None
     levers_m: np.ndarray
@@ -100,7 +101,7 @@ class ApplyLimits:
         """The limits of ``robot``'s profile ``apply:`` section, on its model."""
         a = robot.spec.apply
         need = None if a.tolerated_torque_Nm is None else np.asarray(a.tolerated_torque_Nm, dtype=float)
-        return cls(a.interface, a.service, a.topic, need, payload_levers_m(robot.model, robot.payload_frame_id),
+        return cls(a.interface, a.driver_service(), a.topic, need, payload_levers_m(robot.model, robot.payload_frame_id),
                    gravity_shares(robot.model), float(np.linalg.norm(robot.model.gravity.linear)), a.timeout_s)
 
     def static_torque_error_Nm(self, mass_error_kg: float, first_moment_error_kg_m: float) -> np.ndarray:
@@ -173,3 +174,52 @@ def xarm_tcp_load(payload: PayloadInertia) -> tuple[float, list[float]]:
     the payload frame, which the xArm profiles set to the flange (link_eef), the frame of the SDK's
     TCP load."""
     return payload.mass_kg, (XARM_COM_MM_PER_M * payload.com_m).tolist()
+
+
+def _fill_xarm(request, payload: PayloadInertia) -> str:
+    request.weight, request.center_of_gravity = xarm_tcp_load(payload)
+    return (f"weight {request.weight:.4g} kg, center_of_gravity "
+            f"{[round(x, 2) for x in request.center_of_gravity]} mm")
+
+
+def _fill_ur(request, payload: PayloadInertia) -> str:
+    # ur_msgs 2.0.0 (ros-industrial/ur_msgs): float32 mass (kg), geometry_msgs/Vector3
+    # center_of_gravity (m, tool flange frame); this version takes no inertia
+    request.mass = payload.mass_kg
+    cog = request.center_of_gravity
+    cog.x, cog.y, cog.z = (float(x) for x in payload.com_m)
+    return f"mass {payload.mass_kg:.4g} kg, center_of_gravity {[round(float(x), 5) for x in payload.com_m]} m"
+
+
+def _fill_franka(request, payload: PayloadInertia) -> str:
+    # franka_msgs 0.1.13 SetLoad: float64 mass (kg), float64[3] center_of_mass (m, flange frame),
+    # float64[9] load_inertia (kg m^2, about the centre of mass, column-major)
+    request.mass = payload.mass_kg
+    request.center_of_mass = [float(x) for x in payload.com_m]
+    request.load_inertia = [float(x) for x in payload.inertia_com_kg_m2.ravel(order="F")]
+    return (f"mass {payload.mass_kg:.4g} kg, center_of_mass {[round(float(x), 5) for x in payload.com_m]} m, "
+            f"load_inertia about the COM")
+
+
+@dataclass(frozen=True)
+class DriverLoadService:
+    """A driver's set-load service: its type (package, name), how a payload fills its request
+    (returns what was sent, for the reply), and what its reply says (``verdict(reply) -> (success,
+    message)``). Where the driver serves it: the profile's ``apply.service``
+    (:meth:`~inertial_id.core.robot.profile.Apply.driver_service`)."""
+    package: str
+    type_name: str
+    fill: Callable[[object, PayloadInertia], str]
+    verdict: Callable[[object], tuple[bool, str]]
+
+
+# The set-load services of the drivers ~/apply calls (profile apply.interface).
+DRIVER_SERVICES = {
+    "xarm_set_tcp_load": DriverLoadService("xarm_msgs", "SetTcpLoad", _fill_xarm,
+                                           lambda r: (r.ret == 0, f"driver ret {r.ret} {r.message}".strip())),
+    "ur_set_payload": DriverLoadService("ur_msgs", "SetPayload", _fill_ur,
+                                        lambda r: (bool(r.success), f"success {bool(r.success)}")),
+    "franka_set_load": DriverLoadService("franka_msgs", "SetLoad", _fill_franka,
+                                         lambda r: (bool(r.success), f"success {bool(r.success)} {r.error}".strip())),
+}
+

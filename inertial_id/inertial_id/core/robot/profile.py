@@ -248,11 +248,22 @@ class Controller(Section):
     bridge: Text | None = None          # what turns the command into motion (Digit)
 
 
+# Where each driver serves its set-load service by default (the profile's apply.service overrides):
+# xarm_ros2's xarm_api under its hw_ns (default xarm), Universal_Robots_ROS2_Driver's
+# io_and_status_controller, franka_ros2's franka_hardware service server.
+DRIVER_SERVICE_DEFAULTS = {"xarm_set_tcp_load": "/xarm/set_tcp_load",
+                           "ur_set_payload": "/io_and_status_controller/set_payload",
+                           "franka_set_load": "/service_server/set_load"}
+
+
 class Apply(Section):
     """How ``~/apply`` hands the identified payload to the robot (:mod:`inertial_id.core.payload.payload_apply`):
-    through the driver's set-load service, as a latched InertiaStamped topic, or not at all."""
-    interface: Literal["xarm_set_tcp_load", "inertia_topic", "none"] = "none"
-    service: Text = "/xarm/set_tcp_load"       # xarm_set_tcp_load: the driver's xarm_msgs/srv/SetTcpLoad
+    through a driver's set-load service (xArm ``SetTcpLoad``, UR ``SetPayload``, Franka ``SetLoad``),
+    as a latched InertiaStamped topic, or not at all."""
+    interface: Literal["xarm_set_tcp_load", "ur_set_payload", "franka_set_load", "inertia_topic", "none"] = "none"
+    # the driver's set-load service (default: where the interface's driver serves it,
+    # inertial_id.core.payload.payload_apply.DRIVER_SERVICES)
+    service: Text | None = None
     topic: Text = "/payload_inertia"           # inertia_topic: latched geometry_msgs/InertiaStamped
     # The need the gate follows from: the static torque error per joint (N m) the robot's controller
     # tolerates when it takes the applied payload as true; required with an interface.
@@ -267,6 +278,11 @@ class Apply(Section):
                                       "tolerated_torque_Nm, the torque error your controller tolerates (the "
                                       "widths follow from it: docs tutorials/apply_payload)")
         return v
+
+    def driver_service(self) -> str | None:
+        """The set-load service ``~/apply`` calls (None: the interface calls no driver)."""
+        default = DRIVER_SERVICE_DEFAULTS.get(self.interface)
+        return None if default is None else self.service or default
 
     @model_validator(mode="after")
     def _need_with_interface(self):
