@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -209,8 +210,8 @@ class DriverLoadService:
     (:meth:`~inertial_id.core.robot.profile.Apply.driver_service`)."""
     package: str
     type_name: str
-    fill: Callable[[object, PayloadInertia], str]
-    verdict: Callable[[object], tuple[bool, str]]
+    fill: Callable[[Any, PayloadInertia], str]
+    verdict: Callable[[Any], tuple[bool, str]]
 
 
 # The set-load services of the drivers ~/apply calls (profile apply.interface).
