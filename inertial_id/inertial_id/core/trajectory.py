@@ -117,12 +117,29 @@ def interpolate(traj: SampledTrajectory, t):
     return q, qd, qdd
 
 
+# A profile without excitation.amplitude_rad swings each joint by this share of its position range
+# (at most DEFAULT_AMPLITUDE_CAP_RAD): the Fourier series then shrinks it to the velocity and
+# acceleration limits.
+DEFAULT_AMPLITUDE_SHARE = 0.25
+DEFAULT_AMPLITUDE_CAP_RAD = 1.0
+
+
+def excitation_amplitude_rad(robot) -> np.ndarray:
+    """Per joint, the peak amplitude (rad) of the Fourier excitation: the profile's
+    ``excitation.amplitude_rad``, else :data:`DEFAULT_AMPLITUDE_SHARE` of the position range."""
+    stated = robot.profile["excitation"]["amplitude_rad"]
+    if stated is not None:
+        return np.asarray(stated, dtype=float)
+    span = np.asarray(robot.position_upper, dtype=float) - np.asarray(robot.position_lower, dtype=float)
+    return np.minimum(DEFAULT_AMPLITUDE_SHARE * np.nan_to_num(span, posinf=np.inf), DEFAULT_AMPLITUDE_CAP_RAD)
+
+
 def excitation_from_profile(robot, duration_s: float) -> tuple[SampledTrajectory, LimitReport]:
     """The profile's fixed Fourier excitation, shrunk in amplitude until its samples (at the
     profile's sample rate) pass the position, velocity and acceleration limits."""
     ex = robot.profile["excitation"]
     home = np.asarray(robot.profile["sim"]["home"], float)
-    amp = np.asarray(ex["amplitude_rad"], float)
+    amp = excitation_amplitude_rad(robot)
     for _ in range(40):
         traj = fourier_excitation(home, amp, ex["period_s"], ex["harmonics"], duration_s,
                                   ex["sample_hz"], ex.get("seed", 0))

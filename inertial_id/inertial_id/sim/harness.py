@@ -194,10 +194,10 @@ def summary(results) -> dict:
 def exciting_trajectory(robot, duration_s: float, seed: int):
     """The profile's Fourier excitation (period, harmonics, amplitudes about ``sim.home``) with
     coefficients drawn from ``seed``, shrunk until its samples pass the joint limits."""
-    from ..core.trajectory import check_limits, fourier_excitation
+    from ..core.trajectory import check_limits, excitation_amplitude_rad, fourier_excitation
     ex = robot.profile["excitation"]
     home = np.asarray(robot.profile["sim"]["home"], dtype=float)
-    amp = np.asarray(ex["amplitude_rad"], dtype=float)
+    amp = excitation_amplitude_rad(robot)
     for _ in range(40):
         traj = fourier_excitation(home, amp, ex["period_s"], ex["harmonics"], duration_s, ex["sample_hz"], seed)
         if check_limits(traj, robot.position_lower, robot.position_upper, robot.velocity_limit,

@@ -32,7 +32,8 @@ from ..core.robot.model import load_payloads, load_robot, payload_params
 from ..core.signals.momentum import MomentumWindows, robot_parameters
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
-from ..core.trajectory import SampledTrajectory, check_limits, fourier_excitation, quintic_ramp
+from ..core.trajectory import (SampledTrajectory, check_limits, excitation_amplitude_rad, fourier_excitation,
+                               quintic_ramp)
 
 PAYLOADS = {"4lb": "dumbbell_4lb", "5lb": "dumbbell_5lb", "6lb": "dumbbell_6lb", "7lb": "dumbbell_7lb",
             "8lb": "dumbbell_8lb"}
@@ -88,7 +89,7 @@ def exciting_trajectory(robot, start, end, duration_s: float, seed: int, harmoni
     position, velocity and acceleration limits. Changing posture between trajectories is what
     separates the payload from the uncertain link parameters (gravity acts along other directions)."""
     start, end = np.asarray(start, float), np.asarray(end, float)
-    amp = np.asarray(robot.profile["excitation"]["amplitude_rad"], float)
+    amp = excitation_amplitude_rad(robot)
     for _ in range(80):
         ex = fourier_excitation(start, amp, duration_s, harmonics, duration_s, 1000.0, seed, ramp_s)
         s, ds, dds = quintic_ramp(ex.t, duration_s)
