@@ -26,12 +26,12 @@ def random_payload(rng) -> np.ndarray:
     return inertia.toDynamicParameters()
 
 
-def trajectory(robot, rng, t):
-    """``q, qd, qdd`` of a sum of sines around a random pose (rad, rad/s, rad/s^2), within the
+def trajectory(robot, rng, t, amplitude=(0.1, 0.3), frequency=(1.0, 3.0)):
+    """``q, qd, qdd`` of a sine per joint around a random pose (rad, rad/s, rad/s^2), within the
     xArm7's stated acceleration and jerk limits (amplitude a, frequency w: a w^2 <= 3, a w^3 <= 30)."""
     q0 = rng.uniform(robot.position_lower, robot.position_upper).clip(-2.0, 2.0)
-    w = rng.uniform(1.0, 3.0, robot.nv)
-    a = rng.uniform(0.1, 0.3, robot.nv)
+    w = rng.uniform(*frequency, robot.nv)
+    a = rng.uniform(*amplitude, robot.nv)
     phase = rng.uniform(0, 2 * np.pi, robot.nv)
     arg = np.outer(t, w) + phase
     return q0 + a * np.sin(arg), a * w * np.cos(arg), -a * w**2 * np.sin(arg)
