@@ -154,3 +154,16 @@ def test_velocity_share_bounds_a_worst_velocity_error(xarm):
         dq = rng.choice([-0.01, 0.01], xarm.nv)
         change = reg.terms([q], [qd + dq]).H[0] @ pi - terms.H[0] @ pi
         assert np.all(np.abs(change) <= share + 1e-12)
+
+
+def test_a_window_across_lost_samples_gives_no_rows(xarm):
+    rng = np.random.default_rng(9)
+    t = np.arange(0.0, 1.0 + 1e-9, 0.01)
+    t[50:] += 0.2            # samples lost: one step of 0.21 s
+    q, qd, _ = trajectory(xarm, rng, t)
+    terms = WrenchMomentumRegressor(xarm).terms(q, qd)
+    lo, hi = xarm.payload_prior()
+    whole = window_rows(terms, t, np.zeros((t.size, 6)), np.zeros(6), 10, lo, hi)
+    kept = window_rows(terms, t, np.zeros((t.size, 6)), np.zeros(6), 10, lo, hi, max_step_s=0.015)
+    assert whole.t.size == 10 and kept.t.size == 9
+    assert t[50] - t[49] > 0.2 and not np.any((kept.t >= t[50]) & (kept.t <= t[50] + 0.09))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..signals.driver_streams import max_gap_s
 from ..signals.sensors import NoiseModel
 from ..signals.wrench_momentum import WrenchMomentumRegressor, window_rows
 from .bounds import IntervalBounds
@@ -65,7 +66,8 @@ def momentum_wrench_box(robot, t, q, qd, wrench, extra_bound=None, window: int =
     lo, hi = robot.payload_prior()
     e = sample_bound(robot) if extra_bound is None else sample_bound(robot) + np.asarray(extra_bound, dtype=float)
     terms = WrenchMomentumRegressor(robot).terms(q, qd)
-    rows = window_rows(terms, t, wrench, e, window, lo, hi, nz.velocity_rad_s, nz.wrench_offset_drift())
+    rows = window_rows(terms, t, wrench, e, window, lo, hi, nz.velocity_rad_s, nz.wrench_offset_drift(),
+                       max_gap_s(robot.sensing["joint_states_hz"]))
     box = nz.wrench_offset_bound()
     free = np.zeros(6, dtype=bool)
     while True:     # at most six rounds: each frees one axis or more

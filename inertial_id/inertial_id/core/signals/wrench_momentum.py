@@ -122,17 +122,21 @@ def velocity_share(dH, velocity_rad_s: float, prior_lower, prior_upper) -> np.nd
 
 
 def window_rows(terms: SampleTerms, t, wrench, sample_bound, window: int, prior_lower, prior_upper,
-                velocity_rad_s: float = 0.0, drift_per_s=None) -> WindowWrenchRows:
+                velocity_rad_s: float = 0.0, drift_per_s=None, max_step_s: float = np.inf) -> WindowWrenchRows:
     """Rows of consecutive windows of ``window`` steps (``window + 1`` samples; each window's last
     sample opens the next) from the samples' terms, times ``t`` (N,) s, readings ``wrench`` (N, 6)
-    and their per-sample bounds ``sample_bound`` (N, 6) or (6,); see the module docstring."""
+    and their per-sample bounds ``sample_bound`` (N, 6) or (6,); see the module docstring. A window
+    with a step longer than ``max_step_s`` (samples lost) gives no rows: the trapezoid's stated error
+    holds at the stream's rate only."""
     t = np.asarray(t, dtype=float)
     w = np.asarray(wrench, dtype=float)
     e = np.broadcast_to(np.asarray(sample_bound, dtype=float), w.shape)
     if drift_per_s is not None:
         e = e + np.outer(t - t[0], np.asarray(drift_per_s, dtype=float))
     Xabs = np.abs(terms.X)
-    closes = np.arange(window, t.size, window)
+    ends = np.arange(window, t.size, window)
+    long_step = np.concatenate([[False], np.diff(t) > max_step_s])
+    closes = np.array([end for end in ends if not long_step[end - window + 1:end + 1].any()], dtype=int)
     A, O, b, bound = [], [], [], []
     for end in closes:
         k = slice(end - window, end + 1)
