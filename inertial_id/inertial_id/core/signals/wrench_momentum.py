@@ -39,6 +39,7 @@ import pinocchio as pin
 
 from ..robot import params
 from ..robot.model import relative_placement
+from .payload_wrench import box_deviation
 
 LOCAL = pin.ReferenceFrame.LOCAL
 
@@ -116,8 +117,8 @@ def velocity_share(dH, velocity_rad_s: float, prior_lower, prior_upper) -> np.nd
     for any payload ``pi`` of the prior box (exact per joint: a linear function's extreme over a box)."""
     if velocity_rad_s == 0.0:
         return np.zeros(6)
-    lo, hi = np.asarray(prior_lower, dtype=float), np.asarray(prior_upper, dtype=float)
-    per_joint = np.maximum(np.maximum(dH * hi, dH * lo).sum(axis=-1), -np.minimum(dH * hi, dH * lo).sum(axis=-1))
+    nv = dH.shape[0]
+    per_joint = box_deviation(dH.reshape(nv * 6, 10), 0.0, prior_lower, prior_upper).reshape(nv, 6)
     return velocity_rad_s * per_joint.sum(axis=0)
 
 
