@@ -72,6 +72,16 @@ def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_it
     robot, pi_true, rec, _ = harness.simulate(case)
     score = momentum_wrench_score(robot, rec, pi_true, case.wrench_offset)
     assert score["guaranteed"] and score["all_inside"]
+    # every row's residual on the true payload and offset within its bound: the quadrature stated
+    # inside the model error holds on the simulator's physics too
+    from inertial_id.core.estimators.wrench_momentum_box import sample_bound
+    from inertial_id.core.signals.sensors import NoiseModel
+    from inertial_id.core.signals.wrench_momentum import WrenchMomentumRegressor, window_rows
+    drift = NoiseModel.from_profile(robot.profile).wrench_offset_drift()
+    rows = window_rows(WrenchMomentumRegressor(robot).terms(rec.q, rec.qd), rec.t, rec.wrench, sample_bound(robot), 1,
+                       *robot.payload_prior(), drift_per_s=drift)
+    residual = rows.A @ pi_true + rows.O @ np.asarray(case.wrench_offset) - rows.b
+    assert np.all(np.abs(residual) <= rows.bound)
     result, _, _, _ = harness.estimate(robot, rec)
     assert score["mass_width_kg"] < result.upper[0] - result.lower[0]
     beyond = np.zeros(6)
