@@ -35,6 +35,10 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
     assert 0.0 < s["median_force_row_acceleration_share_N"] < np.inf
     # with every error zero: what no sound box beats, and the estimator's box, which beats nothing
     assert 0.0 < s["median_sound_mass_width_floor_kg"] <= s["median_error_free_mass_width_kg"] < np.inf
+    # the integrated wrench rows' one-LP box, beside the estimator's: no silent wrong answer, inside the prior
+    assert s["momentum_wrench_cases"] == 2 and s["momentum_wrench_silent_wrong_answers"] == 0
+    assert 0.0 < s["momentum_wrench_median_mass_width_kg"] < 5.2
+    assert 0.0 < s["momentum_wrench_median_error_free_mass_width_kg"] < 5.2
 
 
 def test_error_free_rows_give_a_box_no_narrower_than_the_sound_floor():
@@ -57,6 +61,35 @@ def test_error_free_rows_give_a_box_no_narrower_than_the_sound_floor():
     assert harness.sound_width_floor(robot, halved, pi_true, case.wrench_offset) < floor
     assert harness.error_free_box(robot, [], pi_true, case.wrench_offset) is None
     assert harness.sound_width_floor(robot, [], pi_true, case.wrench_offset) is None
+
+
+def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_its_box_is_never_silent():
+    """The integrated rows' box on MuJoCo (a physics the rows do not model: armature, friction, the
+    simulator's own integration) holds the truth and is narrower than the estimator's; a force offset
+    twice its stated box leaves no box labelled guaranteed without the truth."""
+    from inertial_id.sim.momentum_wrench_score import momentum_wrench_score
+    case = harness.study_cases("xarm7", 1, seed=5, duration_s=6.0)[0]
+    robot, pi_true, rec, _ = harness.simulate(case)
+    score = momentum_wrench_score(robot, rec, pi_true, case.wrench_offset)
+    assert score["guaranteed"] and score["all_inside"]
+    # every row's residual on the true payload and offset within its bound: the quadrature stated
+    # inside the model error holds on the simulator's physics too
+    from inertial_id.core.estimators.wrench_momentum_box import sample_bound
+    from inertial_id.core.signals.sensors import NoiseModel
+    from inertial_id.core.signals.wrench_momentum import WrenchMomentumRegressor, window_rows
+    drift = NoiseModel.from_profile(robot.profile).wrench_offset_drift()
+    rows = window_rows(WrenchMomentumRegressor(robot).terms(rec.q, rec.qd), rec.t, rec.wrench, sample_bound(robot), 1,
+                       *robot.payload_prior(), drift_per_s=drift)
+    residual = rows.A @ pi_true + rows.O @ np.asarray(case.wrench_offset) - rows.b
+    assert np.all(np.abs(residual) <= rows.bound)
+    result, _, _, _ = harness.estimate(robot, rec)
+    assert score["mass_width_kg"] < result.upper[0] - result.lower[0]
+    beyond = np.zeros(6)
+    beyond[0] = 2.0 * robot.profile["noise"]["wrench"]["offset_N"]
+    rec.wrench = rec.wrench + beyond
+    untared = momentum_wrench_score(robot, rec, pi_true, np.asarray(case.wrench_offset) + beyond)
+    assert not untared["silent_wrong_answer"]
+    assert untared["all_inside"] or not untared["guaranteed"]
 
 
 def test_a_meaningless_duration_is_a_one_line_error(capsys):

@@ -34,6 +34,9 @@ def register(sub) -> None:
                    help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
     p.add_argument("--statistical", action="store_true",
                    help="also a 95%% moving-block bootstrap interval (statistical, NOT guaranteed; guaranteed momentum method)")
+    p.add_argument("--momentum-wrench", action="store_true",
+                   help="also the box of the integrated F/T rows (no differentiated acceleration, one LP over "
+                        "every row, the sensor offset identified along), from the recorded samples")
     add_json_option(p, "the result (a fleet: the summary)")
     p.add_argument("--out-dir", metavar="DIR", help="a fleet: write BAG.json for each bag here")
     p.add_argument("--workers", type=positive_int, default=2, help="a fleet: local processes (default 2)")
@@ -176,6 +179,8 @@ def estimate_bag(args):
                        "samples": int(live.samples_used[-1]), "method": live.method}
         out["max_relative_difference_to_live"] = relative_difference(
             np.concatenate([r.lower, r.upper]), np.concatenate([live.lower[-1], live.upper[-1]]))
+    if getattr(args, "momentum_wrench", False):
+        out["momentum_wrench"] = momentum_wrench_report(args.bag, robot, truth)
     estimator = getattr(intake.estimator, "estimator", None)
     if args.statistical:
         stat = estimator.statistical_interval() if hasattr(estimator, "statistical_interval") else None
@@ -184,6 +189,26 @@ def estimate_bag(args):
             "lower": stat["lower"], "upper": stat["upper"], "block_windows": stat["block_windows"],
             "replicates": stat["replicates"]}
     return out, r, robot, estimator, info
+
+
+def momentum_wrench_report(bag, robot, truth) -> dict:
+    """The integrated F/T rows' box of ``bag`` (:func:`~..core.offline.momentum_wrench_from_bag`), as JSON."""
+    import numpy as np
+    from ..core import offline
+    from ..core.data import bags
+    if not robot.sensing["wrench"]:
+        raise UserError(f"--momentum-wrench needs an F/T sensor; profile '{robot.name}' has none")
+    try:
+        box = offline.momentum_wrench_from_bag(bag, robot)
+    except (bags.BagError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    out = {"lower": box.lower, "upper": box.upper, "mass_width_kg": float(box.upper[0] - box.lower[0]),
+           "bounds_guaranteed": box.guaranteed, "data_consistent": box.data_consistent,
+           "offset_lower": box.offset_lower, "offset_upper": box.offset_upper, "offset_freed": box.offset_freed,
+           "rows": box.rows}
+    if truth is not None:
+        out["truth_inside_bounds"] = bool(np.all((truth >= box.lower) & (truth <= box.upper)))
+    return out
 
 
 def require_data(bag, r, info: dict) -> None:
@@ -203,6 +228,10 @@ def report(args, out: dict, r, robot, estimator, info: dict) -> None:
         print(f"input: {input_accounting(info)}", file=sys.stderr)
     for name, x, lo, hi in zip(r.parameter_names, r.estimate, r.lower, r.upper):
         print(f"{name:>16s} {x:11.5f} in [{lo:11.5f}, {hi:11.5f}]")
+    mw = out.get("momentum_wrench")
+    if mw:
+        print(f"integrated F/T rows: mass in [{mw['lower'][0]:.5f}, {mw['upper'][0]:.5f}] "
+              f"({'guaranteed' if mw['bounds_guaranteed'] else 'NOT guaranteed'}, {mw['rows']} rows)")
     if out.get("statistical"):
         print("statistical 95% interval (moving-block bootstrap, NOT guaranteed):")
         for name, lo, hi in zip(r.parameter_names, out["statistical"]["lower"], out["statistical"]["upper"]):

@@ -196,16 +196,25 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     info["source"] = "samples"
     if source not in ("samples", "auto"):
         raise ValueError(f"unknown source '{source}' (rows, samples or auto)")
+    needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
+    js, wrenches = bag_samples(path, robot, robot.sensing["wrench"] and "momentum" not in kinds, needs_effort, info)
+    info["sample_counts"] = counts = {}
+    yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress, counts=counts)
+
+
+def bag_samples(path, robot, use_wrench: bool, needs_effort: bool, info: dict):
+    """``(joint_states, wrenches)`` of a bag's sensor streams, parsed as the live nodes parse them
+    (``wrenches``: ``(t_w, w)``, None unless ``use_wrench``); ``info`` receives the counts."""
+    from .data import bags
+    from .signals.sensor_inputs import JointStateParser
     sensing = robot.sensing
     js_topic, wrench_topic = sensing["joint_states_topic"], sensing["wrench_topic"]
+    topics = bags.topics_in(path)
     if js_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {js_topic}")
-    use_wrench = sensing["wrench"] and "momentum" not in kinds
     if use_wrench and wrench_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {wrench_topic}; the profile's rows need the wrench")
     streams = bags.read_topics(path, [wrench_topic] if use_wrench else [], joint_states=[js_topic])   # one pass
-    from .signals.sensor_inputs import JointStateParser
-    needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
     js = bags.joint_states_of(streams[js_topic], empty_error=f"bag '{path}' has no usable messages on {js_topic}",
                               parser=JointStateParser(robot, need_effort=needs_effort))
     wrenches = None
@@ -217,8 +226,18 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
         raise bags.BagError(f"bag '{path}': the rows need joint torques (JointState.effort)")
     info["joint_states"] = len(js)
     info["joint_states_dropped"] = js.dropped
-    info["sample_counts"] = counts = {}
-    yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress, counts=counts)
+    return js, wrenches
+
+
+def momentum_wrench_from_bag(path, robot):
+    """The integrated wrench rows' one-LP box (:func:`~.estimators.wrench_momentum_box.momentum_wrench_box`)
+    of a bag's joint states and wrenches, each joint sample paired with the wrench interpolated at its
+    stamp (unpaired samples left out; a window across them gives no rows)."""
+    from .estimators.wrench_momentum_box import momentum_wrench_box
+    js, (t_w, w) = bag_samples(path, robot, True, False, {})
+    pairs = pair_wrenches(js.t, t_w, w, max_gap_s(robot.sensing["wrench_hz"]), wrench_sample_bound(robot))
+    keep = pairs.ok
+    return momentum_wrench_box(robot, js.t[keep], js.q[keep], js.qd[keep], pairs.wrench[keep], pairs.extra_bound[keep])
 
 
 def estimate_from_bag(path, robot, method: str, source: str = "auto", max_bound_rows: int | None = None,

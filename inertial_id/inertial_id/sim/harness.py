@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .momentum_wrench_score import momentum_wrench_score, summary as momentum_wrench_summary
+
 # a row is "at a reversal" when a joint's true velocity changes sign within this time of its sample
 REVERSAL_WINDOW_S = 0.05
 XARM7_DAMPING = (10.0, 10.0, 5.0, 5.0, 2.0, 2.0, 2.0)     # N m s/rad, the public xArm description's
@@ -188,7 +190,8 @@ def summary(results) -> dict:
             "median_error_free_mass_width_kg": float(np.median(error_free)) if error_free else float("nan"),
             "median_sound_mass_width_floor_kg": float(np.median(floors)) if floors else float("nan"),
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
-               if results else float("nan") for k in ("noise", "acceleration_share")}}
+               if results else float("nan") for k in ("noise", "acceleration_share")},
+            **momentum_wrench_summary(results)}
 
 
 def exciting_trajectory(robot, duration_s: float, seed: int):
@@ -469,6 +472,7 @@ def run_case(case: Case) -> dict:
         "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
         "central_difference": differentiation_errors(robot, rec, pi_true),
         "max_tracking_error_rad": tracking.tolist(), "wall_simulate_s": t_sim, "wall_estimate_s": t_est,
+        "momentum_wrench": momentum_wrench_score(robot, rec, pi_true, case.wrench_offset),
     }
 
 

@@ -220,6 +220,10 @@ class WrenchNoise(Section):
     # or what is left of a tare): estimated as an unknown of every run; 0: the sensor is tared
     offset_N: Number(0.0) = 0.0
     offset_Nm: Number(0.0) = 0.0
+    # how fast that offset may move from its value at a run's start (N/s, N m/s): in the bound of the
+    # integrated wrench rows (core.signals.wrench_momentum)
+    offset_drift_N_per_s: Number(0.0) = 0.0
+    offset_drift_Nm_per_s: Number(0.0) = 0.0
 
 
 class Noise(Section):

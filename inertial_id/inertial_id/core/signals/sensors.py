@@ -33,6 +33,8 @@ class NoiseModel:
     velocity_rad_s: float = 0.0
     wrench_offset_N: float = 0.0
     wrench_offset_Nm: float = 0.0
+    wrench_offset_drift_N_per_s: float = 0.0
+    wrench_offset_drift_Nm_per_s: float = 0.0
 
     @classmethod
     def from_profile(cls, profile: dict) -> NoiseModel:
@@ -43,7 +45,8 @@ class NoiseModel:
         return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
                    np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
                    wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0),
-                   n.get("velocity_rad_s", 0.0), wr.get("offset_N", 0.0), wr.get("offset_Nm", 0.0))
+                   n.get("velocity_rad_s", 0.0), wr.get("offset_N", 0.0), wr.get("offset_Nm", 0.0),
+                   wr.get("offset_drift_N_per_s", 0.0), wr.get("offset_drift_Nm_per_s", 0.0))
 
     def torque_bound(self, tau) -> np.ndarray:
         """Guaranteed bound (N m) of the joint torque error at measured torque ``tau``."""
@@ -52,6 +55,10 @@ class NoiseModel:
     def wrench_offset_bound(self) -> np.ndarray:
         """(6,) bound of the F/T sensor's unknown zero offset, ``[f (N) x3, n (N m) x3]`` (zero: tared)."""
         return np.array([self.wrench_offset_N] * 3 + [self.wrench_offset_Nm] * 3)
+
+    def wrench_offset_drift(self) -> np.ndarray:
+        """(6,) how fast the offset may move from its value at a run's start, ``[N/s x3, N m/s x3]``."""
+        return np.array([self.wrench_offset_drift_N_per_s] * 3 + [self.wrench_offset_drift_Nm_per_s] * 3)
 
     def wrench_sigma(self) -> np.ndarray:
         """(6,) standard deviation of the wrench noise, ``[f (N) x3, tau (N m) x3]``."""
