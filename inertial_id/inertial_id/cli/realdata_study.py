@@ -51,6 +51,8 @@ def run(args) -> int:
              ("silent wrong answers", s["silent_wrong_answers"], "0"),
              ("data-consistent rate", s["data_consistent_rate"], ">= 0.9"),
              ("median guaranteed mass width, kg", s["median_mass_width_kg"], "<= 2.0"),
+             ("median sound floor of the mass width, kg", s["median_sound_mass_width_floor_kg"], "-"),
+             ("median width over floor", s["median_width_over_floor"], "<= 1.5"),
              ("median point mass error", s["median_mass_error_rel"], "<= 0.05"),
              ("median point COM error, m", s["median_com_error_m"], "<= 0.05"),
              ("statistical 95% coverage (m, mc; NOT guaranteed)", s["statistical_coverage"], ">= 0.9")]

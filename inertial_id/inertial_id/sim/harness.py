@@ -175,12 +175,13 @@ def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
     and median relative point mass error; with every error zero, the median mass width of the
     estimator's box (:func:`error_free_box`) and of what no sound box beats
-    (:func:`sound_width_floor`); what the force rows' bound is made of (medians over the cases of
+    (:func:`sound_floor`), and the median of each case's width over its floor; what the force rows' bound is made of (medians over the cases of
     :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
     error_free = [r["error_free_width"][0] for r in results if r.get("error_free_width")]
     floors = [r["sound_mass_width_floor_kg"] for r in results if r.get("sound_mass_width_floor_kg") is not None]
+    ratios = [r["width_over_floor"] for r in results if r.get("width_over_floor") is not None]
     return {"cases": len(results), "silent_wrong_answers": sum(r["silent_wrong_answer"] for r in results),
             "guaranteed_and_consistent": sum(r["bounds_guaranteed"] and r["data_consistent"] for r in results),
             "contain_truth": sum(r["all_inside"] for r in results),
@@ -189,6 +190,8 @@ def summary(results) -> dict:
             # the same rows with every error zero (wrench rows): the estimator's box, and what no sound box beats
             "median_error_free_mass_width_kg": float(np.median(error_free)) if error_free else float("nan"),
             "median_sound_mass_width_floor_kg": float(np.median(floors)) if floors else float("nan"),
+            # the figure of merit: how far above what the stated bounds allow each case's box is
+            "median_width_over_floor": float(np.median(ratios)) if ratios else float("nan"),
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
                if results else float("nan") for k in ("noise", "acceleration_share")},
             **momentum_wrench_summary(results)}
@@ -280,64 +283,33 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
     return np.asarray(r.lower), np.asarray(r.upper)
 
 
-def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
-    """A mass width (kg) that no box sound under the rows' stated bounds can beat on these rows when
-    every error is zero (the observations are the true payload's wrench plus the true offset ``offset``,
-    a realization the bounds admit): the masses of two physically consistent payloads that, each with an
-    offset inside the stated box, stay within every row's stated bound (the sensor's and the model
-    error, as the builder sends it) of the observations, the acceleration taken as exact. Either could
-    have produced the data, so a box missing one is wrong for some admissible errors. Found as the
-    lightest and the heaviest such payload (an SDP over all rows at once: cvxpy, Clarabel), each then
-    moved toward the truth until it passes the checks exactly (the solver's point may be off by its
-    tolerance). None without wrench rows."""
-    import cvxpy as cp
+def sound_floor(robot, intake, rows, pi_true, offset) -> float | None:
+    """The case's sound mass floor: over the wrench rows (:func:`sound_width_floor`), else over the
+    joint-torque rows the guaranteed estimator kept (its robot box as the nuisance box)."""
+    from ..core.estimators.guaranteed import GuaranteedEstimator
+    if any(m.kind == "wrench" for m in rows):
+        return sound_width_floor(robot, rows, pi_true, offset)
+    inner = intake.estimator.estimator
+    return inner.sound_floor_kg(pi_true) if isinstance(inner, GuaranteedEstimator) else None
 
-    from ..core.estimators.consistent import pseudo_inertia_expr
+
+def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
+    """:func:`~..core.estimators.sound_floor.sound_mass_floor_kg` over the wrench rows, each with
+    the offset's columns (offset inside the stated box), the truth the true payload and offset
+    ``offset`` (6,); None without wrench rows."""
     from ..core.estimators.payload import offset_columns
+    from ..core.estimators.sound_floor import sound_mass_floor_kg
     from ..core.signals.sensors import NoiseModel
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
     A = np.vstack([m.A for m in wrench])
     e = np.concatenate([m.noise_bound for m in wrench])
-    M = np.hstack([A, offset_columns(A.shape[0])])
-    z_true = np.concatenate([pi_true, offset])
-    b = M @ z_true
     offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
-    lower = np.concatenate([robot.payload_prior()[0], -offset_box])
-    upper = np.concatenate([robot.payload_prior()[1], offset_box])
-    explains = lambda z: bool(np.all(np.abs(M @ z - b) <= e) and np.all((lower <= z) & (z <= upper)))  # noqa: E731
-    z = cp.Variable(M.shape[1])
-    J = pseudo_inertia_expr(z)
-    constraints = [cp.abs(M @ z - b) <= e, z >= lower, z <= upper, 0.5 * (J + J.T) >> 0]
-    masses = []
-    for objective in (cp.Minimize(z[0]), cp.Maximize(z[0])):
-        problem = cp.Problem(objective, constraints)
-        problem.solve(solver=cp.CLARABEL)
-        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise RuntimeError(f"the error-free rows' SDP failed: {problem.status}")
-        masses.append(_toward_physical(z_true, np.asarray(z.value), explains)[0])
-    return float(masses[1] - masses[0])
-
-
-def _toward_physical(z_true, z, explains) -> np.ndarray:
-    """The point of the segment from ``z_true`` (a physical payload, then its offset) to ``z`` nearest
-    ``z`` whose payload is physically consistent and that ``explains`` the data. The consistent
-    points form an interval from ``z_true`` (the pseudo-inertia is linear in the parameters and the
-    semidefinite matrices a convex cone): bisection."""
-    from ..core.robot import params
-    physical = lambda t: params.is_physically_consistent((z_true + t * (z - z_true))[:10], tol=0.0)  # noqa: E731
-    t = 1.0
-    if not physical(t):
-        inside, outside = 0.0, 1.0
-        for _ in range(40):
-            mid = 0.5 * (inside + outside)
-            inside, outside = (mid, outside) if physical(mid) else (inside, mid)
-        t = inside
-    t *= 1.0 - 1e-6               # strictly inside the rows, which the solver meets only to its tolerance
-    while not explains(z_true + t * (z - z_true)):
-        t *= 0.5
-    return z_true + t * (z - z_true)
+    prior_lower, prior_upper = robot.payload_prior()
+    return sound_mass_floor_kg(np.hstack([A, offset_columns(A.shape[0])]), e,
+                               np.concatenate([prior_lower, -offset_box]), np.concatenate([prior_upper, offset_box]),
+                               np.concatenate([pi_true, offset]))
 
 
 def reversal_times(rec) -> np.ndarray:
@@ -460,13 +432,15 @@ def run_case(case: Case) -> dict:
     silent = bool(r.bounds_guaranteed and r.data_consistent and not inside.all())
     tracking = np.abs(rec.q_true - rec.q_desired).max(axis=0)
     error_free = error_free_box(robot, rows, pi_true, case.wrench_offset, case.method)
+    floor = sound_floor(robot, intake, rows, pi_true, case.wrench_offset)
     return {
         "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
         "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),
         "inside": inside.tolist(), "all_inside": bool(inside.all()), "width": (upper - lower).tolist(),
         "point_error": (x - pi_true).tolist(), "bounds_guaranteed": bool(r.bounds_guaranteed),
         "error_free_width": None if error_free is None else (error_free[1] - error_free[0]).tolist(),
-        "sound_mass_width_floor_kg": sound_width_floor(robot, rows, pi_true, case.wrench_offset),
+        "sound_mass_width_floor_kg": floor,
+        "width_over_floor": None if not floor else float((upper[0] - lower[0]) / floor),
         "data_consistent": bool(r.data_consistent), "silent_wrong_answer": silent, "message": r.message,
         "samples_used": int(r.samples_used), "messages_dropped": dict(intake.dropped), "sample_counts": counts,
         "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
@@ -487,7 +461,7 @@ def run_cases(cases, workers: int = 1) -> list[dict]:
 def table(results) -> str:
     """One line per case: flags, mass interval and width, mass and COM errors, containment, rows."""
     lines = [f"{'case':18s} {'guar':>4s} {'cons':>4s} {'in':>3s} {'silent':>6s} {'mass [kg] lower..upper':>24s} "
-             f"{'width':>7s} {'m err':>8s} {'miss':>14s} {'used':>5s} {'rows>bd':>7s} {'@rev':>5s} "
+             f"{'width':>7s} {'floor':>7s} {'w/f':>5s} {'m err':>8s} {'miss':>14s} {'used':>5s} {'rows>bd':>7s} {'@rev':>5s} "
              f"{'rows modelF rev/else N':>22s} {'cd modelF rev/else N':>21s}"]
     for res in results:
         lo, hi, names = res["lower"][0], res["upper"][0], res["parameter_names"]
@@ -499,7 +473,8 @@ def table(results) -> str:
         lines.append(f"{res['case']:18s} {'y' if res['bounds_guaranteed'] else 'N':>4s} "
                      f"{'y' if res['data_consistent'] else 'N':>4s} {'y' if res['all_inside'] else 'N':>3s} "
                      f"{'YES' if res['silent_wrong_answer'] else '-':>6s} {lo:11.4f}..{hi:<11.4f} "
-                     f"{hi - lo:7.4f} {res['point_error'][0]:+8.4f} {missed:>14s} {res['samples_used']:5d} "
+                     f"{hi - lo:7.4f} {res['sound_mass_width_floor_kg'] or float('nan'):7.4f} "
+                     f"{res['width_over_floor'] or float('nan'):5.2f} {res['point_error'][0]:+8.4f} {missed:>14s} {res['samples_used']:5d} "
                      f"{rw['beyond_bound']:7d} {rw['beyond_bound_at_reversal']:5d} "
                      f"{mf['at_reversal']:11.3f}/{mf['elsewhere']:<10.3f} {cd_rev:10.3f}/{cd_else:<10.3f}")
     silent = sum(r["silent_wrong_answer"] for r in results)

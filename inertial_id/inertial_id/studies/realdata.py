@@ -126,6 +126,9 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = BOUNDS_PERIOD_S, repl
     }
     out["silent_wrong_answer"] = bool(r.data_consistent and not (out["all_contained"] and truth_rows))
     if pi_true[0] > 0:
+        # what no sound box beats on these rows (error-free, the nominal robot): width over floor
+        out["sound_mass_width_floor_kg"] = est.sound_floor_kg(pi_true)
+        out["width_over_floor"] = out["mass_width_kg"] / out["sound_mass_width_floor_kg"]
         out["mass_error_rel"] = abs(out["mass_error_kg"]) / pi_true[0]
         com_est = r.estimate[1:4] / r.estimate[0] if r.estimate[0] > 0 else np.full(3, np.nan)
         out["com_error_m"] = float(np.linalg.norm(com_est - pi_true[1:4] / pi_true[0]))
@@ -257,6 +260,9 @@ def summarise(cases: list[dict]) -> dict:
         "silent_wrong_answers": int(sum(c["silent_wrong_answer"] for c in cases)),
         "data_consistent_rate": float(np.mean([c["data_consistent"] for c in cases])),
         "median_mass_width_kg": float(np.median([c["mass_width_kg"] for c in loaded])) if loaded else None,
+        "median_sound_mass_width_floor_kg": float(np.median([c["sound_mass_width_floor_kg"] for c in loaded]))
+        if loaded else None,
+        "median_width_over_floor": float(np.median([c["width_over_floor"] for c in loaded])) if loaded else None,
         "median_com_width_m": float(np.median([max(c["com_width_m"]) for c in loaded])) if loaded else None,
         "median_mass_error_rel": float(np.median([c["mass_error_rel"] for c in loaded])) if loaded else None,
         "median_com_error_m": float(np.median([c["com_error_m"] for c in loaded])) if loaded else None,

@@ -291,6 +291,7 @@ class IntervalBounds:
         self._held: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.archive_rows = archive_rows
         self._archive: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.nuisance_prior = (self.r_lower.copy(), self.r_upper.copy())
 
     @property
     def width(self) -> np.ndarray:
@@ -399,11 +400,19 @@ class IntervalBounds:
         """How many rows :meth:`final_update` would solve over."""
         return sum(part[1].size for part in self._archive)
 
+    def archive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(M, b, e)`` of the archived rows (``M = [A, A_nuisance]``), None when there are none."""
+        if not self._archive:
+            return None
+        M, b, e = (np.concatenate([part[i] for part in self._archive]) for i in range(3))
+        return M, b, e
+
     def final_update(self) -> BoundsUpdate:
         """One LP over every archived row (module docstring), intersected with the box."""
-        if not self._archive or not self.data_consistent:
+        rows = self.archive()
+        if rows is None or not self.data_consistent:
             return BoundsUpdate(self.data_consistent)
-        M, b, e = (np.concatenate([part[i] for part in self._archive]) for i in range(3))
+        M, b, e = rows
         self._bases = {}            # a basis of the pruned rows is no start for all of them
         solved = self._solve(M, b, e, np.arange(b.size))
         self._bases = {}

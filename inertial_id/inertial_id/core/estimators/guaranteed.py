@@ -39,6 +39,7 @@ from .bootstrap import WindowBootstrap, widen_by_bias
 from .payload import PayloadEstimate
 from .robust_point import WindowRowStore
 from .row_checks import unsolvable
+from .sound_floor import archived_floor_kg
 
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
@@ -247,6 +248,15 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`)."""
         self.update_bounds()
         self._report(self.bounds.final_update())
+
+    def sound_floor_kg(self, pi_true) -> float | None:
+        """The mass width no sound box beats on the rows so far (:mod:`.sound_floor`), with the
+        admissible truth ``pi_true`` and the nominal robot; None before any rows or with the robot's
+        box taken row by row (``robot_uncertainty="interval"``)."""
+        if self.robot_uncertainty != "lp":
+            return None
+        return archived_floor_kg(self.bounds, self.prior_lower, self.prior_upper, pi_true,
+                                 self.robot_nominal[self._free])
 
     def _report(self, upd) -> None:
         if not upd.consistent:

@@ -1,0 +1,54 @@
+"""The sound floor (core/estimators/sound_floor.py): verified witnesses, robot-parameter freedom,
+and the estimators' archived rows."""
+import numpy as np
+import pytest
+
+from inertial_id.core.estimators.bounds import IntervalBounds
+from inertial_id.core.estimators.sound_floor import archived_floor_kg, sound_mass_floor_kg
+from inertial_id.core.robot import model as robot_model
+from inertial_id.core.robot import params
+
+
+def _rows(rng, n_rows=60, n_r=4):
+    pi = robot_model.payload_params("dumbbell_5lb")
+    A, N = rng.normal(size=(n_rows, 10)), rng.normal(size=(n_rows, n_r))
+    return pi, A, N, rng.uniform(0.05, 0.2, n_rows)
+
+
+def test_floor_is_between_two_verified_witnesses_and_grows_with_the_bounds(rng):
+    pi, A, N, e = _rows(rng)
+    lower, upper = np.r_[np.zeros(1), np.full(9, -5.0)], np.r_[np.full(1, 10.0), np.full(9, 5.0)]
+    floor = sound_mass_floor_kg(A, e, lower, upper, pi)
+    assert 0.0 < floor < 10.0
+    assert sound_mass_floor_kg(A, 2.0 * e, lower, upper, pi) > floor
+    with pytest.raises(ValueError, match="inside the box"):
+        sound_mass_floor_kg(A, e, lower, upper, np.r_[-1.0, pi[1:]])
+
+
+def test_robot_parameter_freedom_widens_the_floor(rng):
+    """A nuisance box of zero width pins the robot part: the floor can only be smaller."""
+    pi, A, N, e = _rows(rng)
+    r = rng.uniform(-1, 1, N.shape[1])
+    M, z = np.hstack([A, N]), np.r_[pi, r]
+    prior_lo, prior_hi = np.r_[0.0, np.full(9, -5.0)], np.r_[10.0, np.full(9, 5.0)]
+    free = sound_mass_floor_kg(M, e, np.r_[prior_lo, r - 0.5], np.r_[prior_hi, r + 0.5], z)
+    pinned = sound_mass_floor_kg(M, e, np.r_[prior_lo, r], np.r_[prior_hi, r], z)
+    assert pinned < free
+
+
+def test_floor_of_an_estimators_archived_rows_is_below_its_final_lp_box(rng):
+    """Rows built from the truth with every error zero: the LP box (a relaxation of physical
+    consistency) is at least as wide as the floor, whose witnesses are physical payloads."""
+    pi, A, N, e = _rows(rng, n_rows=80)
+    r = rng.uniform(-1, 1, N.shape[1])
+    prior_lo, prior_hi = np.r_[0.0, np.full(9, -5.0)], np.r_[10.0, np.full(9, 5.0)]
+    bounds = IntervalBounds(prior_lo, prior_hi, nuisance_lower=r - 0.5, nuisance_upper=r + 0.5,
+                            keep_rows=True, max_rows=20, archive_rows=1000)
+    b = A @ pi + N @ r
+    for s in (slice(0, 40), slice(40, 80)):
+        assert bounds.update(A[s], b[s], e[s], A_nuisance=N[s]).consistent
+    assert bounds.final_update().consistent
+    floor = archived_floor_kg(bounds, prior_lo, prior_hi, pi, r)
+    assert params.is_physically_consistent(pi)
+    assert 0.0 < floor <= (bounds.upper[0] - bounds.lower[0]) * (1 + 1e-6)
+    assert archived_floor_kg(IntervalBounds(prior_lo, prior_hi, archive_rows=10), prior_lo, prior_hi, pi, r[:0]) is None
