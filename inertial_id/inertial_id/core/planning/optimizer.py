@@ -7,7 +7,8 @@ them, so the Bezier convex-hull property turns the position, velocity and accele
 (tightened by the tracking-error tube) into LINEAR sufficient constraints. The objective
 (:mod:`.excitation`) and the torque screen are one CasADi graph (:mod:`.plan_nlp`, the dynamics from
 the model's kinematic tree) that IPOPT optimises with exact first derivatives, the hull limits as
-linear constraints and the screen as a constraint at every sample and joint. Its wall time is the
+linear constraints and the screen as one constraint (the soft minimum of its margins at every
+sample and joint). Its wall time is the
 settings' ``optimize_s``: ``replan_s`` less what certifying the plan needs, as the next plan is
 optimised while the executing one runs. Each plan starts from the best of random candidates and of
 the last plan's solution (with its multipliers: a warm start).
@@ -170,7 +171,7 @@ class PlanOptimizer:
         # G x: the hull rows' dependence on the free points x (m, n) raveled; the same for every request
         self.G = np.vstack([np.kron(Hk @ self.A, np.eye(n)[j]) for Hk in H for j in range(n)])
         self._moving = np.flatnonzero(np.abs(self.G).sum(axis=1) > 0)    # rows the free points move
-        self.G_full = self.G[self._moving]
+        self.G_moving = self.G[self._moving]
         pos_m, vel_m, acc_m = tube_margins(cert_settings, n)
         lo, hi = robot.position_lower + pos_m, robot.position_upper - pos_m
         self.limits = [(lo + TIGHTENING * np.abs(lo), hi - TIGHTENING * np.abs(hi))]
@@ -221,7 +222,7 @@ class PlanOptimizer:
         """(G, lo, hi) with lo <= G x <= hi the hull limits on x = free points (m, n) raveled."""
         G, (lo, hi) = self.G, self._hull_bounds(req)
         # rows that hold for every x in the region box cannot bind (the fixed start points among
-        # them): leave them out, the QP subproblems are then much smaller
+        # them): leave them out of the feasibility checks
         xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
         g_max = np.maximum(G * xlo, G * xhi).sum(axis=1)
         g_min = np.minimum(G * xlo, G * xhi).sum(axis=1)
@@ -276,8 +277,7 @@ class PlanOptimizer:
 
         def samples(x, key):
             """q, qd, qdd at the samples, their weighted rows and the screen's slack before the tube
-            terms, of the last x asked for (the optimiser asks for the value and the gradient at the
-            same points)."""
+            terms, of the last x asked for (``freeze`` and ``evaluate`` ask at the same points)."""
             if key not in sampled:
                 X = x.reshape(self.m, self.n)
                 q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)

@@ -141,7 +141,7 @@ class PlanNLP:
         o, s = optimizer, optimizer.settings
         n, m, d, N = o.n, o.m, o.d, s.cost_samples
         self.size = o.excitation.size
-        self.maps = o.sample_maps()                              # 3 x (B_A (N, m), B_P (N, d+1))
+        maps = o.sample_maps()                                   # 3 x (B A (N, m), B (N, d+1))
         sample = _sample_function(o.robot, o.excitation, o._friction, o._robot_relative).map(N)
         cost = _cost_function(self.size, o.excitation.robot_prior)
         x = ca.MX.sym("x", m * n)
@@ -150,14 +150,14 @@ class PlanNLP:
         half, c = ca.MX.sym("half", 10), ca.MX.sym("c", 10)
         room = ca.MX.sym("room", n)                              # torque room less tube terms and need
         X = ca.reshape(x, n, m).T                                # x raveled as (m, n)
-        q, qd, qdd = (ca.DM(BA) @ X + ca.DM(BP) @ P0 for BA, BP in self.maps)
+        q, qd, qdd = (ca.DM(BA) @ X + ca.DM(BP) @ P0 for BA, BP in maps)
         rows, reach = sample(q.T, qd.T, qdd.T, c, half)
         R = ca.vertcat(*ca.horzsplit(rows, self.size))          # (N n, size)
         F = F_prev + (s.horizon_s / N) * ca.mtimes(R.T, R)
         p = ca.vertcat(ca.vec(P0), ca.vec(F_prev), half, c, room)
         cost_x = ca.Function("cost", [x, p], [cost(F, half)])
         screen_x = ca.Function("screen", [x, p], [soft_min(ca.vec(ca.repmat(room, 1, N) - reach))])
-        self.G = o.G_full                                       # hull rows with some x dependence
+        self.G = o.G_moving                                     # hull rows with some x dependence
         g = ca.vertcat(ca.mtimes(ca.DM(self.G), x), screen_x(x, p))
         # "ad_weight": reverse mode for the constraint Jacobian (one nonlinear row, the screen, among
         # the linear hull rows), not a forward sweep per variable (measured: 8 ms against 60 ms)
