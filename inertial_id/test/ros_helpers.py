@@ -215,6 +215,8 @@ def planner_test_profile(tmp_path):
     # this test's process stands in for the arm and may take its commands late on a loaded machine: a
     # longer command lead than a controller needs (the arm not following is a tube breach, rightly)
     profile["planner"]["command_lead_s"] = 0.3
+    # ... taken from the plan's time (command_lead_s + deadline_s stays within replan_s)
+    profile["planner"].update(deadline_s=1.1, optimize_s=0.8, search_s=0.95)
     profile["payload"]["prior_upper"][0] = 1.5
     for bound in ("prior_lower", "prior_upper"):
         profile["payload"][bound][1:4] = [0.25 * v for v in profile["payload"][bound][1:4]]

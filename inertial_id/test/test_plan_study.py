@@ -37,6 +37,12 @@ def test_one_closed_loop_trial_is_safe_and_identifies(tmp_path):
     prior_width = 5.2
     assert run["width"][0] < 0.5 * prior_width           # the motion taught something about the mass
     assert all(np.isfinite(run["plan_times_s"])) and run["plan_cond"]
+    # every optimised plan's IPOPT record; the summary's fraction counts those converged within replan_s
+    assert len(run["optimisations"]) == len(run["plan_times_s"]) and all(it >= 0 for _, it, _ in run["optimisations"])
+    summary = study.summarize([out], methods=("ours",), replan_s=1.5)["ours"]
+    converged_in_time = [c and s <= 1.5 for c, _, s in run["optimisations"]]
+    assert summary["optimizer_converged_fraction"] == pytest.approx(np.mean(converged_in_time))
+    assert 0.0 <= summary["plans_within_replan_fraction"] <= 1.0
 
 
 def test_a_trial_on_mujoco_is_safe_and_identifies():

@@ -13,7 +13,7 @@ from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
 from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
 from inertial_id.core.planning.bezier import BezierPlan
-from inertial_id.core.planning import optimizer
+from inertial_id.core.planning import plan_nlp
 from inertial_id.core.planning.optimizer import SCREEN_MARGIN_NM, SHRINK, STEP_TARGET_NM, PlanOptimizer, PlanRequest
 
 pytestmark = pytest.mark.slow          # plans optimised over several seeds
@@ -92,9 +92,9 @@ def test_next_plan_continues_the_executing_one(gen3):
 def test_optimised_plans_excite_more_than_random_free_points(gen3, optimize_s):
     robot, settings, cert, opt = gen3
     if optimize_s is not None:
-        # SLSQP to convergence (about 15 iterations), from no learned screen gap: more time must not
-        # mean less excitation (its optimum sits on the screen's bound and is refused; it used to be
-        # shrunk to the braking plan)
+        # IPOPT with three times the budget, from no learned screen gap: more time must not mean less
+        # excitation (its optimum sits on the screen's bound and may be refused; it used to be shrunk to
+        # the braking plan)
         opt = PlanOptimizer(robot, replace(settings, optimize_s=optimize_s), cert)
     ours, random = [], []
     for seed in range(3):
@@ -215,30 +215,33 @@ def test_a_braking_plan_certified_by_the_caller_is_returned_when_nothing_larger_
     assert res.certified and res.scale == 0.0 and res.certificate is not braking[1] and 0.0 in calls
 
 
-def test_the_optimisation_starts_no_evaluation_past_its_time(gen3, monkeypatch):
-    """On a clock that only the gradients advance (one unit each), SLSQP is stopped inside its
-    iteration: no gradient starts past the end of its time, and the point returned meets the limits.
-    (Stopped only between iterations, the gradient at the next iterate started past it.)"""
+def test_the_optimisation_starts_no_iteration_past_its_time(gen3, monkeypatch):
+    """On a clock that only IPOPT's iterations advance (one unit each), IPOPT is asked to stop at the
+    first iteration past its time, says so, and the point the planner keeps meets the limits; with
+    time enough on the same problem it goes on longer."""
     robot, settings, cert, _ = gen3
     opt = PlanOptimizer(robot, settings, cert)
     req = rest_request(robot, settings, seed=5)
-    evaluate, gradient, _ = opt._objective(req)
+    objective = opt._objective(req)
     G, lo, hi = opt._linear(req)
     x_brake = opt.brake_point(req, G, lo, hi)
     xlo, xhi = np.tile(opt.x_lo, opt.m), np.tile(opt.x_hi, opt.m)
     x0 = opt._pull_in(G, lo, hi, np.random.default_rng(5).uniform(xlo, xhi), x_brake)
-    clock, started = [0.0], []
+    need = opt.screen_gap + SCREEN_MARGIN_NM
+    objective.freeze(x0)
+    clock = [0.0]
 
-    def timed_gradient(x):
-        started.append(clock[0])
+    def tick():
         clock[0] += 1.0
-        return gradient(x)
-    monkeypatch.setattr(optimizer, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
-    x, converged, iterations = opt._optimise(evaluate, timed_gradient, opt.screen_gap + SCREEN_MARGIN_NM,
-                                             G, lo, hi, x0, xlo, xhi, stop_at=4.5)
-    assert started and max(started) <= 4.5 and clock[0] == 5.0
-    assert not converged and iterations >= 1
-    assert opt._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi)
+        return clock[0] - 1.0
+    monkeypatch.setattr(plan_nlp, "time", SimpleNamespace(perf_counter=tick))
+    stopped = opt._optimise(req, objective, need, x0, xlo, xhi, False, stop_at=3.5)
+    assert stopped.status == "User_Requested_Stop" and not stopped.converged
+    assert stopped.iterations == 4 and clock[0] == 5.0          # iterations 0..4 reported, the 5th stopped
+    x = opt._pull_in(G, lo, hi, opt._better(objective.evaluate, need, x0, stopped.x, G, lo, hi), x_brake)
+    assert opt._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo - 1e-9) and np.all(x <= xhi + 1e-9)
+    longer = opt._optimise(req, objective, need, x0, xlo, xhi, False, stop_at=20.5)
+    assert longer.iterations > stopped.iterations
 
 
 def test_information_objective_prefers_unexplored_directions(gen3):

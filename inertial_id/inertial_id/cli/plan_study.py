@@ -45,6 +45,10 @@ def run(args) -> int:
     print(f"trials {report['trials']}  violations {report['violations']}  collisions {report['collisions']}  "
           f"cond ratio ours/random {report.get('cond_ratio_vs_random', float('nan')):.3f}  "
           f"mass interval no wider than random in {100 * report.get('mass_width_no_wider_than_random', 0):.0f} % of trials")
+    if report.get("optimizer_converged_fraction") is not None:
+        print(f"IPOPT converged within replan_s in {100 * report['optimizer_converged_fraction']:.0f} % of optimised "
+              f"plans ({report['optimizer_iterations_p50']:.0f} iterations p50); plans ready within replan_s: "
+              f"{100 * report['plans_within_replan_fraction']:.0f} %")
     print(f"{'method':8} {'fallback':>9} {'plan p50':>9} {'p95':>7} {'mass w':>8} {'cond Y':>9} {'plan cond':>10} "
           f"{'min tau m':>10} {'contain':>8}")
     for m in METHODS:

@@ -163,6 +163,7 @@ class _Loop:
         self.opt = PlanOptimizer(robot, settings, cert_settings, certify_fn)
         self.pi = pi
         self.plan_times, self.conds, self.min_margins = [], [], []
+        self.optimisations = []          # (IPOPT converged, iterations, optimisation s) of each optimised plan
         self.pending = []
 
     def feed(self, m) -> None:
@@ -207,6 +208,8 @@ class _Loop:
                 result = self.opt.plan(req[1], optimise=(self.method == "ours"))
                 elapsed = time.process_time() - t0
                 self.plan_times.append(elapsed)
+                if self.method == "ours":
+                    self.optimisations.append((result.converged, result.iterations, result.optimize_s))
                 if result.certified:
                     self.conds.append(result.condition_number)
                 ready = (sim.t + elapsed, req[0], result)
@@ -245,7 +248,7 @@ class _Loop:
             "min_clearance_m": min_clearance if np.isfinite(min_clearance) else None,
             "min_torque_margin_Nm": min_torque_margin, "max_tracking_error": rh.max_tracking_error.tolist(),
             "faults": faults,
-            "plan_times_s": self.plan_times, "plan_cond": self.conds,
+            "plan_times_s": self.plan_times, "plan_cond": self.conds, "optimisations": self.optimisations,
             # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
             "motion_s": float(sim.t), "lower": final.lower, "upper": final.upper,
@@ -323,8 +326,20 @@ def _run(args):
     return run_trial(*args)
 
 
-def summarize(results: list, methods=METHODS) -> dict:
-    """Violations, planning times and excitation of each method over the trials."""
+def _optimiser_summary(optimisations: list, replan_s: float) -> dict:
+    """IPOPT's record over the optimised plans (converged, iterations, optimisation s): the fraction
+    that converged within ``replan_s``, the median iterations and optimisation time."""
+    if not optimisations:
+        return {}
+    converged, iterations, seconds = (np.array(column) for column in zip(*optimisations))
+    return {"optimizer_converged_fraction": float(np.mean(converged & (seconds <= replan_s))),
+            "optimizer_iterations_p50": float(np.median(iterations)),
+            "optimize_p50_s": float(np.median(seconds))}
+
+
+def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) -> dict:
+    """Violations, planning times and excitation of each method over the trials; plans that took
+    longer than ``replan_s`` (the profile's t_p) could not have been ready in time."""
     report = {"trials": len(results)}
     for m in methods:
         runs = [r["methods"][m] for r in results]
@@ -337,6 +352,8 @@ def summarize(results: list, methods=METHODS) -> dict:
             "plans_per_trial": float(np.mean([r["plans"] for r in runs])),
             "plan_time_p50_s": float(np.percentile(times, 50)) if times.size else float("nan"),
             "plan_time_p95_s": float(np.percentile(times, 95)) if times.size else float("nan"),
+            "plans_within_replan_fraction": float(np.mean(times <= replan_s)) if times.size else float("nan"),
+            **_optimiser_summary([o for r in runs for o in r["optimisations"]], replan_s),
             "final_mass_width_kg": float(np.median([r["width"][0] for r in runs])),
             "median_width": np.median([r["width"] for r in runs], axis=0),
             "containment_rate": float(np.mean([r["contained"] for r in runs])),
@@ -358,6 +375,8 @@ def summarize(results: list, methods=METHODS) -> dict:
         report["plan_time_p50_s"] = ours["plan_time_p50_s"]
         report["plan_time_p95_s"] = ours["plan_time_p95_s"]
         report["final_mass_width_kg"] = ours["final_mass_width_kg"]
+        for key in ("optimizer_converged_fraction", "optimizer_iterations_p50", "plans_within_replan_fraction"):
+            report[key] = ours.get(key)
     if ours is not None and rnd is not None:
         pairs = [(r["methods"]["ours"], r["methods"]["random"]) for r in results]
         ratio = [a["cond_Y"] / b["cond_Y"] for a, b in pairs if a["cond_Y"] and b["cond_Y"]]
@@ -394,7 +413,7 @@ def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obsta
             results = pool.map(_run, args, chunksize=1)
     else:
         results = [_run(a) for a in args]
-    report = summarize(results)
+    report = summarize(results, replan_s=PlannerSettings.from_profile(load_robot(robot)).replan_s)
     report.update(robot=robot, engine=engine, seed=seed, max_plans=plans, step_hz=STEP_HZ, payloads=payloads,
                   obstacles=obstacles_file, obstacle_count=len(obstacles))
     if keep_trials:

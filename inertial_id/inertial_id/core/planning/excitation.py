@@ -25,14 +25,8 @@ candidate poses added to the home pose, the mass width did not follow the log de
 and +0.16) but did follow the mass variance (+0.31 and +0.44, 4 lb and 8 lb). The seed's own measure, ``cond(W_e)`` of the
 stacked rows at N_s samples (unscaled, no weights), is reported beside it.
 
-Exact gradient (:meth:`PayloadExcitation.cost_and_gradient`): the objective depends on a plan only
-through its sampled states, so its gradient is taken with respect to each sample's ``(q, qd, qdd)``
-and mapped to the plan's control points by the caller (the samples are affine in them). By the chain
-rule through ``log det`` and the Schur complement, each sample contributes ``sum_i,p H[i, p] dY[i, p]``
-with ``H`` the cost's derivative with respect to its regressor rows; as the regressor is linear in
-the bodies' dynamic parameters, ``sum_p H[i, p] Y[i, p]`` is joint ``i``'s torque of a robot whose
-bodies carry the parameters ``H[i]``, whose derivative pinocchio computes exactly
-(``computeRNEADerivatives``): a call per joint row and sample, no finite differences.
+The planner's optimiser evaluates the same cost, with its derivatives, as a CasADi graph
+(:mod:`.plan_nlp`); ``test_planning_gradient.py`` checks the two agree.
 
 References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
 """
@@ -42,9 +36,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..robot import params
-from ..robot.model import model_with_payload
 from ..robot.robot_box import robot_parameter_box
-from ..signals.momentum import torque_error_bound, torque_error_bound_slope
+from ..signals.momentum import torque_error_bound
 from ..signals.sensors import NoiseModel
 
 # keeps log det finite while a fresh information matrix is still rank deficient; in scaled units
@@ -80,18 +73,9 @@ class PayloadExcitation:
             self.robot_prior = np.diag((0.5 * (hi_r - lo_r)) ** -2.0)
         self.size = 10 if self.robot_prior is None else 10 + len(self.robot_prior)
         self.bodies = robot.model.njoints - 1
-        # scratch models for derivatives: bodies of any parameters (gradient), and the nominal robot
-        # carrying the prior-centre payload (the torque the row weights come from)
+        # a scratch model for the payload columns' derivatives (its bodies get any parameters)
         self._scratch = pin.Model(self.model)
         self._scratch_data = self._scratch.createData()
-        # the bodies a joint torque depends on: those the joint carries (its subtree)
-        self._carried = [None] * self.model.nv
-        for j in range(1, self.model.njoints):
-            joint = self.model.joints[j]
-            for v in range(joint.idx_v, joint.idx_v + joint.nv):
-                self._carried[v] = [b - 1 for b in self.model.subtrees[j]]
-        self._weighted = model_with_payload(robot, self.payload_guess)
-        self._weighted_data = self._weighted.createData()
 
     def row_weights(self, tau_robot, W) -> np.ndarray:
         """(N, nv) 1 / the error bound of each joint torque row, from the nominal robot's torque
@@ -100,36 +84,11 @@ class PayloadExcitation:
         bound = torque_error_bound(tau, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
         return 1.0 / np.maximum(bound, self.floor_Nm)
 
-    def torque_derivative(self, q, qd, qdd, thetas, rows) -> np.ndarray:
-        """(3, nv): ``sum_i d tau_i / d(q, qd, qdd)`` over ``rows`` ``i`` at one state, ``tau_i`` the
-        joint torque of the bodies with dynamic parameters ``thetas[i]`` (bodies, 10), any real values.
-        A body of (near) zero mass is not a pinocchio Inertia: every body gets a mass shift larger than
-        its parameters (no cancellation in its centre of mass), whose own torque derivative is then
-        subtracted (torques are linear in the parameters)."""
-        model, data = self._scratch, self._scratch_data
-        inertias, from_parameters = model.inertias, pin.Inertia.FromDynamicParameters
-        shifted = np.zeros((self.bodies, 10))
-        shifted[:, 0] = 2.0 * np.max(np.abs(thetas), axis=(0, 2)) + 1e-300
-        out = np.zeros((3, self.model.nv))
-        for b in range(self.bodies):
-            inertias[b + 1] = from_parameters(shifted[b])
-        for k, d in enumerate(pin.computeRNEADerivatives(model, data, q, qd, qdd)):
-            out[k] -= d[rows].sum(axis=0)
-        for i in rows:
-            theta = thetas[i] + shifted
-            for b in self._carried[i]:        # the other bodies do not reach this joint's torque
-                inertias[b + 1] = from_parameters(theta[b])
-            d_q, d_qd, d_qdd = pin.computeRNEADerivatives(model, data, q, qd, qdd)
-            out[0] += d_q[i]
-            out[1] += d_qd[i]
-            out[2] += d_qdd[i]
-        return out
-
     def column_derivatives(self, q, qd, qdd) -> np.ndarray:
         """(10, 3, nv, nv): ``d W_e[:, c] / d(q, qd, qdd)`` at one state for each payload column ``c``
         (payload frame), every joint row: a robot whose payload body carries the parameters of column
-        ``c`` less the same robot without them (every body shifted to a valid inertia, as in
-        :meth:`torque_derivative`); torques being linear in the parameters, the difference is exact."""
+        ``c`` less the same robot without them (every body shifted by a mass large enough to stay a
+        valid inertia); torques being linear in the parameters, the difference is exact."""
         model, data = self._scratch, self._scratch_data
         from_parameters = pin.Inertia.FromDynamicParameters
         shift = np.zeros(10)
@@ -143,11 +102,6 @@ class PayloadExcitation:
             model.inertias[payload_body] = from_parameters(shift + self.T_JP[:, c])
             out[c] = np.stack(pin.computeRNEADerivatives(model, data, q, qd, qdd)) - base
         return out
-
-    def weighted_torque_derivative(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``d tau / d(q, qd, qdd)`` (nv, nv) each of the torque the row weights come from (the nominal
-        robot carrying the prior-centre payload)."""
-        return pin.computeRNEADerivatives(self._weighted, self._weighted_data, q, qd, qdd)
 
     def robot_torque(self, q, qd, qdd) -> np.ndarray:
         """(N, nv) inverse dynamics of the nominal robot without payload."""
@@ -200,60 +154,6 @@ class PayloadExcitation:
         F_rr = F_total[10:, 10:] + self.robot_prior
         return F_ee - F_er @ np.linalg.solve(F_rr, F_er.T)
 
-    def cost_and_gradient(self, q, qd, qdd, F_prev, half_width, dt, rows=None) -> tuple[float, np.ndarray]:
-        """The cost of ``F_prev`` plus the information of the samples ``(q, qd, qdd)`` (N, nv) each
-        (weight ``dt``), and its exact gradient with respect to the samples, (3, N, nv): ``q``, ``qd``,
-        ``qdd`` (module docstring). Where the cost is infinite the gradient is zero. ``rows``: their
-        :meth:`weighted_rows`, when the caller has them."""
-        N, n = q.shape
-        A, tau, w = self.weighted_rows(q, qd, qdd) if rows is None else rows
-        cost, G = self.cost_gradient(F_prev + self.weighted_information(A, w, dt), half_width)
-        grad = np.zeros((3, N, n))
-        if not np.isfinite(cost):
-            return cost, grad
-        AG = A @ G
-        H = 2.0 * dt * (w**2)[:, :, None] * AG                           # d cost / d A
-        # the weights: w = 1 / max(bound(tau_weighted) + model error, floor)
-        tau_w = tau + A[:, :, :10] @ self.payload_guess
-        bound = torque_error_bound(tau_w, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
-        slope = torque_error_bound_slope(self.torque_relative)
-        dw = np.where(bound > self.floor_Nm, -(w**2) * slope * np.sign(tau_w), 0.0)
-        H_tau = 2.0 * dt * w * np.einsum("kip,kip->ki", AG, A) * dw        # d cost / d tau_weighted
-        # every column is a body's regressor column, the payload's mapped to its joint's frame
-        H_Y = np.zeros((N, n, 10 * self.bodies))
-        H_Y[:, :, self.cols] = H[:, :, :10] @ self.T_JP.T
-        if self.robot_prior is not None:
-            H_Y += H[:, :, 10:10 + 10 * self.bodies]
-            friction = H[:, :, 10 + 10 * self.bodies:].reshape(N, n, n, 4)
-            joints = np.arange(n)
-            grad[1] += friction[:, joints, joints, 1]                    # Fv qd
-            grad[2] += friction[:, joints, joints, 2]                    # Ia qdd
-        thetas = H_Y.reshape(N, n, self.bodies, 10)
-        every_joint = np.arange(n)
-        for k in range(N):
-            grad[:, k] += self.torque_derivative(q[k], qd[k], qdd[k], thetas[k], every_joint)
-            grad[:, k] += np.stack([H_tau[k] @ D for D in self.weighted_torque_derivative(q[k], qd[k], qdd[k])])
-        return cost, grad
-
-    def cost_gradient(self, F_total, half_width, mass_weight: float | None = None) -> tuple[float, np.ndarray]:
-        """:meth:`cost` and its gradient with respect to ``F_total`` (``size`` square, symmetric)."""
-        mass_weight = MASS_WEIGHT if mass_weight is None else mass_weight
-        P = self.payload_information(F_total)
-        cost, G_P = scaled_cost_gradient(P, half_width, mass_weight)
-        if self.robot_prior is None:
-            return cost, G_P
-        if not np.isfinite(cost):
-            return cost, np.zeros_like(F_total)
-        # P = F_ee - F_er K^-1 F_re, K = F_rr + prior: with B = K^-1 F_re, dP = dF_ee - dF_er B
-        # - B^T dF_re + B^T dF_rr B
-        B = np.linalg.solve(F_total[10:, 10:] + self.robot_prior, F_total[10:, :10])
-        G = np.empty_like(F_total)
-        G[:10, :10] = G_P
-        G[:10, 10:] = -G_P @ B.T
-        G[10:, :10] = G[:10, 10:].T
-        G[10:, 10:] = B @ G_P @ B.T
-        return cost, G
-
     def cost(self, F_total, half_width, mass_weight: float | None = None) -> float:
         """:func:`scaled_cost` of the payload information in ``F_total`` (``size`` square)."""
         return scaled_cost(self.payload_information(F_total), half_width,
@@ -272,24 +172,6 @@ class PayloadExcitation:
         """The safe-identification paper's excitation cost: cond of the stacked ``W_e`` at ``samples`` uniform samples of [0, T]."""
         t = np.linspace(0.0, plan.duration_s, samples)
         return float(np.linalg.cond(self.rows(*plan.evaluate(t))))
-
-
-def scaled_cost_gradient(F_total, half_width, mass_weight: float = MASS_WEIGHT) -> tuple[float, np.ndarray]:
-    """:func:`scaled_cost` and its gradient with respect to ``F_total`` (symmetric): with
-    ``M = S F S + eps I``, ``d(-log det M) = -tr(M^-1 dM)`` and ``d [M^-1]_mm = -u^T dM u``,
-    ``u = M^-1 e_m``."""
-    s = np.asarray(half_width, dtype=float)
-    cost = scaled_cost(F_total, s, mass_weight)
-    if not np.isfinite(cost):
-        return cost, np.zeros_like(F_total)
-    M = F_total * np.outer(s, s) + EPS_INFORMATION * np.eye(len(s))
-    M_inv = np.linalg.inv(M)
-    G_M = -M_inv
-    if mass_weight:
-        u = M_inv[:, 0]
-        G_M = G_M - mass_weight * np.outer(u, u) / u[0]
-    G_M = 0.5 * (G_M + G_M.T)
-    return cost, G_M * np.outer(s, s)
 
 
 def scaled_cost(F_total, half_width, mass_weight: float = MASS_WEIGHT) -> float:

@@ -5,9 +5,13 @@ rest point; :meth:`~.bezier.BezierPlan.from_state`). Every control point, and ev
 the velocity and acceleration curves and of their restrictions to halves of [0, T], is affine in
 them, so the Bezier convex-hull property turns the position, velocity and acceleration limits
 (tightened by the tracking-error tube) into LINEAR sufficient constraints. The objective
-(:mod:`.excitation`) is smooth; SLSQP handles the linear constraints exactly, with the objective's and
-the torque screen's exact gradients (pinocchio's derivatives of inverse dynamics, through the
-regressor's linearity in the parameters: :meth:`~.excitation.PayloadExcitation.cost_and_gradient`).
+(:mod:`.excitation`) and the torque screen are one CasADi graph (:mod:`.plan_nlp`, the dynamics from
+the model's kinematic tree) that IPOPT optimises with exact first derivatives, the hull limits as
+linear constraints and the screen as one constraint (the soft minimum of its margins at every
+sample and joint). Its wall time is the
+settings' ``optimize_s``: ``replan_s`` less what certifying the plan needs, as the next plan is
+optimised while the executing one runs. Each plan starts from the best of random candidates and of
+the last plan's solution (with its multipliers: a warm start).
 
 Torque limits and obstacles are left to the certifier, which is independent of this optimiser. The
 optimised step from the braking plan (every free point at the anchor, or at the third control point,
@@ -27,13 +31,13 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from scipy.optimize import LinearConstraint, minimize
 
 from .anchor import TorqueAnchor
 from .bezier import BezierPlan, bernstein_basis, restriction_matrices
 from .config import PlannerSettings
 from ..robot.model import model_with_payload
 from .excitation import PayloadExcitation
+from .plan_nlp import PlanNLP
 
 # relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
 TIGHTENING = 1e-6
@@ -50,7 +54,11 @@ STEP_TARGET_NM = 0.8
 # moving. The screen before its tube terms: median 1.26, gaps 2.5 and 3.1 N m, p50 of the bench)
 MOVING_GAP_FACTOR = 2.3
 PRECHECK_SAMPLES = 48
-SCREEN_MARGIN_NM = 0.5        # the optimiser keeps the screened torque margin this far above the learned gap
+# the optimiser keeps the screened torque margin this far above the learned gap. IPOPT, unlike the
+# few SLSQP iterations before it (0.5 then), ends on the screen's bound, where the certifier refused
+# the full step: Gen3, 3 rest requests of test_planning_optimizer twice, mean cost of the certified
+# plans -54 with 0.5, -61 with 1.5, -56 with 3.0 (random free points: -51)
+SCREEN_MARGIN_NM = 1.5
 
 
 @dataclass(frozen=True)
@@ -71,11 +79,12 @@ class PlanRequest:
 
 
 class Objective(NamedTuple):
-    """A request's cost and screened margin (``evaluate(x) -> (cost, margin)``), their gradients
-    (``gradient(x)``), and ``freeze(x)``: the screen's tube terms taken from the plan at ``x``."""
+    """A request's cost and screened margin (``evaluate(x) -> (cost, margin)``), ``freeze(x)``: the
+    screen's tube terms taken from the plan at ``x``, and ``parameters(need)``: the request as
+    :class:`~.plan_nlp.PlanNLP`'s parameters, the screen keeping its margin above ``need``."""
     evaluate: Callable
-    gradient: Callable
     freeze: Callable
+    parameters: Callable
 
 
 @dataclass
@@ -87,8 +96,9 @@ class PlanResult:
     condition_number: float = float("inf")  # cond(W_e), the plan's excitation at N_s samples
     scale: float = 0.0                      # fraction of the optimised step kept (1: the optimum)
     attempts: int = 0                       # certifier calls
-    converged: bool = False                 # SLSQP met its tolerance within the budget (optimised plans)
-    iterations: int = 0                     # SLSQP iterations
+    converged: bool = False                 # IPOPT converged within the budget (optimised plans)
+    iterations: int = 0                     # IPOPT iterations
+    status: str = ""                        # IPOPT's return status ("" when not optimised)
     optimize_s: float = 0.0
     certify_s: float = 0.0
     reason: str = ""                        # why no plan, when plan is None
@@ -127,12 +137,8 @@ def cached_certify(robot, cert_settings):
 class PlanOptimizer:
     """Constant per robot and settings; call :meth:`plan` (not thread-safe: own scratch data)."""
 
-    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None, region=True,
-                 exact_gradients: bool = True):
-        """``exact_gradients=False``: SLSQP's own finite differences instead (the earlier
-        implementation, kept as the reference ``bench planner`` compares with)."""
+    def __init__(self, robot, settings: PlannerSettings, cert_settings, certify_fn=None, region=True):
         self.robot = robot
-        self.exact_gradients = exact_gradients
         self.settings = settings
         self.cert_settings = cert_settings
         self.certify = certify_fn or cached_certify(robot, cert_settings)
@@ -162,6 +168,10 @@ class PlanOptimizer:
             R = restriction_matrices(d - k, halves)            # (K, d+1-k, d+1-k)
             H.append(np.einsum("kij,jl->kil", R, D).reshape(-1, d + 1))
         self.H = H
+        # G x: the hull rows' dependence on the free points x (m, n) raveled; the same for every request
+        self.G = np.vstack([np.kron(Hk @ self.A, np.eye(n)[j]) for Hk in H for j in range(n)])
+        self._moving = np.flatnonzero(np.abs(self.G).sum(axis=1) > 0)    # rows the free points move
+        self.G_moving = self.G[self._moving]
         pos_m, vel_m, acc_m = tube_margins(cert_settings, n)
         lo, hi = robot.position_lower + pos_m, robot.position_upper - pos_m
         self.limits = [(lo + TIGHTENING * np.abs(lo), hi - TIGHTENING * np.abs(hi))]
@@ -176,6 +186,8 @@ class PlanOptimizer:
             self.x_hi = np.minimum(settings.centre + settings.reach_rad, hi)
         else:
             self.x_lo, self.x_hi = lo.copy(), hi.copy()
+        self.nlp = PlanNLP(self, settings.optimize_s)
+        self._last_x = None                      # the last plan's optimised free points (warm start)
 
     # --- plans and linear constraints --------------------------------------------------------------
 
@@ -195,22 +207,22 @@ class PlanOptimizer:
         P = BezierPlan.from_state(req.q, req.qd, req.qdd, np.tile(req.q, (self.m, 1)), self.settings.horizon_s)
         return np.tile(P.control_points[2], (self.m, 1)).ravel()
 
-    def _linear(self, req: PlanRequest):
-        """(G, lo, hi) with lo <= G x <= hi the hull limits on x = free points (m, n) raveled."""
+    def _hull_bounds(self, req: PlanRequest) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi) with lo <= G x <= hi the hull limits of ``req`` (rows of ``self.G``)."""
         base = self.plan_from(req, np.zeros(self.m * self.n)).control_points      # (d+1, n): B(state)
-        G_rows, lo_rows, hi_rows = [], [], []
+        lo_rows, hi_rows = [], []
         for Hk, (llo, lhi) in zip(self.H, self.limits):
-            HA = Hk @ self.A                               # (r, m)
             Hb = Hk @ base                                  # (r, n)
             for j in range(self.n):
-                G = np.zeros((HA.shape[0], self.m * self.n))
-                G[:, j::self.n] = HA                       # x raveled as (m, n): joint j at j, j+n, ...
-                G_rows.append(G)
                 lo_rows.append(llo[j] - Hb[:, j])
                 hi_rows.append(lhi[j] - Hb[:, j])
-        G, lo, hi = np.vstack(G_rows), np.concatenate(lo_rows), np.concatenate(hi_rows)
+        return np.concatenate(lo_rows), np.concatenate(hi_rows)
+
+    def _linear(self, req: PlanRequest):
+        """(G, lo, hi) with lo <= G x <= hi the hull limits on x = free points (m, n) raveled."""
+        G, (lo, hi) = self.G, self._hull_bounds(req)
         # rows that hold for every x in the region box cannot bind (the fixed start points among
-        # them): leave them out, the QP subproblems are then much smaller
+        # them): leave them out of the feasibility checks
         xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
         g_max = np.maximum(G * xlo, G * xhi).sum(axis=1)
         g_min = np.minimum(G * xlo, G * xhi).sum(axis=1)
@@ -237,32 +249,35 @@ class PlanOptimizer:
 
     # --- objective and torque screen -------------------------------------------------------------
 
-    def _objective(self, req: PlanRequest) -> Objective:
-        """The cost and the screened torque margin of this request at free points ``x``, and their
-        gradients, exact (the samples of q, qd, qdd are affine in x;
-        :meth:`~.excitation.PayloadExcitation.cost_and_gradient`, :meth:`_screen_gradient`), each
-        cached on x: the optimiser asks for both at the same points. The screen's tube terms
-        (:meth:`_tube_reach`) are those of the plan at the point last given to ``freeze`` (at first
-        the braking plan's): held constant while SLSQP runs, so the margin it keeps above the
-        learned gap is one smooth function, and its gradient is exact."""
+    def sample_maps(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For q, qd, qdd at the ``cost_samples`` midpoints of [0, T]: ``(B A (N, m), B (N, d+1))``,
+        the samples being ``B A X + B P_0`` with ``P_0`` the control points at X = 0."""
         N, T = self.settings.cost_samples, self.settings.horizon_s
-        dt = T / N
         s = (np.arange(N) + 0.5) / N
-        base = self.plan_from(req, np.zeros(self.m * self.n)).control_points
         maps = []
         for k in range(3):
             D = BezierPlan(np.eye(self.d + 1), T).derivative_points(k)            # (d+1-k, d+1)
             B = bernstein_basis(self.d - k, s) @ D                               # (N, d+1)
-            maps.append((B @ self.A, B @ base))                                  # (N, m), (N, n)
+            maps.append((B @ self.A, B))
+        return maps
+
+    def _objective(self, req: PlanRequest) -> Objective:
+        """The cost and the screened torque margin of this request at free points ``x`` (cached on x),
+        and the request as the NLP's parameters. The screen's tube terms (:meth:`_tube_reach`) are
+        those of the plan at the point last given to ``freeze`` (at first the braking plan's): held
+        constant while IPOPT runs, so the screen is one function with exact derivatives."""
+        N, T = self.settings.cost_samples, self.settings.horizon_s
+        dt = T / N
+        base = self.plan_from(req, np.zeros(self.m * self.n)).control_points
+        maps = [(BA, B @ base) for BA, B in self.sample_maps()]                  # (N, m), (N, n)
         half = 0.5 * (req.upper - req.lower)
         ex = self.excitation
-        values, gradients, sampled = {}, {}, {}
+        values, sampled = {}, {}
         tube = [np.zeros(self.n)]
 
         def samples(x, key):
             """q, qd, qdd at the samples, their weighted rows and the screen's slack before the tube
-            terms, of the last x asked for (the optimiser asks for the value and the gradient at the
-            same points)."""
+            terms, of the last x asked for (``freeze`` and ``evaluate`` ask at the same points)."""
             if key not in sampled:
                 X = x.reshape(self.m, self.n)
                 q, qd, qdd = (BA @ X + Bb for BA, Bb in maps)
@@ -272,14 +287,10 @@ class PlanOptimizer:
                 sampled[key] = (q, qd, qdd, (A, tau, w), slack)
             return sampled[key]
 
-        def to_x(g):           # (3, N, n) per-sample gradient -> d / dx (x raveled as (m, n))
-            return sum(BA.T @ g_k for (BA, _), g_k in zip(maps, g)).ravel()
-
         def freeze(x):
             q, qd, qdd, _, slack = samples(x, x.tobytes())
             tube[0] = self._tube_reach(q, qd, qdd, slack, req.lower, req.upper)
             values.clear()
-            gradients.clear()
 
         def evaluate(x):
             key = x.tobytes()
@@ -290,18 +301,11 @@ class PlanOptimizer:
                 values[key] = (cost, float(np.min(slack - tube[0])))
             return values[key]
 
-        def gradient(x):
-            key = x.tobytes()
-            if key not in gradients:
-                q, qd, qdd, rows, slack = samples(x, key)
-                _, g_cost = ex.cost_and_gradient(q, qd, qdd, req.F_prev, half, dt, rows)
-                g_margin = self._screen_gradient(q, qd, qdd, rows[0][:, :, :10], rows[1], slack - tube[0],
-                                                 req.lower, req.upper)
-                gradients.clear()
-                gradients[key] = (to_x(g_cost), to_x(g_margin))
-            return gradients[key]
+        def parameters(need):
+            return self.nlp.parameters(base, req.F_prev, half, 0.5 * (req.upper + req.lower),
+                                       self._torque_room - tube[0] - need)
         freeze(self.brake_point(req))
-        return Objective(evaluate, gradient, freeze)
+        return Objective(evaluate, freeze, parameters)
 
     def cost(self, req: PlanRequest, x) -> float:
         """The objective at free control points ``x`` for ``req``."""
@@ -346,29 +350,6 @@ class PlanOptimizer:
             out[joints] += np.einsum("dij,dj->i", D[:, joints], tube)
         return out
 
-    def _screen_gradient(self, q, qd, qdd, W, tau, slack, lower, upper) -> np.ndarray:
-        """The gradient (3, N, nv) of the screened margin ``min(slack)`` with respect to the samples:
-        that of the joint and sample where it is smallest, exact, the tube terms held constant:
-        ``|tau + W c|`` from the robot carrying the centre payload, ``|W| h`` as the torque of the
-        payload body with parameters ``sign(W) h``, the friction through the sample's speeds."""
-        k, i = np.unravel_index(np.argmin(slack), slack.shape)
-        c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
-        model, data, ex = self.robot.model, self.excitation.data, self.excitation
-        centre, centre_data = self._centre_model(c)
-
-        def row_i(model_, data_):       # d tau_i / d(q, qd, qdd) at sample k
-            return np.stack([d[i] for d in pin.computeRNEADerivatives(model_, data_, q[k], qd[k], qdd[k])])
-        g = np.sign(tau[k, i] + W[k, i] @ c) * row_i(centre, centre_data)
-        g += self._robot_relative * np.sign(tau[k, i]) * row_i(model, data)
-        thetas = np.zeros((self.n, ex.bodies, 10))
-        thetas[i, ex.cols.start // 10] = ex.T_JP @ (np.sign(W[k, i]) * h)
-        g += ex.torque_derivative(q[k], qd[k], qdd[k], thetas, [i])
-        g[1, i] += self._friction[i, 1] * np.sign(qd[k, i])
-        g[2, i] += self._friction[i, 2] * np.sign(qdd[k, i])
-        grad = np.zeros((3, len(q), self.n))
-        grad[:, k] = -g
-        return grad
-
     def screen(self, plan: BezierPlan, lower, upper) -> float:
         """The smallest torque margin (N m, beyond ``torque_margin_Nm``) the screen expects at
         PRECHECK_SAMPLES samples of a plan: :meth:`_reach`, then :meth:`_tube_reach`. The optimiser
@@ -399,29 +380,25 @@ class PlanOptimizer:
         xlo, xhi = np.tile(self.x_lo, self.m), np.tile(self.x_hi, self.m)
         candidates = [self._pull_in(G, lo, hi, rng.uniform(xlo, xhi), x_brake)
                       for _ in range(6 if optimise else 1)]
+        status = ""
         if optimise:
+            warm = self._last_x is not None
+            if warm:         # the last plan's optimum: where this one's optimum likely is (a warm start)
+                candidates.insert(0, self._pull_in(G, lo, hi, np.clip(self._last_x, xlo, xhi), x_brake))
             objective = self._objective(req)
-            evaluate = objective.evaluate
             need = self.screen_gap + SCREEN_MARGIN_NM
-            # start from the most exciting candidate that the torque screen lets through once pulled
-            # toward the anchor (SLSQP keeps closer to feasibility from a feasible start)
-            scored = []
-            for c in candidates:
-                for alpha in START_FRACTIONS:
-                    xc = x_brake + alpha * (c - x_brake)
-                    cost, margin = evaluate(xc)
-                    if margin >= need:
-                        break
-                scored.append((margin < need, cost, len(scored), xc))
-            x0 = min(scored, key=lambda e: e[:3])[3]
+            x0, first = self._start(objective.evaluate, need, candidates, x_brake)
             objective.freeze(x0)
-            x, converged, iterations = self._optimise(evaluate, objective.gradient, need, G, lo, hi, x0, xlo, xhi,
-                                                      min(t0 + self.settings.optimize_s, deadline))
-            x = self._pull_in(G, lo, hi, x, x_brake)
+            solution = self._optimise(req, objective, need, x0, xlo, xhi, warm and first == 0,
+                                      min(t0 + self.settings.optimize_s, deadline))
+            self._last_x = solution.x
+            x = self._pull_in(G, lo, hi, self._better(objective.evaluate, need, x0, solution.x, G, lo, hi), x_brake)
+            converged, iterations, status = solution.converged, solution.iterations, solution.status
         else:
             x, converged, iterations = candidates[0], False, 0
         t1 = time.perf_counter()
-        result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations)
+        result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations,
+                            status=status)
         self._certify_largest_step(req, x, x_brake, deadline, min(deadline, t0 + self.settings.search_s),
                                    braking, result)
         result.certify_s = time.perf_counter() - t1
@@ -546,61 +523,34 @@ class PlanOptimizer:
             # the screen's optimism on the plan accepted: what the next optimisation keeps in reserve
             self.screen_gap = max(0.0, screened(accepted) - result.certificate.min_torque_margin_Nm)
 
-    def _optimise(self, evaluate, gradient, need, G, lo, hi, x0, xlo, xhi, stop_at: float):
-        """SLSQP on the cost with the hull limits (linear) and the torque screen >= ``need``, both with
-        exact gradients (unless ``exact_gradients`` is off). Returns the best point seen that meets
-        the linear limits (the lowest cost among those that meet the screen, or, while none has, the
-        one nearest to meeting it: the least excitation SLSQP's early, infeasible iterates trade for
-        cost would be undone by shrinking anyway), whether SLSQP converged before ``stop_at``, and
-        its iterations. No evaluation starts past ``stop_at``: checked only between iterations, the
-        budget was overrun by up to an iteration (an exact gradient costs about a tenth of it)."""
-        def rank(x):
-            cost, margin = evaluate(x)
-            return (False, cost) if margin >= need else (True, -margin)
-        best = [x0.copy(), rank(x0)]
-        iterations = [0]
+    @staticmethod
+    def _start(evaluate, need, candidates, x_brake) -> tuple[np.ndarray, int]:
+        """The start point and its candidate's index: the most exciting candidate that the torque
+        screen lets through once pulled toward the braking point (IPOPT keeps closer to
+        feasibility from a feasible start)."""
+        scored = []
+        for c in candidates:
+            for alpha in START_FRACTIONS:
+                xc = x_brake + alpha * (c - x_brake)
+                cost, margin = evaluate(xc)
+                if margin >= need:
+                    break
+            scored.append((margin < need, cost, len(scored), xc))
+        best = min(scored, key=lambda e: e[:3])
+        return best[3], best[2]
 
-        def in_time():
-            if time.perf_counter() > stop_at:
-                raise _OutOfTime
+    def _better(self, evaluate, need, x0, x, G, lo, hi) -> np.ndarray:
+        """``x`` unless the start ``x0`` ranks better: meeting the screen first, then the lower cost
+        (IPOPT stopped by the budget may end at an infeasible iterate; the start is feasible)."""
+        def rank(z):
+            cost, margin = evaluate(z)
+            return (margin < need or not self._feasible(G, lo, hi, z, tol=1e-9), cost)
+        return x if rank(x) <= rank(x0) else x0
 
-        def f(x):
-            in_time()
-            key = rank(x)
-            if key < best[1] and self._feasible(G, lo, hi, x, tol=1e-9) and np.all(x >= xlo) and np.all(x <= xhi):
-                best[0], best[1] = x.copy(), key
-            return evaluate(x)[0]
-
-        def jac(k):
-            def of(x):
-                in_time()
-                return gradient(x)[k]
-            return of
-
-        def screened(x):
-            in_time()
-            return evaluate(x)[1] - need
-
-        def count(*_):
-            iterations[0] += 1
-
-        screen = {"type": "ineq", "fun": screened}
-        options = {"maxiter": 30, "ftol": 1e-4}
-        if self.exact_gradients:
-            screen["jac"] = jac(1)
-        else:
-            options["eps"] = 1e-5
-        constraints = [screen]
-        if G.shape[0]:
-            constraints.append(LinearConstraint(G, lo, hi))
-        try:
-            res = minimize(f, x0, jac=jac(0) if self.exact_gradients else None, method="SLSQP",
-                           bounds=list(zip(xlo, xhi)), constraints=constraints, callback=count, options=options)
-        except _OutOfTime:
-            return best[0], False, iterations[0]
-        return best[0], bool(res.status == 0), int(res.nit)
-
-
-class _OutOfTime(Exception):
-    """The optimisation's time ran out inside SLSQP (raised by its evaluations, caught by
-    :meth:`PlanOptimizer._optimise`)."""
+    def _optimise(self, req: PlanRequest, objective: Objective, need: float, x0, xlo, xhi, warm: bool,
+                  stop_at: float):
+        """IPOPT (:class:`~.plan_nlp.PlanNLP`) on the cost with the hull limits (linear) and the torque
+        screen >= ``need``, from ``x0``, no iteration starting past ``stop_at``."""
+        lo, hi = self._hull_bounds(req)
+        return self.nlp.solve(x0, objective.parameters(need), xlo, xhi, lo[self._moving], hi[self._moving],
+                              warm, stop_at)

@@ -405,10 +405,10 @@ class Planner(Section):
     horizon_s: Number(0.1) = 3.0
     replan_s: Number(0.05) = 1.5
     bezier_degree: Integer(5) = 7
-    deadline_s: Number(0.01) = 1.0
+    deadline_s: Number(0.01) = 1.3
     command_lead_s: Number(0.0) = 0.1
-    optimize_s: Number(0.0) = 0.15
-    search_s: Number(0.0) = 0.2
+    optimize_s: Number(0.0) = 1.0
+    search_s: Number(0.0) = 1.15
     cost_samples: Integer(4) = 32
     report_samples: Integer(4) = 128
     centre: Vector() | None = None          # default: sim.home

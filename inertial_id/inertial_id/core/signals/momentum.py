@@ -211,11 +211,6 @@ def torque_error_bound(tau_measured, relative: float, absolute_Nm: float) -> np.
     return relative * (np.abs(tau_measured) + absolute_Nm) / (1.0 - relative) + absolute_Nm
 
 
-def torque_error_bound_slope(relative: float) -> float:
-    """``d torque_error_bound / d |tau_measured|``."""
-    return relative / (1.0 - relative)
-
-
 class MomentumWindows:
     """Turns a stream of samples ``(t, q, qd, tau)`` into window rows as they arrive.
 
