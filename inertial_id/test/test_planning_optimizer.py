@@ -255,6 +255,20 @@ def test_information_objective_prefers_unexplored_directions(gen3):
     assert scaled_cost(F, half) < scaled_cost(F, 0.5 * half)
 
 
+def test_the_cost_aims_where_the_box_is_widest():
+    """Equal information along a parameter the box has pinned down and along one it leaves wide:
+    the plan informing the wide one costs less (without the box's own information both would tie,
+    the half-widths only shifting the cost)."""
+    half = np.r_[0.5, 0.01, np.full(8, 0.1)]
+    base = np.eye(10)
+    on_wide, on_narrow = base.copy(), base.copy()
+    on_wide[0, 0] += 100.0
+    on_narrow[1, 1] += 100.0
+    assert scaled_cost(on_wide, half, mass_weight=0.0) < scaled_cost(on_narrow, half, mass_weight=0.0) - 1.0
+    shifted = scaled_cost(on_wide, 2 * half, mass_weight=0.0) - scaled_cost(on_wide, half, mass_weight=0.0)
+    assert shifted != pytest.approx(-20 * np.log(2.0))      # not a constant shift of log det
+
+
 def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
     robot, settings, _, _ = gen3
     ex = PayloadExcitation(robot)

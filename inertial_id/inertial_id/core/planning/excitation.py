@@ -15,10 +15,13 @@ the rows then hold the robot's columns too, and the payload's information is wha
 are marginalised with the box as their prior information (Schur complement). A motion whose payload
 torques the robot's own uncertain parameters could equally explain teaches little.
 
-Objective (minimised): ``-log det(S F S + eps I) + MASS_WEIGHT * log [(S F S + eps I)^-1]_mm`` with
-``F`` the payload information of ``F_prev + sum_k A(t_k)^T A(t_k) dt`` over samples of the plan and
-``S = diag(half-widths of the current payload box)``: information about a parameter that is already
-pinned down is worth less, and the second term is the (scaled) variance of the mass. Why the mass
+Objective (minimised): ``-log det(S F S + I) + MASS_WEIGHT * log [(S F S + I)^-1]_mm`` with ``F``
+the payload information of ``F_prev + sum_k A(t_k)^T A(t_k) dt`` over samples of the plan and ``S =
+diag(half-widths of the current payload box)``. In those units the box is the unit cube, and ``I`` is
+what the box itself already says (each parameter known to within its half-width): information along
+a direction the box has pinned down adds little to it, along the box's widest directions it adds
+most. (Without the box's own term, ``S`` would only shift the cost by ``-2 sum log s``: every plan
+would rank as if the box were not there.) The second term is the (scaled) variance of the mass. Why the mass
 term: the guaranteed mass interval comes from gravity torques on the wrist-side joints at a few
 poses (LP duals of the plan study), and when the estimator's LP was re-solved offline for 100
 candidate poses added to the home pose, the mass width did not follow the log det (Spearman -0.05
@@ -40,9 +43,10 @@ from ..robot.robot_box import robot_parameter_box
 from ..signals.momentum import torque_error_bound
 from ..signals.sensors import NoiseModel
 
-# keeps log det finite while a fresh information matrix is still rank deficient; in scaled units
-# (rows / their error bound, columns * box half-width), far below any useful information
-EPS_INFORMATION = 1e-9
+# the current box as information, in scaled units (rows / their error bound, columns * box
+# half-width): one unit per parameter (module docstring); it also keeps log det finite while the
+# plans' information is still rank deficient
+BOX_INFORMATION = 1.0
 # weight of the log mass variance beside the log det (see the module docstring); plan study, seed
 # 100, 20 trials: 10 and 30 both give mass no wider than random in 60 % and cond ratio 0.63
 MASS_WEIGHT = 10.0
@@ -175,9 +179,10 @@ class PayloadExcitation:
 
 
 def scaled_cost(F_total, half_width, mass_weight: float = MASS_WEIGHT) -> float:
-    """``-log det(S F S + eps I) + mass_weight * log [(S F S + eps I)^-1]_mm``, ``S = diag(half_width)``."""
+    """``-log det(S F S + I) + mass_weight * log [(S F S + I)^-1]_mm``, ``S = diag(half_width)``
+    (module docstring)."""
     s = np.asarray(half_width, dtype=float)
-    M = F_total * np.outer(s, s) + EPS_INFORMATION * np.eye(len(s))
+    M = F_total * np.outer(s, s) + BOX_INFORMATION * np.eye(len(s))
     sign, logdet = np.linalg.slogdet(M)
     if sign <= 0:
         return float("inf")

@@ -25,7 +25,7 @@ import casadi as ca
 import numpy as np
 
 from ..robot.casadi_dynamics import CasadiDynamics
-from .excitation import EPS_INFORMATION, MASS_WEIGHT
+from .excitation import BOX_INFORMATION, MASS_WEIGHT
 
 # 1/N m: the screen's constraint is the soft minimum of its margins at every sample and joint, below
 # the minimum by at most log(samples * joints) / SOFT_MIN_SHARPNESS (0.28 N m for 32 samples of 7
@@ -121,7 +121,7 @@ def _cost_function(size: int, robot_prior) -> ca.Function:
     if robot_prior is not None:
         K = F[10:, 10:] + ca.DM(robot_prior)
         P = F[:10, :10] - ca.mtimes(F[:10, 10:], ca.solve(K, F[10:, :10], "qr"))
-    M = ca.diag(s) @ P @ ca.diag(s) + EPS_INFORMATION * ca.DM.eye(10)
+    M = ca.diag(s) @ P @ ca.diag(s) + BOX_INFORMATION * ca.DM.eye(10)
     return ca.Function("cost", [F, s], [_scaled_cost_function()(M)])
 
 
