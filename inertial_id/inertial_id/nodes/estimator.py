@@ -256,7 +256,8 @@ class EstimatorNode(ManagedNode):
             # left (a latched request would update after the first rows of a stream that starts late,
             # an update the offline schedule never makes) nor when rows came after the idle period.
             if due is not None and new_rows and self.processed == due:
-                new_rows, new_box = False, True
+                # the final LP narrows the box: saved with it, or a restart would start wider
+                new_rows, new_box, dirty = False, True, True
                 self.idle_updated = True
                 self._update_bounds(final=True)
             # a new box is published at once, even if no rows follow (end of a recording or replay);
