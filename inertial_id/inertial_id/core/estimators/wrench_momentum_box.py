@@ -24,7 +24,7 @@ import numpy as np
 
 from ..signals.driver_streams import max_gap_s
 from ..signals.sensors import NoiseModel
-from ..signals.wrench_momentum import WrenchMomentumRegressor, window_rows
+from ..signals.wrench_momentum import StepLimits, WrenchMomentumRegressor, step_terms, window_rows
 from .bounds import IntervalBounds
 
 # Steps per window at the sensor's rate: the velocity error at a window's two ends is paid once per
@@ -48,7 +48,7 @@ class MomentumWrenchBox:
     data_consistent: bool
     offset_freed: np.ndarray          # (6,) bool: axes whose offset reached its stated box, solved widened
     rows: int
-    guaranteed: bool                  # consistent, and no freed axis reaches its widened box
+    guaranteed: bool                  # consistent, no freed axis reaches its widened box, steps bounded
 
 
 def sample_bound(robot) -> np.ndarray:
@@ -66,8 +66,10 @@ def momentum_wrench_box(robot, t, q, qd, wrench, extra_bound=None, window: int =
     lo, hi = robot.payload_prior()
     e = sample_bound(robot) if extra_bound is None else sample_bound(robot) + np.asarray(extra_bound, dtype=float)
     terms = WrenchMomentumRegressor(robot).terms(q, qd)
+    limits = StepLimits.from_robot(robot)
     rows = window_rows(terms, t, wrench, e, window, lo, hi, nz.velocity_rad_s, nz.wrench_offset_drift(),
-                       max_gap_s(robot.sensing["joint_states_hz"]))
+                       max_gap_s(robot.sensing["joint_states_hz"]),
+                       None if limits is None else step_terms(terms, t, qd, limits, lo, hi))
     box = nz.wrench_offset_bound()
     free = np.zeros(6, dtype=bool)
     while True:     # at most six rounds: each frees one axis or more
@@ -81,5 +83,5 @@ def momentum_wrench_box(robot, t, q, qd, wrench, extra_bound=None, window: int =
         if not consistent or not reached.any():
             return MomentumWrenchBox(bounds.lower.copy(), bounds.upper.copy(), bounds.r_lower.copy(),
                                      bounds.r_upper.copy(), bool(consistent), free, int(rows.b.size),
-                                     bool(consistent) and not at_edge.any())
+                                     bool(consistent) and not at_edge.any() and limits is not None)
         free |= reached
