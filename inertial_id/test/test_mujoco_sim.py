@@ -267,5 +267,7 @@ def test_harness_scores_an_exact_frictionless_run():
     assert r["samples_used"] >= 100           # of 450: the row builder may leave samples out (counted)
     assert r["bounds_guaranteed"] and r["data_consistent"] and r["all_inside"] and not r["silent_wrong_answer"]
     assert r["rows"]["beyond_bound"] == 0 and r["rows"]["rows"] == 6 * r["samples_used"]
-    assert abs(r["point_error"][0]) < 0.02 and r["width"][0] < 1.0       # kg; the prior is 5.2 wide
+    # kg; the prior is 5.2 wide. 4 s of motion leave the F/T offset at its stated box: the box holds
+    # whatever it is there (core.estimators.offset_freeing), 2.5 kg
+    assert abs(r["point_error"][0]) < 0.02 and r["width"][0] < 3.5
     assert r["central_difference"]["elsewhere"]["max_force_error_N"] < 0.05

@@ -15,8 +15,10 @@ pytestmark = pytest.mark.ros
     # the former fixed Fourier trajectory: plan-study median 0.65 kg after 4 plans (issue 9 report)
     ("kinova_gen3", "guaranteed", True, 0.7),
     # wrench rows: the robot model does not enter, but the differentiated acceleration's error and the
-    # unknown F/T offset do (core.acceleration_bound; sim-study median 0.25 kg; this demo 0.31 kg)
-    ("xarm7", "guaranteed", True, 0.6),
+    # unknown F/T offset do (core.acceleration_bound). The data leave the offset at its stated box, so
+    # the final box holds whatever the offset (core.estimators.offset_freeing): this demo 0.98 kg
+    # (0.31 kg when the stated offset box was taken on trust)
+    ("xarm7", "guaranteed", True, 1.3),
 ])
 def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass_width_kg, tmp_path):
     try:

@@ -5,7 +5,8 @@ without the truth; the window length's effect on the width."""
 import numpy as np
 import pytest
 
-from inertial_id.core.estimators.wrench_momentum_box import FREED_FACTOR, momentum_wrench_box
+from inertial_id.core.estimators.offset_freeing import FREED_FACTOR
+from inertial_id.core.estimators.wrench_momentum_box import momentum_wrench_box
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.signals.sensors import NoiseModel
 

@@ -296,7 +296,7 @@ def sound_floor(robot, intake, rows, pi_true, offset) -> float | None:
 def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
     """:func:`~..core.estimators.sound_floor.sound_mass_floor_kg` over the wrench rows, each with
     the offset's columns (offset inside the stated box), the truth the true payload and offset
-    ``offset`` (6,); None without wrench rows."""
+    ``offset`` (6,); None without wrench rows or with the offset beyond its stated box."""
     from ..core.estimators.payload import offset_columns
     from ..core.estimators.sound_floor import sound_mass_floor_kg
     from ..core.signals.sensors import NoiseModel
@@ -306,6 +306,8 @@ def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
     A = np.vstack([m.A for m in wrench])
     e = np.concatenate([m.noise_bound for m in wrench])
     offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    if np.any(np.abs(offset) > offset_box):
+        return None         # the stated offset box does not hold: no floor within the stated bounds
     prior_lower, prior_upper = robot.payload_prior()
     return sound_mass_floor_kg(np.hstack([A, offset_columns(A.shape[0])]), e,
                                np.concatenate([prior_lower, -offset_box]), np.concatenate([prior_upper, offset_box]),

@@ -30,7 +30,8 @@ F/T offsets (``offset_bound``, ``[f (N) x3, n (N m) x3]``, from the profile): th
 unknown of the run, within that box, never assumed tared. Wrench rows get six more columns (the
 offset, added to every sample's reading): nuisance parameters of the bounds LP and estimated with the
 payload by the least squares, whose payload part is reported. The offset is a constant of the run: each
-update narrows its box too (saved with the state), and the next starts from there.
+update narrows its box too (saved with the state), and the next starts from there. The final update
+checks the offset's box rather than resting on it (:mod:`.offset_freeing`).
 
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
@@ -46,6 +47,7 @@ from ..signals.acceleration_bound import acceleration_share
 from .batch import WeightedLeastSquares
 from .bounds import FINAL_LP_ROWS, IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, payload_estimate
+from .offset_freeing import OFFSET_AXES, FREED_FACTOR, offset_sound_box
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
 
@@ -106,6 +108,12 @@ class PayloadEstimator:
             np.asarray(offset_bound, dtype=float)
         k = 0 if self.offset_bound is None else 6
         self.columns = n + k
+        self.prior = (lo.copy(), hi.copy())
+        # guaranteed wrench rows as they came, [A, O], b, e without the acceleration's share, and
+        # that acceleration's bound: the final box checks the offset's box on them (offset_freeing)
+        self._archive: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.offset_freed = np.zeros(k, dtype=bool)
+        self.offset_guaranteed = True
         self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS,
                                      **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
                                                            "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
@@ -142,7 +150,8 @@ class PayloadEstimator:
                 guaranteed = False
                 self.message = "wrench rows without an acceleration error bound: the box is not guaranteed"
             else:
-                noise_bound = np.asarray(noise_bound, float) + self.acceleration_share(acceleration_bound)
+                sensor_bound = np.asarray(noise_bound, float)
+                noise_bound = sensor_bound + self.acceleration_share(acceleration_bound)
         bad = unsolvable(A, b, noise_bound) or \
             (None if np.all(np.isfinite(sigma)) and np.all(sigma > 0) else ("non_positive_noise", "")) or \
             (None if kinematics is None else unsolvable(kinematics, [], []))
@@ -168,6 +177,11 @@ class PayloadEstimator:
         self.rows_guaranteed &= guaranteed
         self._pending.append((A, b, np.asarray(noise_bound, float)))
         self.samples_used += samples
+        if guaranteed and self.offset_bound is not None and self.acceleration_sensitivity is not None:
+            self._archive.append((A, b, sensor_bound, np.asarray(acceleration_bound, float).reshape(-1, 6)))
+            archived = sum(part[1].size for part in self._archive)
+            while archived - self._archive[0][1].size >= FINAL_LP_ROWS:
+                archived -= self._archive.pop(0)[1].size
 
     def acceleration_share(self, acceleration_bound) -> np.ndarray:
         """Per wrench row, the largest error that a sensor-frame acceleration error within
@@ -194,9 +208,34 @@ class PayloadEstimator:
         self._report(self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None))
 
     def final_update_bounds(self) -> None:
-        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`)."""
+        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`).
+        With an F/T offset, that box rests on the offset's stated box; it is then checked
+        (:func:`~.offset_freeing.offset_sound_box`, on the latest ``FINAL_LP_ROWS`` wrench rows): where
+        the stated box held, the two boxes intersect; where it did not, the box is the checked one,
+        solved with the offset's axes that reached their box freed."""
         self.update_bounds()
         self._report(self.bounds.final_update())
+        if not self._archive or not self.bounds.data_consistent or not self.rows_guaranteed:
+            return
+        M, b, e, da = (np.concatenate([part[i] for part in self._archive]) for i in range(4))
+        sound = offset_sound_box(M, b, e, da, self.acceleration_sensitivity, *self.prior, self.offset_bound)
+        box = self.bounds
+        if not sound.consistent:
+            box.data_consistent = False
+            self.message = "data contradict the assumed noise bounds whatever the F/T offset"
+            return
+        if sound.stated_offset_held:
+            box.lower, box.upper = np.maximum(box.lower, sound.lower), np.minimum(box.upper, sound.upper)
+        else:
+            box.lower, box.upper = sound.lower, sound.upper
+        box.upper = np.maximum(box.upper, box.lower)
+        box.r_lower, box.r_upper = sound.offset_lower, sound.offset_upper
+        self.offset_freed, self.offset_guaranteed = sound.freed, sound.guaranteed
+        axes = ", ".join(a for a, f in zip(OFFSET_AXES, sound.freed) if f)
+        if not sound.guaranteed:
+            self.message = f"the F/T offset ({axes}) reaches {FREED_FACTOR:g}x its stated box: the box is not guaranteed"
+        elif axes:
+            self.message = f"the data leave the F/T offset at its stated box ({axes}): the box holds whatever it is there"
 
     def _report(self, upd) -> None:
         if not upd.consistent:
@@ -279,7 +318,7 @@ class PayloadEstimator:
             lower=self.bounds.lower.copy(), upper=self.bounds.upper.copy(),
             covariance=cov if np.all(np.isfinite(cov)) else np.zeros((0, 0)),
             physically_consistent=bool(finite and params.is_physically_consistent(estimate)),
-            bounds_guaranteed=self.bounds.data_consistent and self.rows_guaranteed,
+            bounds_guaranteed=self.bounds.data_consistent and self.rows_guaranteed and self.offset_guaranteed,
             data_consistent=self.bounds.data_consistent,
             samples_used=self.samples_used,
             condition_number=self.wls.condition_number(),
