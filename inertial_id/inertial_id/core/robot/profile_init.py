@@ -11,6 +11,7 @@ sees what to replace with the arm's own figures:
 - acceleration (and, for wrench sensing, jerk) limits as multiples of the URDF's velocity limits,
   which a URDF has no field for;
 - the planner's reach and acceleration share as fractions of those limits;
+- a reflected rotor inertia (armature) per joint, which a URDF does not hold;
 - sensor error bounds as conservative placeholders, to be replaced by ``inertial-id calibrate``'s
   figures or the sensor's datasheet.
 """
@@ -49,6 +50,8 @@ REACH_CAP_RAD = 0.6
 TORQUE_MARGIN_SHARE = 0.05
 # Radius of the link capsules: a guess at an arm's link shells, to be checked against the arm.
 CAPSULE_RADIUS_M = 0.06
+# Reflected rotor inertia per joint until calibrated (kg m^2).
+ARMATURE_KG_M2 = 0.1
 # Placeholders until calibrated: the digit_arm profile's torque sensor bound, a mid-range F/T sensor.
 TORQUE_NOISE_RELATIVE = 0.05
 TORQUE_NOISE_ABSOLUTE_NM = 0.5
@@ -192,7 +195,12 @@ sensing:
   wrench: {'true' if wrench else 'false'}
 {'''  wrench_topic: /wrench              # the driver's geometry_msgs/WrenchStamped
   wrench_hz: 500.0                     # set to your sensor's rate
-''' if wrench else ''}limits:                                # SI units, from the URDF unless stated
+''' if wrench else ''}dynamics:
+  # Reflected rotor inertia per joint, kg m^2 (joint side), which a URDF does not hold: {ARMATURE_KG_M2:g} on
+  # every joint, the order of a geared arm's (the shipped Gen3 and xArm7 profiles state 0.1 to 0.3).
+  # Without it a light wrist carrying the payload is too stiff to simulate. calibrate fits the rest (Ia).
+  armature: {_numbers(np.full(n, ARMATURE_KG_M2))}
+limits:                                # SI units, from the URDF unless stated
   position_lower: {_numbers(arm.position_lower_rad)}
   position_upper: {_numbers(arm.position_upper_rad)}
   velocity: {_numbers(arm.velocity_rad_s)}
