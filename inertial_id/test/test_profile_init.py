@@ -170,3 +170,29 @@ def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, capsy
     data = json.loads(result.read_text())
     assert data["bounds_guaranteed"] and data["data_consistent"] and data["truth_inside_bounds"], data["message"]
     assert not data["joint_states_dropped"]
+
+
+@pytest.mark.slow
+def test_calibrate_then_estimate_accept_the_written_profile_on_mujoco_runs(tmp_path):
+    """The route of the tutorial on MuJoCo (friction, damping, armature the model lacks): two
+    payload-free runs, ``calibrate`` on them, then a 1.5 kg payload's run estimated with that
+    calibration: guaranteed, consistent, the truth inside."""
+    from dataclasses import replace
+
+    from inertial_id.core.calibration.apply import robot_naming_calibration
+    from inertial_id.core.data.data_io import Run, write_run
+    from inertial_id.sim import harness
+    profile = str(init_profile(beside(tmp_path, "ur5e.urdf"), "tool0", 5.0, tmp_path / "ur5e.yaml"))
+    # the harness's default damping is the xArm7's, one figure per joint of a 7-DoF arm
+    case = harness.Case("ur5e", robot=profile, mass_kg=1.5, duration_s=8.0, damping_Nms_rad=0.5)
+    free = []
+    for k in range(2):
+        _, _, rec, _ = harness.simulate(harness.payload_free(case, k))
+        write_run(tmp_path / f"free{k}", Run(f"free{k}", rec.t, rec.q, rec.qd, rec.tau))
+        free.append(str(tmp_path / f"free{k}"))
+    cal = tmp_path / "cal.yaml"
+    assert main(["calibrate", *free, "--robot", profile, "--out", str(cal)]) == 0
+    robot, pi_true, rec, _ = harness.simulate(replace(case, calibration=str(cal)))
+    result, _, _, _ = harness.estimate(robot_naming_calibration(robot, str(cal)), rec)
+    assert result.bounds_guaranteed and result.data_consistent, result.message
+    assert np.all((pi_true >= np.asarray(result.lower)) & (pi_true <= np.asarray(result.upper)))
