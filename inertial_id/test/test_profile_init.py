@@ -160,10 +160,11 @@ def test_whole_robot_profiles_without_a_payload_prior_need_no_torque_bound():
 
 
 @pytest.mark.parametrize("urdf, link, rated_kg", ARMS, ids=[a[0] for a in ARMS])
-def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, capsys, urdf, link, rated_kg):
-    """record-sim then estimate on the profile as written: the truth inside the guaranteed mass interval."""
+@pytest.mark.parametrize("sensing", ["joint_torque", "wrench"])
+def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, urdf, link, rated_kg, sensing):
+    """record-sim then estimate on the profile as written: guaranteed, consistent, the truth inside."""
     import json
-    profile = str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml"))
+    profile = str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml", sensing=sensing))
     bag, result = str(tmp_path / "bag"), tmp_path / "result.json"
     assert main(["record-sim", "--robot", profile, "--duration", "4", "--out", bag, "--start-time", "0"]) == 0
     assert main(["estimate", "--bag", bag, "--robot", profile, "--json", str(result)]) == 0
