@@ -47,6 +47,15 @@ def test_the_written_profile_loads_with_the_urdfs_joints_and_limits(tmp_path, ur
     assert yaml.safe_load(out.read_text())["model"]["urdf"] == urdf
 
 
+def test_names_yaml_would_misread_are_quoted(tmp_path):
+    text = (DATA / "ur5e.urdf").read_text().replace('<robot name="ur5e">', '<robot name="arm: v2 #1">')
+    text = text.replace('"tool0"', '"true"')
+    urdf = tmp_path / "odd.urdf"
+    urdf.write_text(text)
+    robot = load_robot(str(init_profile(urdf, "true", 5.0, tmp_path / "odd.yaml")))
+    assert (robot.name, robot.payload_frame) == ("arm: v2 #1", "true")
+
+
 def test_the_prior_holds_every_payload_within_the_reach():
     """The prior's rule: a point mass of the largest mass anywhere within the reach is inside the box."""
     from inertial_id.core.robot import params

@@ -18,6 +18,7 @@ sees what to replace with the arm's own figures:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,6 +153,12 @@ def simulated_payload(rated_payload_kg: float) -> str:
     return pick(within or catalogue, key=lambda name: catalogue[name]["mass_kg"])
 
 
+def _name(text: str) -> str:
+    """A URDF name as a YAML scalar: plain when it reads back as the same string, else quoted."""
+    return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", text) and text not in ("null", "true", "false") \
+        else json.dumps(text)
+
+
 def _numbers(values) -> str:
     return "[" + ", ".join(f"{float(x):.6g}" for x in values) + "]"
 
@@ -168,26 +175,27 @@ def profile_text(arm: UrdfArm, urdf_ref: str, payload_link: str, rated_payload_k
     centre = (arm.position_upper_rad + arm.position_lower_rad) / 2
     reach = np.minimum(REACH_SHARE_OF_HALF_RANGE * half_range, REACH_CAP_RAD)
     prior_lower, prior_upper = payload_prior(rated_payload_kg)
-    capsules = "\n".join(f"    - {{frame: {link}, p0: [0.0, 0.0, 0.0], p1: {_numbers(p1)}, radius: {CAPSULE_RADIUS_M:g}}}"
+    capsules = "\n".join(f"    - {{frame: {_name(link)}, p0: [0.0, 0.0, 0.0], p1: {_numbers(p1)}, radius: {CAPSULE_RADIUS_M:g}}}"
                          for link, p1 in arm.link_segments)
     jerk = (f"""  # |jerk| of the motion, rad/s^3: the wrench rows' acceleration error bound rests on it. Here
   # {JERK_PER_ACCELERATION_PER_S:g}x the acceleration limits per second; state what your controller holds.
   jerk: {_numbers(JERK_PER_ACCELERATION_PER_S * acceleration)}
 """ if wrench else "")
     sensor_frame = ft_frame or payload_link
+    description = f"{arm.name} ({n} joints), {sensing.replace('_', ' ')} sensing, payload on {payload_link}"
     return f"""# Robot profile of {arm.name}, written by `inertial-id profile init` from {Path(urdf_ref).name}.
 # Copied from the URDF: joints, position, velocity and torque limits, the base link. Everything else
 # follows a stated rule (the comment beside it): replace those values with your arm's own figures.
 # Schema and defaults: docs reference/profiles; a wrong or missing field is refused at load.
-name: {arm.name}
-description: {arm.name} ({n} joints), {sensing.replace('_', ' ')} sensing, payload on {payload_link}
+name: {_name(arm.name)}
+description: {json.dumps(description)}
 model:
   urdf: {json.dumps(urdf_ref)}        # relative to this file's folder, or absolute
-joints: [{', '.join(arm.joints)}]
+joints: [{', '.join(map(_name, arm.joints))}]
 frames:
-  base: {arm.base_link}
-  payload: {payload_link}          # payload parameters are expressed in this link's frame
-  ft_sensor: {sensor_frame if wrench else 'null'}
+  base: {_name(arm.base_link)}
+  payload: {_name(payload_link)}          # payload parameters are expressed in this link's frame
+  ft_sensor: {_name(sensor_frame) if wrench else 'null'}
 sensing:
   joint_states_topic: /joint_states
   joint_states_hz: 500.0               # set to your driver's JointState rate
@@ -259,7 +267,7 @@ planner:
   # the payload: every point within {PAYLOAD_REACH_M:g} m of its link's origin (the prior's rule).
   capsules:
 {capsules}
-    - {{frame: {payload_link}, p0: [0.0, 0.0, 0.0], p1: [0.0, 0.0, 0.0], radius: {PAYLOAD_REACH_M:g}}}
+    - {{frame: {_name(payload_link)}, p0: [0.0, 0.0, 0.0], p1: [0.0, 0.0, 0.0], radius: {PAYLOAD_REACH_M:g}}}
 obstacles: []                          # axis-aligned boxes in the base frame: {{name, center, size}} (m)
 """
 
