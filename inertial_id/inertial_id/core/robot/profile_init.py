@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,9 @@ REACH_SHARE_OF_HALF_RANGE = 0.25
 REACH_CAP_RAD = 0.6
 # Kept free below each joint's torque limit by the certifier.
 TORQUE_MARGIN_SHARE = 0.05
+# The holding pose's search: sweeps over the joints, grid points per joint.
+HOLDING_POSE_SWEEPS = 3
+HOLDING_POSE_GRID = 13
 # Radius of the link capsules: a guess at an arm's link shells, to be checked against the arm.
 CAPSULE_RADIUS_M = 0.06
 # Reflected rotor inertia per joint until calibrated (kg m^2).
@@ -71,6 +74,7 @@ class UrdfArm:
     effort_Nm: np.ndarray
     base_link: str
     link_segments: tuple[tuple[str, np.ndarray], ...]    # (link, p_LN: next joint's origin in the link)
+    model: pin.Model = field(repr=False)
 
 
 def _link_of_joint(model: pin.Model, joint: int) -> pin.Frame | None:
@@ -129,7 +133,42 @@ def read_urdf(urdf_path: Path, payload_link: str, ft_frame: str | None = None) -
         else:
             p_JN = np.zeros(3)
         segments.append((link.name, link.placement.actInv(p_JN)))
-    return UrdfArm(model.name or urdf_path.stem, joints, lower, upper, velocity, effort, base, tuple(segments))
+    return UrdfArm(model.name or urdf_path.stem, joints, lower, upper, velocity, effort, base, tuple(segments), model)
+
+
+def holding_pose(arm: UrdfArm, payload_link: str, mass_kg: float, reach_rad: np.ndarray) -> np.ndarray:
+    """The excitation's centre: from mid-range, a coordinate search over a grid of poses at least
+    ``reach_rad`` inside the position limits for the least largest share of a joint's torque limit
+    that holding a point payload of ``mass_kg`` takes, the payload :data:`PAYLOAD_REACH_M` from the
+    payload link's origin along whichever of its axes is worst. Ties go to the pose nearer mid-range.
+    At mid-range a 7-DoF arm's wrist can need more than its torque limit to hold the prior's payload."""
+    frame = arm.model.frames[arm.model.getFrameId(payload_link)]
+    models = []
+    for p_FP in np.vstack([np.eye(3), -np.eye(3)]) * PAYLOAD_REACH_M:
+        model = pin.Model(arm.model)
+        point = pin.Inertia(mass_kg, frame.placement.act(p_FP), np.zeros((3, 3)))
+        model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + point
+        models.append((model, model.createData()))
+
+    def share(q):
+        return max(float(np.max(np.abs(pin.computeGeneralizedGravity(m, d, q)) / arm.effort_Nm)) for m, d in models)
+
+    middle = (arm.position_lower_rad + arm.position_upper_rad) / 2
+    low = np.minimum(arm.position_lower_rad + reach_rad, middle)
+    high = np.maximum(arm.position_upper_rad - reach_rad, middle)
+    q = middle.copy()
+    for _ in range(HOLDING_POSE_SWEEPS):
+        for j in range(q.size):
+            candidates = np.append(np.linspace(low[j], high[j], HOLDING_POSE_GRID), middle[j])
+            shares = []
+            for x in candidates:
+                q[j] = x
+                shares.append(share(q))
+            # within a hair of the least, the candidate nearest mid-range: joints gravity does not
+            # load stay where the excitation has room on both sides
+            near_best = np.flatnonzero(np.asarray(shares) <= min(shares) + 1e-3)
+            q[j] = candidates[near_best[np.argmin(np.abs(candidates[near_best] - middle[j]))]]
+    return q
 
 
 def payload_prior(rated_payload_kg: float) -> tuple[np.ndarray, np.ndarray]:
@@ -172,9 +211,9 @@ def profile_text(arm: UrdfArm, urdf_ref: str, payload_link: str, rated_payload_k
     n = len(arm.joints)
     acceleration = ACCELERATION_PER_VELOCITY_PER_S * arm.velocity_rad_s
     half_range = (arm.position_upper_rad - arm.position_lower_rad) / 2
-    centre = (arm.position_upper_rad + arm.position_lower_rad) / 2
     reach = np.minimum(REACH_SHARE_OF_HALF_RANGE * half_range, REACH_CAP_RAD)
     prior_lower, prior_upper = payload_prior(rated_payload_kg)
+    centre = holding_pose(arm, payload_link, prior_upper[0], reach)
     capsules = "\n".join(f"    - {{frame: {_name(link)}, p0: [0.0, 0.0, 0.0], p1: {_numbers(p1)}, radius: {CAPSULE_RADIUS_M:g}}}"
                          for link, p1 in arm.link_segments)
     jerk = (f"""  # |jerk| of the motion, rad/s^3: the wrench rows' acceleration error bound rests on it. Here
@@ -241,7 +280,9 @@ payload:
   prior_upper: {_numbers(prior_upper)}
   sim: {simulated_payload(rated_payload_kg)}                 # the simulator's payload (config/payloads.yaml): the heaviest within the rating
 sim:
-  home: {_numbers(centre)}    # the middle of each joint's range: move it to a pose clear of obstacles
+  # where holding the prior's heaviest payload takes the least of the torque limits (a grid search,
+  # at least planner.reach_rad inside the position limits): check it is clear of the arm and the cell
+  home: {_numbers(centre)}
 excitation:
   period_s: 10.0
   harmonics: 3
