@@ -50,7 +50,7 @@ def test_the_written_profile_loads_with_the_urdfs_joints_and_limits(tmp_path, ur
 @pytest.mark.parametrize("urdf, link, rated_kg", ARMS, ids=[a[0] for a in ARMS])
 def test_the_home_holds_the_heaviest_prior_payload_well_within_the_torque_limits(tmp_path, urdf, link, rated_kg):
     """At mid-range the FR3's wrist needs 105 % of its torque limit to hold the prior's heaviest
-    payload 0.2 m out; at the written home, under half of any joint's, with the excitation's room inside
+    payload 0.2 m out; at the written home, under 60 % of any joint's, with the excitation's room inside
     the position limits."""
     from inertial_id.core.robot.model import model_with_payload
     robot = load_robot(str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml")))
@@ -65,7 +65,7 @@ def test_the_home_holds_the_heaviest_prior_payload_well_within_the_torque_limits
         pi[0], pi[1:4] = heaviest_kg, heaviest_kg * p_FP
         model = model_with_payload(robot, pi)
         gravity_Nm = pin.computeGeneralizedGravity(model, model.createData(), home)
-        assert np.all(np.abs(gravity_Nm) < 0.5 * robot.torque_limit)
+        assert np.all(np.abs(gravity_Nm) < 0.6 * robot.torque_limit)
 
 
 def test_names_yaml_would_misread_are_quoted(tmp_path):
