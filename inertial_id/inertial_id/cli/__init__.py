@@ -11,7 +11,7 @@ from ..threads import single_threaded_math
 
 # Subcommand modules, in the order they are listed by --help.
 COMMANDS = ("demo", "launch", "planner_services", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study", "baseline_study",
-            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "realdata_study", "sim_study", "report",
+            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "profile", "realdata_study", "sim_study", "report",
             "security_policy", "export")
 
 

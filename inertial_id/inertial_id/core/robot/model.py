@@ -73,7 +73,9 @@ def resolve_model_path(uri: str, profile_path: str | None = None) -> Path:
 
     ``example-robot-data://<robot>/urdf/<file>``: a URDF of the example-robot-data package, an optional
     dependency (no shipped profile uses it; no ROS distribution releases it: ``pip install
-    example-robot-data``). Anything else: a path, absolute or relative to the profile's config directory.
+    example-robot-data``). Anything else: a path, absolute or relative to the profile's own folder (a
+    profile and its URDF side by side anywhere, as ``profile init`` writes them), else to the profile's
+    config directory (``config/robots/x.yaml`` names ``urdf/x.urdf``), else to a config directory.
     """
     if uri.startswith(EXAMPLE_ROBOT_DATA):
         roots = _example_robot_data_roots()
@@ -88,7 +90,8 @@ def resolve_model_path(uri: str, profile_path: str | None = None) -> Path:
                            f"({', '.join(map(str, roots))})")
     path = Path(uri)
     if not path.is_absolute():
-        candidates = [Path(profile_path).parent.parent / path] if profile_path else []
+        folder = Path(profile_path).parent if profile_path else None
+        candidates = [folder / path, folder.parent / path] if folder else []
         candidates += [d / path for d in config_dirs()]
         for c in candidates:
             if c.exists():
@@ -222,11 +225,17 @@ class Robot:
         return replace(self, profile=profile, spec=spec)
 
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame."""
+        """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame; a
+        :class:`ProfileError` saying how to state it when the profile has none (every payload
+        estimator and the planner need one)."""
         p = self.profile["payload"]
-        lo = np.asarray(p.get("prior_lower", [-np.inf] * 10), dtype=float)
-        hi = np.asarray(p.get("prior_upper", [np.inf] * 10), dtype=float)
-        return lo, hi
+        missing = [key for key in ("prior_lower", "prior_upper") if p.get(key) is None]
+        if missing:
+            raise ProfileError(f"{self.name}: payload.{missing[0]}: missing (required to identify a payload): state "
+                               "payload.prior_lower and prior_upper, 10 numbers each [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, "
+                               "Ixz, Iyz, Izz] in the payload frame, bounding every payload the arm may carry "
+                               "(inertial-id profile init writes them from the rated payload)")
+        return np.asarray(p["prior_lower"], dtype=float), np.asarray(p["prior_upper"], dtype=float)
 
 
 # the profile sections load_robot builds the model, frames and limits from

@@ -464,6 +464,21 @@ class RobotProfile(Section):
     planner: Planner | None = None
     obstacles: list[Obstacle] = []
 
+    @model_validator(mode="after")
+    def _torque_rows_need_a_bound(self):
+        # Every joint torque row's bound is at least absolute_Nm + model_error_Nm: at zero it claims an
+        # exact sensor, and the estimator drops each row whose bound is zero. Profiles without a payload
+        # prior identify no payload (whole-robot ones state their error in the identification).
+        jt = self.noise.joint_torque
+        if (self.sensing.joint_torque and self.payload.prior_lower is not None
+                and jt.absolute_Nm + self.noise.model_error_Nm <= 0.0):
+            raise PydanticCustomError(
+                "no_torque_bound", "noise.joint_torque.absolute_Nm: the torque sensor's error bound is zero "
+                "(absolute_Nm and model_error_Nm are 0 or missing) with sensing.joint_torque true: state "
+                "noise.joint_torque.relative and absolute_Nm from the sensor's datasheet, or run inertial-id "
+                "calibrate on payload-free runs and state what it measured")
+        return self
+
     @field_validator("rotor_inertia")
     @classmethod
     def _rotor_per_joint(cls, v: dict, info: ValidationInfo) -> dict:
