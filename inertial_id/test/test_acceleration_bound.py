@@ -67,9 +67,10 @@ def test_reversals_are_refused_and_held_or_clearly_moving_joints_kept():
     assert reversal_joints(t, v, 0.36, a_max).tolist() == [0, 1, 2, 3, 4]
 
 
-def xarm_run(robot, seed: int, friction_Nm: float, bias_sign: float, duration_s: float = 8.0):
-    """The simulated xArm7 with a 1.5 kg payload (COM offset, tilted principal axes), Coulomb friction
-    on every joint and a constant F/T bias at the stated bound, through the offline path."""
+def xarm_samples(robot, seed: int, friction_Nm: float, bias_sign: float, duration_s: float = 8.0):
+    """``(truth, t, q, qd, wrench)``: the simulated xArm7 with a 1.5 kg payload (COM offset, tilted
+    principal axes), Coulomb friction on every joint and a constant F/T bias at the stated bound,
+    sampled at the profile's rate."""
     rng = np.random.default_rng(seed)
     axes = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     truth = params.params_from_com(1.5, np.array([0.02, -0.03, 0.09]), axes @ np.diag([0.004, 0.007, 0.003]) @ axes.T)
@@ -89,11 +90,15 @@ def xarm_run(robot, seed: int, friction_Nm: float, bias_sign: float, duration_s:
         sim.step()
         if k % every == 0:
             samples.append(sim.measure())
-    t = np.array([m.t for m in samples])
+    return (truth, *(np.array([getattr(m, f) for m in samples]) for f in ("t", "q", "qd", "wrench")))
+
+
+def xarm_run(robot, seed: int, friction_Nm: float, bias_sign: float, duration_s: float = 8.0):
+    """:func:`xarm_samples` through the offline path."""
+    truth, t, q, qd, w = xarm_samples(robot, seed, friction_Nm, bias_sign, duration_s)
     intake = RowIntake(robot, "guaranteed")
     counts: dict = {}
-    for msg in rows_from_stream(robot, ("wrench",), t, [m.q for m in samples], [m.qd for m in samples], None,
-                                (t, np.array([m.wrench for m in samples])), counts=counts):
+    for msg in rows_from_stream(robot, ("wrench",), t, q, qd, None, (t, w), counts=counts):
         intake.add(msg)
     return truth, intake.finish(), counts
 

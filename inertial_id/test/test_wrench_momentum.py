@@ -170,39 +170,17 @@ def test_a_window_across_lost_samples_gives_no_rows(xarm):
     assert t[50] - t[49] > 0.2 and not np.any((kept.t >= t[50]) & (kept.t <= t[50] + 0.09))
 
 
-def coulomb_run(robot, friction_Nm: float, duration_s: float = 4.0):
-    """The exact-model simulator with a 1.5 kg payload, Coulomb friction on every joint and the F/T
-    noise at its bound as a constant bias: samples at the profile's rate, the truth."""
-    from inertial_id.core.robot import params
-    from inertial_id.core.sim import SensorNoise, Simulator
-    from inertial_id.core.trajectory import excitation_from_profile
-    truth = params.params_from_com(1.5, np.array([0.02, -0.03, 0.09]), np.diag([0.004, 0.007, 0.003]))
-    sp = robot.profile["sim"]
-    nz = NoiseModel.from_profile(robot.profile)
-    sim = Simulator(robot, truth, float(sp["step_hz"]), sp["kp"], sp["kd"], sp["ki"],
-                    SensorNoise(wrench_offset=tuple(0.999 * nz.bound_sigmas * nz.wrench_sigma())), 0,
-                    friction=np.tile([friction_Nm, 0.0, 0.0, 0.0], (robot.nv, 1)))
-    sim.command(excitation_from_profile(robot, duration_s)[0])
-    every = int(round(sp["step_hz"] / robot.sensing["joint_states_hz"]))
-    samples = []
-    for k in range(int((duration_s + 0.5) * sp["step_hz"])):
-        sim.step()
-        if k % every == 0:
-            samples.append(sim.measure())
-    t, q, qd, w = (np.array([getattr(m, f) for m in samples]) for f in ("t", "q", "qd", "wrench"))
-    return t, q, qd, w, truth
-
-
 def test_acceleration_steps_of_coulomb_friction_are_bounded_or_left_out(xarm):
     """Friction's steps at breakaway and at velocity reversals make the integrand jump between samples;
     the trapezoid alone then misses rows by several times their bound (found on this simulator: 5.9x).
     With :func:`step_terms` every row formed holds, and the steps that cannot be bounded give none."""
+    from inertial_id.core.estimators.wrench_momentum_box import sample_bound
     from inertial_id.core.signals.wrench_momentum import StepLimits, step_terms
-    t, q, qd, w, truth = coulomb_run(xarm, friction_Nm=1.0)
+    from test_acceleration_bound import xarm_samples
+    truth, t, q, qd, w = xarm_samples(xarm, 0, 1.0, 1.0, duration_s=4.0)
     terms = WrenchMomentumRegressor(xarm).terms(q, qd)
     prior = xarm.payload_prior()
-    nz = NoiseModel.from_profile(xarm.profile)
-    e = nz.bound_sigmas * nz.wrench_sigma()          # the bias is within the noise bound: no offset
+    e = sample_bound(xarm)          # the bias is within it: no offset
 
     def excess(rows):
         return np.abs(rows.A @ truth - rows.b) / rows.bound
