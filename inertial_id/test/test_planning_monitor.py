@@ -50,6 +50,16 @@ def test_position_and_velocity_errors_and_limits():
     np.testing.assert_allclose(m.max_error[:2], [0.031, 0.16])
 
 
+def test_the_largest_error_is_kept_per_joint():
+    """Per joint and kind, what a tube is sized from; ``max_error`` is its largest over joints."""
+    m = TubeMonitor(TUBE, *LIMITS)
+    ref = (np.zeros(N), np.zeros(N))
+    m.check_tube(0.0, [0.01, -0.02, 0.0], [0.0, 0.0, 0.05], ref)
+    m.check_tube(0.001, [-0.015, 0.005, 0.0], [0.0, -0.07, 0.0], ref)
+    np.testing.assert_allclose(m.joint_max_error[:2], [[0.015, 0.02, 0.0], [0.0, 0.07, 0.05]])
+    np.testing.assert_allclose(m.max_error[:2], [0.02, 0.07])
+
+
 def test_the_largest_share_of_the_tube_used_is_kept():
     """The share of its tube the worst error used, over joints and kinds (a zero tube: any error is
     infinitely far out, none is not)."""

@@ -93,8 +93,10 @@ def test_the_prior_holds_every_payload_within_the_reach():
 def test_the_cli_writes_and_refuses_to_overwrite_without_force(tmp_path, capsys):
     urdf = beside(tmp_path, "ur5e.urdf")
     out = tmp_path / "ur5e.yaml"
-    argv = ["profile", "init", "--urdf", str(urdf), "--payload-link", "tool0", "--rated-payload-kg", "5", "--out", str(out)]
+    argv = ["profile", "init", "--urdf", str(urdf), "--payload-link", "tool0", "--rated-payload-kg", "5", "--out", str(out),
+            "--tube-seconds", "0"]
     assert main(argv) == 0
+    assert "# placeholder" in next(line for line in out.read_text().splitlines() if "tracking_error:" in line)
     written = out.read_text()
     out.write_text(written + "# edited by hand\n")
     capsys.readouterr()
@@ -103,6 +105,23 @@ def test_the_cli_writes_and_refuses_to_overwrite_without_force(tmp_path, capsys)
     assert "--force" in err and len(err.strip().splitlines()) == 1
     assert out.read_text().endswith("# edited by hand\n")
     assert main([*argv, "--force"]) == 0 and out.read_text() == written
+
+
+@pytest.mark.slow
+def test_init_measures_the_tube_and_profile_tube_writes_only_into_a_file(tmp_path, capsys):
+    """By default ``profile init`` measures the simulated arm's tube into the profile; ``profile tube
+    --write`` refuses a shipped name (the package's own files) in one line."""
+    out = tmp_path / "ur5e.yaml"
+    assert main(["profile", "init", "--urdf", str(beside(tmp_path, "ur5e.urdf")), "--payload-link", "tool0",
+                 "--rated-payload-kg", "5", "--out", str(out), "--tube-seconds", "6"]) == 0
+    line = next(line for line in out.read_text().splitlines() if "tracking_error:" in line)
+    assert "# measured: inertial-id profile tube" in line
+    tube = load_robot(str(out)).spec.planner.tracking_error
+    assert len(set(tube.position_rad)) > 1          # per joint, from the errors measured on each
+    capsys.readouterr()
+    assert main(["profile", "tube", "--robot", "kinova_gen3", "--write"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--write takes a profile file" in err and len(err.splitlines()) == 1
 
 
 def broken_urdf(tmp_path):

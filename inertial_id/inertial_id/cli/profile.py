@@ -1,15 +1,26 @@
-"""``inertial-id profile init --urdf FILE --payload-link LINK --rated-payload-kg KG``: a complete,
-commented robot profile for an arm this package does not ship. Joints and their position, velocity
-and torque limits come from the URDF; the payload prior from the rated payload; acceleration limits,
-planner settings and sensor error bounds from rules stated beside each value in the file (sensor
-bounds are placeholders until ``inertial-id calibrate`` has measured them). The profile names the
-URDF relative to its own folder and loads as written; an existing file is kept unless ``--force``."""
+"""``inertial-id profile``: a robot profile for your own arm.
+
+``profile init --urdf FILE --payload-link LINK --rated-payload-kg KG``: a complete, commented profile
+for an arm this package does not ship. Joints and their position, velocity and torque limits come
+from the URDF; the payload prior from the rated payload; acceleration limits, planner settings and
+sensor error bounds from rules stated beside each value in the file (sensor bounds are placeholders
+until ``inertial-id calibrate`` has measured them); the planner's tracking tube measured on the
+simulated arm (``profile tube``). The profile names the URDF relative to its own folder and loads as
+written; an existing file is kept unless ``--force``.
+
+``profile tube --robot PROFILE [--write]``: the tracking tube of the arm's simulated controller,
+measured by running the planner on MuJoCo with the profile's simulated payload (round by round until
+the errors fit the tube the plans were certified for); ``--write`` puts it into the profile file."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-from .common import positive_float
+from .common import non_negative_float, positive_float, positive_int
+from . import UserError
+
+TUBE_SECONDS = 20.0
 
 
 def register(sub) -> None:
@@ -27,15 +38,59 @@ def register(sub) -> None:
     init.add_argument("--ft-frame", metavar="FRAME", help="the F/T sensor's link (wrench; default the payload link)")
     init.add_argument("--out", metavar="PATH", help="profile to write (default: the URDF's name with .yaml, in the current folder)")
     init.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
+    init.add_argument("--tube-seconds", type=non_negative_float, default=TUBE_SECONDS, metavar="S",
+                      help=f"simulated motion per round of the tube measurement (default {TUBE_SECONDS:g}; "
+                           "0: keep the placeholder tube)")
     init.set_defaults(func=run_init)
+    tube = actions.add_parser("tube", help="measure the simulated arm's tracking tube", description=__doc__)
+    tube.add_argument("--robot", required=True, help="robot profile (a shipped name or a YAML path)")
+    tube.add_argument("--seconds", type=positive_float, default=TUBE_SECONDS, metavar="S",
+                      help=f"simulated motion per round (default {TUBE_SECONDS:g})")
+    tube.add_argument("--seed", type=positive_int, default=1, help="noise seed of the first round")
+    tube.add_argument("--write", action="store_true", help="write the tube into the profile file (a YAML path)")
+    tube.set_defaults(func=run_tube)
+
+
+def _measure(robot, seconds: float, seed: int):
+    """The tube of ``robot``'s simulated arm, each round reported on stderr, and its file note."""
+    from ..sim.tube import ROUNDS, TUBE_MARGIN, measure_tube
+
+    def report(r) -> None:
+        share = (r.max_error / r.planned_tube).max()
+        print(f"  round: {r.plans} plans over {r.motion_s:.1f} s, largest error {share:.2f} of the tube planned with"
+              + (f"; braked: {r.faults[0]}" if r.faults else ""), file=sys.stderr)
+
+    print(f"measuring the tracking tube of {robot.name} on MuJoCo (at most {ROUNDS} rounds of {seconds:g} s)",
+          file=sys.stderr)
+    tube, rounds = measure_tube(robot, seconds, seed, progress=report)
+    note = (f"measured: inertial-id profile tube, simulated controller, {len(rounds)} rounds of {seconds:g} s, "
+            f"{TUBE_MARGIN:g}x the largest error")
+    return tube, note
 
 
 def run_init(args) -> int:
+    from ..core.robot.model import load_robot
     from ..core.robot.profile_init import init_profile
+    from ..core.robot.profile_tube import write_tracking_tube
     out = Path(args.out) if args.out else Path(Path(args.urdf).stem + ".yaml")
     written = init_profile(args.urdf, args.payload_link, args.rated_payload_kg, out, sensing=args.sensing,
                            ft_frame=args.ft_frame, force=args.force)
+    if args.tube_seconds > 0:
+        write_tracking_tube(written, *_measure(load_robot(str(written)), args.tube_seconds, 1))
     print(f"wrote {written}: replace the placeholders its comments name (sensor bounds: inertial-id calibrate)",
           file=sys.stderr)
     return 0
 
+
+def run_tube(args) -> int:
+    from ..core.robot.model import load_robot
+    from ..core.robot.profile_tube import tube_yaml, write_tracking_tube
+    if args.write and not os.path.isfile(args.robot):
+        raise UserError(f"--write takes a profile file, not '{args.robot}': copy the profile and pass its path")
+    robot = load_robot(args.robot)
+    tube, note = _measure(robot, args.seconds, args.seed)
+    print(f"tracking_error: {tube_yaml(tube)}")
+    if args.write:
+        write_tracking_tube(args.robot, tube, note)
+        print(f"wrote planner.tracking_error into {args.robot}", file=sys.stderr)
+    return 0

@@ -81,10 +81,7 @@ class SimRobotNode(ManagedNode):
                                "reversals)", low=0.0, high=1.0)
         if engine == "mujoco":
             from ..sim.engine import MujocoSimulator
-            from ..sim.mjcf import JointPlant
-            plant = JointPlant.from_profile(self.robot, damping=damping, frictionloss=friction)
-            self.sim = MujocoSimulator.from_profile(self.robot, self.truth, seed, plant=plant,
-                                                    friction_compensation=compensation)
+            self.sim = MujocoSimulator.as_simulated_robot(self.robot, self.truth, seed, friction, damping, compensation)
         else:
             self.sim = Simulator.from_profile(self.robot, self.truth, seed)
         self.steps_per_publish = max(1, int(round(step_hz / publish_hz)))

@@ -55,6 +55,7 @@ import pinocchio as pin
 
 from ..core.robot.model import Robot
 from ..core.sim import ControlledArm, Measurement, TrackingController
+from ..defaults import SIM_FRICTION_COMPENSATION, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 from .errors import ErrorSource, FirstOrderLag, SensorErrors
 from .mjcf import FT_FORCE, FT_TORQUE, JointPlant, build_mjcf
 
@@ -161,6 +162,15 @@ class MujocoSimulator(ControlledArm):
         return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"], errors, seed,
                    plant=JointPlant.from_profile(robot) if plant is None else plant, torque_sensor=torque_sensor,
                    friction_compensation=friction_compensation)
+
+    @classmethod
+    def as_simulated_robot(cls, robot: Robot, pi_payload, seed: int = 0, friction_Nm: float = SIM_JOINT_FRICTION_NM,
+                           damping_Nms_rad: float = SIM_JOINT_DAMPING_NMS_RAD,
+                           friction_compensation: float = SIM_FRICTION_COMPENSATION) -> MujocoSimulator:
+        """The arm as the simulated robot node runs it (``engine:=mujoco``): the profile's armature, the
+        node's Coulomb friction and damping on every joint, compensated by the servos by that share."""
+        plant = JointPlant.from_profile(robot, damping=damping_Nms_rad, frictionloss=friction_Nm)
+        return cls.from_profile(robot, pi_payload, seed, plant=plant, friction_compensation=friction_compensation)
 
     # --- state ------------------------------------------------------------------------------------
 

@@ -7,14 +7,13 @@ offset; a true robot whose link parameters and rotor inertias are drawn inside t
 nominal model, bounded torque noise and encoder quantization); the guaranteed estimator of the nodes
 (:func:`~..estimators.factory.make_estimator`, momentum windows at the driver's joint-state rate, or
 wrench rows) updated every ``replan_s``; and the receding-horizon planner
-(:class:`~..planning.receding.RecedingHorizon`) with the box it gets from that estimator.
+(:class:`~..planning.receding.RecedingHorizon`) with the box it gets from that estimator, driving the
+simulator through :class:`~..planning.simulated_run.SimulatedRun` (a plan's CPU time charged to
+simulated time).
 
 Two methods run on the same truth, noise seed and start: ``ours`` (optimised free points) and
 ``random`` (random free points, same certifier, same shrinking toward the braking plan: the seed's
-"random" baseline). Planning runs inline; the CPU time it took is charged to simulated time (the
-result is offered that long after the request), so a slow plan misses its switch as it would live on
-a core of its own. CPU, not wall time: on a shared machine the other jobs' load would otherwise
-decide how many plans a trial makes (a busy loop beside the test suite cut a 2-plan trial to 1).
+"random" baseline).
 
 On MuJoCo (``engine="mujoco"``, :func:`make_simulator`) the true arm is instead the engine's: the
 profile's links with joint armature, damping and Coulomb friction the certifier does not model, its
@@ -31,7 +30,6 @@ References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import replace
 from multiprocessing import get_context
 
@@ -47,11 +45,11 @@ from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
 from ..core.planning.receding import RecedingHorizon
+from ..core.planning.simulated_run import SimulatedRun
 from ..core.signals.row_builder import SampleRows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
-from ..core.trajectory import SampledTrajectory
-from ..defaults import SIM_ENGINES, SIM_FRICTION_COMPENSATION, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..defaults import SIM_ENGINES
 
 METHODS = ("ours", "random")
 STEP_HZ = 1000.0
@@ -160,10 +158,9 @@ class _Loop:
             # the rows as the builder node sends them (each sample's own message here)
             self.rows = SampleRows(robot, False, True, STEP_HZ / self.js_every, batch_samples=1)
         self.rh = RecedingHorizon(robot, settings, cert_settings, certify_fn)
-        self.opt = PlanOptimizer(robot, settings, cert_settings, certify_fn)
+        self.motion = SimulatedRun(self.sim, self.rh, PlanOptimizer(robot, settings, cert_settings, certify_fn),
+                                   STEP_HZ, self.js_every, optimise=(method == "ours"))
         self.pi = pi
-        self.plan_times, self.conds, self.min_margins = [], [], []
-        self.optimisations = []          # (IPOPT converged, iterations, optimisation s) of each optimised plan
         self.pending = []
 
     def feed(self, m) -> None:
@@ -180,75 +177,37 @@ class _Loop:
             self.pending = []
         self.estimator.update_bounds()
         r = self.estimator.result()
-        self.send(self.rh.on_estimate(self.sim.t, r.lower, r.upper, r.bounds_guaranteed, r.data_consistent))
-        return r
-
-    def send(self, cmd) -> None:
-        if cmd is None:
-            return
-        t, q, qd, qdd = self.rh.sample(cmd.t_from, cmd.t_to, STEP_HZ)
-        self.sim.command(SampledTrajectory(t, q, qd, qdd), start_time=cmd.t_from)
-        if cmd.kind == "brake":
-            self.send(self.rh.shorter_brake(self.sim.t))
+        return r, self.rh.on_estimate(self.sim.t, r.lower, r.upper, r.bounds_guaranteed, r.data_consistent)
 
     def run(self, checker: CollisionChecker, update_period_s: float, max_time_s: float) -> dict:
         sim, rh, robot = self.sim, self.rh, self.robot
-        rh.start(sim.t, sim.q.copy())
-        ready = None                       # (time the pending result becomes available, id, result)
         violations = {"position": 0, "velocity": 0, "torque": 0}
-        collisions, min_clearance = 0, np.inf
-        faults = []                        # why the arm braked (a tube breach, a dropout, ...)
-        min_torque_margin = np.inf
-        next_update = update_period_s
-        step = 0
-        while sim.t < max_time_s:
-            req = rh.request(sim.t)
-            if req is not None and (ready is None or ready[1] != req[0]):
-                t0 = time.process_time()
-                result = self.opt.plan(req[1], optimise=(self.method == "ours"))
-                elapsed = time.process_time() - t0
-                self.plan_times.append(elapsed)
-                if self.method == "ours":
-                    self.optimisations.append((result.converged, result.iterations, result.optimize_s))
-                if result.certified:
-                    self.conds.append(result.condition_number)
-                ready = (sim.t + elapsed, req[0], result)
-            if ready is not None and sim.t >= ready[0]:
-                self.send(rh.offer(sim.t, ready[1], ready[2]))
-                ready = None
-                continue
-            sim.step()
-            step += 1
-            m = sim.measure()
-            if step % self.js_every == 0:
-                self.feed(m)
-                faulted = rh.faulted
-                self.send(rh.tick(m.t, 0.0, (m.t, m.q, m.qd)))
-                if rh.faulted and not faulted:
-                    faults.append(rh.message)
+        worst = {"collisions": 0, "min_clearance": np.inf, "min_torque_margin": np.inf}
+
+        def check() -> None:
             q_true, v_true = sim.q, sim.v
             violations["position"] += int(np.any(q_true < robot.position_lower) or np.any(q_true > robot.position_upper))
             violations["velocity"] += int(np.any(np.abs(v_true) > robot.velocity_limit))
             margin = float(np.min(robot.torque_limit - np.abs(sim.tau)))
-            min_torque_margin = min(min_torque_margin, margin)
+            worst["min_torque_margin"] = min(worst["min_torque_margin"], margin)
             violations["torque"] += int(margin <= 0.0)
             if checker.boxes:
                 c = checker.clearance(q_true)
-                min_clearance = min(min_clearance, c)
-                collisions += int(c <= 0.0)
-            if sim.t >= next_update:
-                next_update += update_period_s
-                self.update_bounds()
-            if rh.state in ("done", "failed") and ready is None:
-                break
-        final = self.update_bounds()
+                worst["min_clearance"] = min(worst["min_clearance"], c)
+                worst["collisions"] += int(c <= 0.0)
+
+        self.motion.run(max_time_s, update_period_s, on_sample=self.feed, on_step=check,
+                        on_update=lambda: self.update_bounds()[1])
+        final, command = self.update_bounds()
+        self.motion.send(command)
+        motion, min_clearance = self.motion, worst["min_clearance"]
         return {
             "state": rh.state, "message": rh.message, "plans": rh.plans, "cycles": rh.cycles,
-            "fallbacks": rh.fallbacks, "violations": violations, "collisions": collisions,
+            "fallbacks": rh.fallbacks, "violations": violations, "collisions": worst["collisions"],
             "min_clearance_m": min_clearance if np.isfinite(min_clearance) else None,
-            "min_torque_margin_Nm": min_torque_margin, "max_tracking_error": rh.max_tracking_error.tolist(),
-            "faults": faults,
-            "plan_times_s": self.plan_times, "plan_cond": self.conds, "optimisations": self.optimisations,
+            "min_torque_margin_Nm": worst["min_torque_margin"], "max_tracking_error": rh.max_tracking_error.tolist(),
+            "faults": motion.faults,
+            "plan_times_s": motion.plan_times, "plan_cond": motion.conds, "optimisations": motion.optimisations,
             # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
             "motion_s": float(sim.t), "lower": final.lower, "upper": final.upper,
@@ -266,9 +225,7 @@ def make_simulator(robot, pi, true_model, friction, seed: int, engine: str):
         if float(sim["step_hz"]) != STEP_HZ:        # the loop's sampling and commands count its steps
             raise ValueError(f"plan-study on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
         from ..sim.engine import MujocoSimulator
-        from ..sim.mjcf import JointPlant
-        plant = JointPlant.from_profile(robot, damping=SIM_JOINT_DAMPING_NMS_RAD, frictionloss=SIM_JOINT_FRICTION_NM)
-        return MujocoSimulator.from_profile(robot, pi, seed, plant=plant, friction_compensation=SIM_FRICTION_COMPENSATION)
+        return MujocoSimulator.as_simulated_robot(robot, pi, seed)
     return Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
                      seed, q0=sim["home"], true_model=true_model, friction=friction)
 

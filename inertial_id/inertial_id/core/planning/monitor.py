@@ -33,8 +33,15 @@ class TubeMonitor:
         self.window_s = float(window_s)
         self.acceleration_error_bound = 2.0 * velocity_noise_rad_s / self.window_s
         self._history: deque = deque()      # (t, velocity error) of the samples within the window
-        self.max_error = np.zeros(3)        # largest |error| seen (rad, rad/s, rad/s^2), max over joints
+        # largest |error| seen per joint (rows: rad, rad/s, rad/s^2 as ERROR_NAMES); the acceleration's
+        # row is the windowed estimate, its error bound included (a tube is sized from these)
+        self.joint_max_error = np.zeros((3, self.lower.size))
         self.max_tube_share = 0.0           # largest |error| / its tube (acceleration: tube + error bound)
+
+    @property
+    def max_error(self) -> np.ndarray:
+        """Largest |error| seen (rad, rad/s, rad/s^2), max over joints."""
+        return self.joint_max_error.max(axis=1)
 
     def reset(self) -> None:
         """A new reference (or none): the acceleration estimate starts again."""
@@ -67,7 +74,7 @@ class TubeMonitor:
             e_a = (e_v - e_v_old) / (t - t_old)
         abs_q, abs_v = np.abs(e_q), np.abs(e_v)
         abs_a = np.zeros_like(abs_q) if e_a is None else np.abs(e_a)
-        self.max_error = np.maximum(self.max_error, (abs_q.max(), abs_v.max(), abs_a.max()))
+        np.maximum(self.joint_max_error, (abs_q, abs_v, abs_a), out=self.joint_max_error)
         self.max_tube_share = max(self.max_tube_share, _share(abs_q, self.position_tube),
                                   _share(abs_v, self.velocity_tube),
                                   _share(abs_a, self.acceleration_tube + self.acceleration_error_bound))

@@ -54,6 +54,11 @@ HOLDING_POSE_SWEEPS = 3
 HOLDING_POSE_GRID = 13
 # Radius of the link capsules: a guess at an arm's link shells, to be checked against the arm.
 CAPSULE_RADIUS_M = 0.06
+# The simulated arm's joint servo (sim.kp, kd, ki: computed torque on the model without the payload,
+# 1/s^2, 1/s, 1/s^3): poles near 27 rad/s, a few hertz as an industrial arm's position loop. The
+# shipped profiles' softer 400, 40, 2000 let a simulated UR5e's wrist stray 0.03-0.07 rad under a
+# 3.6 kg payload the servo does not know; these keep it under 0.01 rad.
+SIM_SERVO_GAINS = (1600.0, 80.0, 16000.0)
 # Reflected rotor inertia per joint until calibrated (kg m^2).
 ARMATURE_KG_M2 = 0.1
 # Placeholders until calibrated: the digit_arm profile's torque sensor bound, a mid-range F/T sensor.
@@ -283,6 +288,10 @@ sim:
   # where holding the prior's heaviest payload takes the least of the torque limits (a grid search,
   # at least planner.reach_rad inside the position limits): check it is clear of the arm and the cell
   home: {_numbers(centre)}
+  # the simulated joint servo (computed torque without the payload), 1/s^2, 1/s, 1/s^3
+  kp: {SIM_SERVO_GAINS[0]:g}
+  kd: {SIM_SERVO_GAINS[1]:g}
+  ki: {SIM_SERVO_GAINS[2]:g}
 excitation:
   period_s: 10.0
   harmonics: 3
@@ -299,12 +308,11 @@ planner:
   acceleration_fraction: {PLANNER_ACCELERATION_FRACTION:g}           # plans use this share of limits.acceleration
   time_intervals: 64
   torque_margin_Nm: {_numbers(TORQUE_MARGIN_SHARE * arm.effort_Nm)}   # {TORQUE_MARGIN_SHARE:g} of limits.torque kept free
-  # The tube around a plan the certificate covers; the planner brakes outside it. The shipped arms'
-  # simulated tube, NOT measured on this arm: a simulated UR5e's wrist left it (0.0302 rad, 0.665
-  # rad/s^2) and braked, while twice this tube kept a simulated FR3 from certifying holding still (a
-  # wider tube widens every torque enclosure). Measure your controller's (plan-study, a real run)
-  # before the planner moves the arm (docs tutorials/planner_safety).
-  tracking_error: {{position_rad: 0.03, velocity_rad_s: 0.15, acceleration_rad_s2: 0.6}}
+  # The tube around a plan the certificate covers; the planner brakes outside it, and a wider tube
+  # widens every torque enclosure. `inertial-id profile tube --write` measures the simulated arm's;
+  # the real arm's controller is measured on the arm (the planner's tracking.max_* diagnostics)
+  # before the planner moves it (docs tutorials/planner_safety).
+  tracking_error: {{position_rad: 0.03, velocity_rad_s: 0.15, acceleration_rad_s2: 0.6}}   # placeholder: the shipped arms' simulated tube
   robot_absolute_floor: {{mass_kg: 0.01, first_moment_kg_m: 0.002, inertia_kg_m2: 0.0005}}
   # Occupancy: per link, its origin to the next joint's, radius {CAPSULE_RADIUS_M:g} m (check against the link shells);
   # the payload: every point within {PAYLOAD_REACH_M:g} m of its link's origin (the prior's rule).
