@@ -224,8 +224,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
                 raise RuntimeError(f"planner failed: {st.message}")
             if st is not None and st.state == "done" and done_at is None:
                 done_at, seen = now, monitor.estimates_received
-            # final: an estimate published after the last bounds update that follows the motion
-            if done_at is not None and now - done_at > 5.0 and monitor.estimates_received > seen:
+            # final: an estimate published after the estimator's final update that follows the motion
+            if done_at is not None and now - done_at > 5.0 and monitor.estimates_received > seen and \
+                    monitor.final_estimate_received:
                 break
             if progress and now - last_print >= 2.0:
                 last_print = now

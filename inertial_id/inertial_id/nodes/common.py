@@ -44,6 +44,9 @@ LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
                          depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
+# the estimator's /diagnostics counter of its final updates after the planner's motion ended (its
+# DropCounter.event; the demo's monitor waits for an estimate that follows one)
+FINAL_UPDATE_EVENT = "final_update_on_motion_end"
 _TYPE_NAMES = {bool: "a boolean (true or false)", int: "an integer", float: "a floating-point number (e.g. 2.0)",
                str: "a string"}
 _FLOAT_MAX = sys.float_info.max

@@ -20,7 +20,8 @@ from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.session import NUMERICAL_FAILURES, EstimationSession
-from .common import KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
+from ..core.planning.states import ENDED, MOVING
+from .common import FINAL_UPDATE_EVENT, KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
@@ -70,7 +71,7 @@ class EstimatorNode(ManagedNode):
         super().__init__("estimator")
 
     def configure(self) -> None:
-        from inertial_id_msgs.msg import InertialEstimate, RegressorSample
+        from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
         profile_method = self.robot.profile["identification"]["method"]
@@ -92,6 +93,10 @@ class EstimatorNode(ManagedNode):
         state_file = declare(self, "state_file", "default",
                              "where the estimator state is kept across restarts: a path, 'default' "
                              "($ROS_HOME/inertial_id/estimator_<robot>_<method>_domain<id>.npz) or 'none' (not kept)")
+        status_topic = declare(self, "excitation_status_topic", "excitation_status",
+                               "the planner's status: when its motion ends (done or failed), the box is solved "
+                               "once over every row kept, the F/T offset's stated box checked, as when the "
+                               "stream stops (the arm at rest keeps streaming rows)")
         state_max_age = declare(self, "state_max_age_s", 600.0,
                                 "a saved state older than this belongs to another session: not restored", low=0.0)
         self.drops = DropCounter(self)
@@ -113,6 +118,8 @@ class EstimatorNode(ManagedNode):
         # what is left only if nothing arrived after it (the stream really stopped)
         self.bounds_due = None
         self.idle_updated = False        # the last bounds update folded in an idle period's rows
+        self.planner_state = ""          # the planner's last state (excitation_status)
+        self.motion_ended = False        # the planner's motion ended since the worker last looked
         self.processed = 0                   # rows messages the worker took from the queue
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
@@ -122,6 +129,7 @@ class EstimatorNode(ManagedNode):
         self.seen = RecentKeys(SEEN_MESSAGES)       # (stamp, kind, rows) of recent messages
         if self.restored:
             self.create_subscription(RegressorSample, "regressor_samples", self.on_rows, ROWS_CATCH_UP_QOS)
+        self.create_subscription(ExcitationStatus, status_topic, self.on_excitation_status, 10)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(publish_period, self.publish)
         self.rows_since_tick = -1
@@ -251,6 +259,11 @@ class EstimatorNode(ManagedNode):
                 new_rows = dirty = True
                 if added.updated:
                     new_rows, new_box = False, True
+            if self.motion_ended:
+                self.motion_ended = False
+                new_rows, new_box, dirty = False, True, True
+                self.drops.event(FINAL_UPDATE_EVENT)
+                self._update_bounds(final=True)
             due, self.bounds_due = self.bounds_due, None
             # an idle period with rows left over: the stream stopped, fold them in. Not when nothing was
             # left (a latched request would update after the first rows of a stream that starts late,
@@ -292,6 +305,14 @@ class EstimatorNode(ManagedNode):
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+
+    def on_excitation_status(self, msg) -> None:
+        """The planner left motion (planning, executing or braking) for done or failed: the worker
+        makes the final update over every row so far, its checks included."""
+        if msg.state in ENDED and self.planner_state in MOVING:
+            self.motion_ended = True
+            self.wake.set()
+        self.planner_state = msg.state
 
     def _idle_tick(self) -> None:
         """A timer period without any rows: the stream stopped; fold in what is left."""

@@ -51,7 +51,8 @@ from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.monitor import ERROR_NAMES
 from ..core.planning.optimizer import cached_certify
-from ..core.planning.receding import PlannerState, RecedingHorizon
+from ..core.planning.receding import RecedingHorizon
+from ..core.planning.states import PlannerState
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.robot.profile import ProfileError
 from .compat import topic_publishers

@@ -12,7 +12,7 @@ from rosgraph_msgs.msg import Clock
 
 from ..core.data.stamps import stamp_s
 from ..core.planning.monitor import ERROR_NAMES
-from .common import LATCHED_QOS, RELIABLE_QOS
+from .common import FINAL_UPDATE_EVENT, LATCHED_QOS, RELIABLE_QOS
 
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
 
@@ -32,6 +32,9 @@ class MonitorNode(Node):
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
+        # estimates received when the estimator's diagnostics first told of its final update after the
+        # motion (None: not yet); those received after it carry that update
+        self.estimates_at_final_update = None
         self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
         self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
         self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
@@ -66,6 +69,14 @@ class MonitorNode(Node):
             values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
             if values:
                 self.tracking = values
+            if self.estimates_at_final_update is None and \
+                    any(kv.key == f"event.{FINAL_UPDATE_EVENT}" and int(kv.value) > 0 for kv in status.values):
+                self.estimates_at_final_update = self.estimates_received
+
+    @property
+    def final_estimate_received(self) -> bool:
+        """An estimate arrived after the estimator said it made its final update of the motion."""
+        return self.estimates_at_final_update is not None and self.estimates_received > self.estimates_at_final_update
 
     def max_tracking_error(self) -> dict | None:
         """The planner's largest tracking errors so far (``ERROR_NAMES`` and ``tube_share``: the largest

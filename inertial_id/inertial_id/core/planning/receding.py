@@ -46,7 +46,6 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, replace
-from enum import Enum
 from functools import lru_cache
 from math import comb
 
@@ -59,27 +58,12 @@ from .estimate_gate import DISJOINT, EstimateGate
 from .excitation import PayloadExcitation
 from .monitor import TubeMonitor
 from .optimizer import PlanRequest, PlanResult, cached_certify, tube_margins
+from .states import MOVING, PlannerState
 
 FIRST_PLAN_DEADLINE_FACTOR = 3.0
 ISSUE_AHEAD_S = 0.5
 DEADLINE_MARGIN_S = 0.1
 FIRST_PLAN_ATTEMPTS = 3
-
-
-class PlannerState(str, Enum):
-    """Where the loop is (equal to its lower-case name as a string: what ExcitationStatus carries)."""
-
-    # enum.StrEnum's str() and format() (the value: f"already {state}" reads "already planning"),
-    # which Python 3.10 (ROS 2 Humble's) lacks; a plain (str, Enum) gives "PlannerState.PLANNING".
-    __str__ = str.__str__
-    __format__ = str.__format__
-
-    IDLE = "idle"
-    PLANNING = "planning"
-    EXECUTING = "executing"
-    BRAKING = "braking"
-    DONE = "done"
-    FAILED = "failed"
 
 
 S = PlannerState
@@ -92,7 +76,6 @@ TRANSITIONS: dict[PlannerState, frozenset] = {
     S.DONE: frozenset({S.PLANNING}),
     S.FAILED: frozenset({S.PLANNING}),
 }
-MOVING = frozenset({S.PLANNING, S.EXECUTING, S.BRAKING})     # started and not yet at rest for good
 
 
 @lru_cache(maxsize=16)
