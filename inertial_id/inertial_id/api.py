@@ -107,7 +107,8 @@ def payload_bounds_from_bag(bag, robot, method: str | None = None, source: str =
 class RobotIdentification:
     """A whole robot's identified parameters: ``parameters`` in ``parameter_names`` order (per body
     the 10 inertial parameters, then per joint ``[Fc, Fv, Ia, beta]`` with friction); ``links``
-    per body: mass, COM and nominal values; torque RMS per joint on the training runs and on the
+    per body: mass, what sets it (data, prior or none: not identified), COM, nominal values and, with
+    ``lmi``, the plausibility bounds and whether the estimate is on one; torque RMS per joint on the training runs and on the
     held-out runs (empty without)."""
 
     method: str
@@ -137,7 +138,8 @@ def identify_robot(model: str, runs, validate=(), method: str = DEFAULT_SOLVER, 
     rosbag2 folders, or :class:`~inertial_id.core.data.data_io.Run` objects built from arrays.
     ``method``: ``ls``, ``wls``, ``irls`` or ``lmi`` (physically consistent SDP);
     ``regularization_weight`` (lmi): weight of the pull toward the nominal inertials, ``None``
-    to choose it on held-out parts of ``runs``. ``cutoff_hz``: zero-phase low-pass (default none)."""
+    to choose it on held-out parts of ``runs``; with ``lmi`` each link also stays within its
+    plausibility bounds (``plausible.link_bounds``). ``cutoff_hz``: zero-phase low-pass (default none)."""
     from .core.data.data_io import Pipeline, Run, read_run
     from .core.identification import plausible, problem as P, selection, solvers, validation
     chain, rotor = _chain(model)
@@ -148,16 +150,17 @@ def identify_robot(model: str, runs, validate=(), method: str = DEFAULT_SOLVER, 
     problem = P.build_problem(chain, layout, train, [])
     plausibility = None
     if method == "lmi":
-        ellipsoids = plausible.bounding_ellipsoids(chain.model, layout)
+        bounds = plausible.link_bounds(chain.model, layout)
         weight = regularization_weight
         if weight is None:
-            weight = selection.select_weight(problem, ellipsoids)["weight"]
-        plausibility = solvers.Plausibility(weight, ellipsoids)
+            weight = selection.select_weight(problem, bounds)["weight"]
+        plausibility = solvers.Plausibility(weight, bounds)
     estimate = solvers.solve(problem, method, solvers.DEFAULT_LMI_MARGIN, plausibility)
     theta = np.asarray(estimate.theta)
     joints = list(chain.actuated_joints)
     rms = lambda rows: dict(zip(joints, validation.torque_rms(rows, theta, chain.na).tolist()))  # noqa: E731
     return RobotIdentification(
         estimate.method, list(layout.names), theta,
-        plausible.link_report(layout, theta, plausibility.ellipsoids if plausibility else None),
+        plausible.link_report(problem, theta, plausibility.bounds if plausibility else None,
+                              prior=bool(plausibility and plausibility.weight)),
         rms(problem.rows), rms(P.build_rows(chain, layout, held_out)) if held_out else {})

@@ -35,6 +35,7 @@ MAX_EFFORT_DELAY_S = 0.3
 SOLVERS = ("ls", "wls", "irls", "lmi")
 DEFAULT_SOLVER = "lmi"       # the physically consistent SDP
 DEFAULT_LMI_MARGIN = 1e-8
+DEFAULT_MASS_FACTOR = 2.0    # a link weighs between m0 / F and F m0 of its nominal mass m0
 
 # The PMD study (inertial_id.studies.pmd): Table II wrench noise, standard deviations of
 # (force N, torque N m).

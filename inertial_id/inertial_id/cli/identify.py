@@ -1,9 +1,11 @@
 """``inertial-id identify``: whole-robot identification (link inertials, rotor inertia, friction) from
 recorded run folders, open or closed chains, optionally physically consistent (SDP).
 
-With the default lmi method the estimate is also plausible: each link is pulled toward its nominal
-(CAD) inertials by the entropic divergence of pseudo-inertias, with the weight chosen on held-out
-parts of the --data runs, and its mass stays inside a bounding ellipsoid derived from the model."""
+With the default lmi method the estimate is also plausible: each link's mass stays within its
+stated bounds (F = 2 times the nominal mass either way, --mass-factor) and inside a bounding
+ellipsoid derived from the model, and each link is pulled toward its nominal (CAD) inertials by the
+entropic divergence of pseudo-inertias, with the weight chosen on held-out parts of the --data runs.
+The link table marks what the data do not determine alone."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +14,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, write_json
-from ..defaults import DEFAULT_LMI_MARGIN, DEFAULT_SOLVER, SOLVERS
+from ..defaults import DEFAULT_LMI_MARGIN, DEFAULT_MASS_FACTOR, DEFAULT_SOLVER, SOLVERS
 
 
 def register(sub) -> None:
@@ -38,9 +40,11 @@ def register(sub) -> None:
     p.add_argument("--weight", default="auto", metavar="W|auto",
                    help="weight of the divergence, in units of the chi-square of the torque fit; "
                         "auto (default): chosen on held-out parts of the --data runs (never --validate)")
-    p.add_argument("--ellipsoids", action=argparse.BooleanOptionalAction, default=None,
-                   help="lmi only: keep each link's mass inside a bounding ellipsoid derived from the "
-                        "model (default: on with lmi)")
+    p.add_argument("--bounds", action=argparse.BooleanOptionalAction, default=None,
+                   help="lmi only: keep each link's mass within [m0/F, F*m0] of its nominal mass m0 and "
+                        "inside a bounding ellipsoid derived from the model (default: on with lmi)")
+    p.add_argument("--mass-factor", type=float, default=None, metavar="F",
+                   help=f"factor F of the mass bounds (default {DEFAULT_MASS_FACTOR:g}; > 1)")
     p.add_argument("--friction-support", action="store_true",
                    help="with --friction: held-out error without each friction term, on the --data runs")
     p.add_argument("--cutoff-hz", type=float, default=None,
@@ -81,14 +85,16 @@ def check_arguments(args) -> None:
         raise UserError("--lmi-margin must be a finite value >= 0")
 
 
-def prior_options(args) -> tuple[bool, float | None, bool]:
-    """(regularise, fixed weight or None for auto, ellipsoids) from the options; the prior and the
-    ellipsoids belong to the lmi method and are refused with others rather than ignored."""
+def prior_options(args) -> tuple[bool, float | None, float | None]:
+    """(regularise, fixed weight or None for auto, mass factor or None without bounds) from the
+    options; the prior and the bounds belong to the lmi method and are refused with others rather
+    than ignored."""
     import numpy as np
     lmi = args.method == "lmi"
-    explicit = args.regularization == "entropic" or args.ellipsoids or args.weight != "auto"
+    explicit = (args.regularization == "entropic" or args.bounds or args.weight != "auto"
+                or args.mass_factor is not None)
     if not lmi and explicit:
-        raise UserError(f"--regularization, --weight and --ellipsoids need --method lmi, not {args.method}")
+        raise UserError(f"--regularization, --weight, --bounds and --mass-factor need --method lmi, not {args.method}")
     regularise = lmi and args.regularization != "none"
     weight = None
     if args.weight != "auto":
@@ -102,7 +108,17 @@ def prior_options(args) -> tuple[bool, float | None, bool]:
             raise UserError("--weight needs the entropic regularization")
     if args.friction_support and not (lmi and args.friction):
         raise UserError("--friction-support needs --friction and --method lmi")
-    return regularise, weight, lmi and args.ellipsoids is not False
+    return regularise, weight, mass_factor_option(args) if lmi and args.bounds is not False else None
+
+
+def mass_factor_option(args) -> float:
+    """The mass bounds' factor: ``--mass-factor`` (finite, > 1) or the default."""
+    import numpy as np
+    if args.mass_factor is None:
+        return DEFAULT_MASS_FACTOR
+    if not (np.isfinite(args.mass_factor) and args.mass_factor > 1):
+        raise UserError(f"--mass-factor must be a finite number > 1, not {args.mass_factor:g}")
+    return args.mass_factor
 
 
 def run(args) -> int:
@@ -113,7 +129,7 @@ def run(args) -> int:
     from ..core.identification import plausible, selection, solvers, validation
 
     check_arguments(args)
-    regularise, weight, use_ellipsoids = prior_options(args)
+    regularise, weight, mass_factor = prior_options(args)
     t0 = time.perf_counter()
     try:
         chain, rotor = load_chain(args.model)
@@ -124,14 +140,14 @@ def run(args) -> int:
         held_out = [pipeline.apply(r) for r in held_out_raw]
         layout = P.make_layout(chain, args.friction, rotor)
         problem = P.build_problem(chain, layout, train, args.fixed)
-        ellipsoids = plausible.bounding_ellipsoids(chain.model, layout) if use_ellipsoids else {}
+        bounds = plausible.link_bounds(chain.model, layout, mass_factor) if mass_factor else {}
         weight_selection = None
         if regularise and weight is None:
-            weight_selection = selection.select_weight(problem, ellipsoids, lmi_margin=args.lmi_margin)
+            weight_selection = selection.select_weight(problem, bounds, lmi_margin=args.lmi_margin)
             weight = weight_selection["weight"]
-        plaus = solvers.Plausibility(weight or 0.0, ellipsoids) if args.method == "lmi" else None
+        plaus = solvers.Plausibility(weight or 0.0, bounds) if args.method == "lmi" else None
         estimate = solvers.solve(problem, args.method, args.lmi_margin, plaus)
-        support = (selection.friction_support(chain, problem, args.fixed, weight or 0.0, ellipsoids, args.lmi_margin)
+        support = (selection.friction_support(chain, problem, args.fixed, weight or 0.0, bounds, args.lmi_margin)
                    if args.friction_support else None)
         val_rows = P.build_rows(chain, layout, held_out) if held_out else None
     except (DataError, P.IdentificationError, cc.ClosureError) as exc:
@@ -161,7 +177,9 @@ def run(args) -> int:
         "solver": estimate.info,
         "regularization": {"kind": "entropic" if regularise else "none", "weight": weight,
                            "weight_selection": weight_selection},
-        "links": plausible.link_report(layout, theta, ellipsoids or None),
+        "identified_parameters": [layout.names[i] for i in np.flatnonzero(problem.identified_alone())],
+        "mass_factor": mass_factor,
+        "links": plausible.link_report(problem, theta, bounds or None, prior=bool(weight)),
         "recording_gaps": [{"run": d, "segments": len(segment_bounds(r.t)), "samples": r.n_samples,
                             "samples_used": p.n_samples}
                            for d, r, p in zip([*args.data, *args.validate], [*train_raw, *held_out_raw],
@@ -177,26 +195,64 @@ def run(args) -> int:
     report["wall_time_s"] = time.perf_counter() - t0
     write_json(args.json, report)
 
-    print(f"identified {len(problem.free)} parameters ({problem.base.rank} base) from "
-          f"{problem.rows.n_samples} samples with {estimate.method} in {report['wall_time_s']:.2f} s")
-    for j in joints:
-        line = f"  {j:24s} train RMS {report['train_rms'][j]:9.4f} N m"
-        if val_rows:
-            line += (f"   held-out {report['validation_rms'][j]:9.4f}"
-                     f"   nominal {report['nominal_validation_rms'][j]:9.4f}")
-        print(line)
-    print(f"  min pseudo-inertia eigenvalue {min(report['lmi_min_eigenvalues'].values()):.3g} kg m^2")
+    print_fit(report, problem, joints, bool(val_rows))
+    if estimate.method == "lmi":
+        print(f"  min pseudo-inertia eigenvalue {min(report['lmi_min_eigenvalues'].values()):.3g} kg m^2")
     if regularise:
-        how = "chosen on held-out training runs" if weight_selection else "given"
+        how = "chosen on held-out parts of the --data runs" if weight_selection else "given"
         print(f"  entropic regularization weight {weight:g} ({how})")
-    for body, link in report["links"].items():
-        line = f"  {body:24s} mass {link['mass_kg']:8.3f} kg (nominal {link['nominal_mass_kg']:.3f})"
-        if link["divergence"] is not None:
-            line += f"   divergence {link['divergence']:.3g}"
-        if "com_ellipsoid_level" in link:
-            line += f"   COM ellipsoid level {link['com_ellipsoid_level']:.2f}"
-        print(line)
+    print_links(report["links"], estimate.method == "lmi")
     if support is not None:
         print("  friction terms supported by held-out error: "
               + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in support["supported"].items()))
     return 0
+
+
+def print_fit(report: dict, problem, joints: list, held_out: bool) -> None:
+    """What was fitted and determined, and the torque RMS per joint."""
+    print(f"fitted {len(problem.free)} parameters with {report['method']} in {report['wall_time_s']:.2f} s "
+          f"on {problem.rows.n_samples} samples: the data determine {problem.base.rank} combinations "
+          f"(base parameters), {len(report['identified_parameters'])} of them single parameters")
+    for j in joints:
+        line = f"  {j:24s} train RMS {report['train_rms'][j]:9.4f} N m"
+        if held_out:
+            line += (f"   held-out {report['validation_rms'][j]:9.4f}"
+                     f"   nominal {report['nominal_validation_rms'][j]:9.4f}")
+        print(line)
+
+
+MASS_SHOWN = ("data", "prior", "fixed")     # mass sources whose value means something
+
+
+def print_links(links: dict, consistent: bool) -> None:
+    """Per link: the mass only where data, prior or --fixed set it, what set it, the link's parameters
+    the data determine alone; with the consistent (lmi) estimate also its bounds, the bound it is on
+    and its divergence from nominal."""
+    header = f"  {'link':24s} {'mass kg':>14s}  {'set by':6s}  {'alone':>5s}"
+    if consistent:
+        header += f"  {'mass bounds kg':>16s}  {'on bound':15s}  divergence"
+    print(header)
+    for body, link in links.items():
+        source = link["mass_source"]
+        mass = f"{link['mass_kg']:14.3f}" if source in MASS_SHOWN else f"{'not identified':>14s}"
+        line = f"  {body:24s} {mass}  {source:6s}  {len(link['identified_parameters']):2d}/10"
+        if consistent:
+            shown = source in MASS_SHOWN and link["divergence"] is not None
+            divergence = f"{link['divergence']:.3g}" if shown else "-"
+            line += f"  {_bounds_text(link):>16s}  {_on_bound(link):15s}  {divergence}"
+        print(line)
+    print("  set by: data = the data alone; prior = the prior's choice among masses that fit the data equally "
+          "well; none = no meaning (not identified); alone: the link's parameters the data determine by themselves")
+
+
+def _bounds_text(link: dict) -> str:
+    if "mass_bounds_kg" not in link:
+        return "-"
+    lower_kg, upper_kg = link["mass_bounds_kg"]
+    return f"[{lower_kg:.3f}, {upper_kg:.3f}]"
+
+
+def _on_bound(link: dict) -> str:
+    """``lower`` / ``upper`` (mass interval), ``ellipsoid``, both joined by ``+``, or ``-``."""
+    on = [link.get("mass_at_bound")] + (["ellipsoid"] if link.get("at_ellipsoid") else [])
+    return "+".join(b for b in on if b) or "-"

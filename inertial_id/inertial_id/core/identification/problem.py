@@ -29,6 +29,10 @@ STRUCTURAL_REL_TOL = 1e-5
 # The data leave a base parameter undetermined when its pivot falls below this (exactly unexcited
 # columns fall to ~1e-15; merely weak excitation stays far above).
 DATA_REL_TOL = 1e-7
+# A base parameter is one free parameter alone when its coefficients on the dependent ones (Kd: lengths,
+# squared lengths and ratios, 1e-5 and up) are all below this; the sampled regressor's QR leaves
+# roundoff up to 1e-7 in Kd (the real Gen3 runs).
+ALONE_TOL = 1e-6
 
 
 class IdentificationError(ValueError):
@@ -241,6 +245,16 @@ class Problem:
     def base_names(self) -> list[str]:
         """Names of the base parameters (combinations of the free ones)."""
         return self.base.combinations(self.free_names)
+
+    def identified_alone(self, tol: float = ALONE_TOL) -> np.ndarray:
+        """Per entry of ``theta``: whether the data fix it by itself, i.e. it is a base parameter
+        (independent column) that no dependent column enters (its row of ``Kd`` is zero). Dependent
+        columns and fixed parameters are not identified."""
+        out = np.zeros(self.layout.size, dtype=bool)
+        base = self.base
+        alone = np.all(np.abs(base.Kd) <= tol, axis=1) if base.Kd.size else np.ones(base.rank, dtype=bool)
+        out[self.free[base.independent[alone]]] = True
+        return out
 
     def subset(self, samples) -> Problem:
         """The same problem (same base parameters) on some of its samples, e.g. a fold."""

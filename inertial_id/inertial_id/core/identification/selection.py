@@ -31,10 +31,11 @@ def folds(problem: Problem) -> list[np.ndarray]:
     return [np.arange(n // 2), np.arange(n // 2, n)]
 
 
-def cross_validate(problem: Problem, grid, ellipsoids: dict, w=None,
+def cross_validate(problem: Problem, grid, bounds: dict, w=None,
                    lmi_margin: float = DEFAULT_LMI_MARGIN) -> list[dict]:
     """Per weight of ``grid``: ``score`` (see module doc) and per-joint held-out ``rms`` (N m) over
-    all folds. One compiled SDP per fold serves the whole grid."""
+    all folds, each fold's SDP held to ``bounds`` (``plausible.LinkBounds`` per body) as the final
+    solve is. One compiled SDP per fold serves the whole grid."""
     w = joint_weights(problem) if w is None else w
     grid = [float(g) for g in grid]
     sq = np.zeros((len(grid), problem.na))
@@ -43,26 +44,26 @@ def cross_validate(problem: Problem, grid, ellipsoids: dict, w=None,
         train = problem.subset(np.setdiff1d(np.arange(problem.rows.n_samples), held))
         test = problem.subset(held)
         row_w = np.tile(w, train.rows.n_samples)
-        sdp = ConsistentSDP(train, row_w, lmi_margin, ellipsoids, divergence=any(g > 0 for g in grid))
+        sdp = ConsistentSDP(train, row_w, lmi_margin, bounds, divergence=any(g > 0 for g in grid))
         for i, g in enumerate(grid):
-            est = solve(train, "lmi", lmi_margin, Plausibility(g, ellipsoids), weights=w, sdp=sdp)
+            est = solve(train, "lmi", lmi_margin, Plausibility(g, bounds), weights=w, sdp=sdp)
             r = (test.b - test.A @ est.theta[problem.free]).reshape(-1, problem.na)
             sq[i] += np.sum(r**2, axis=0)
         n += held.size
     return [{"score": float(np.sum(s * w**2) / (n * problem.na)), "rms": np.sqrt(s / n)} for s in sq]
 
 
-def select_weight(problem: Problem, ellipsoids: dict, grid=WEIGHT_GRID,
+def select_weight(problem: Problem, bounds: dict, grid=WEIGHT_GRID,
                   lmi_margin: float = DEFAULT_LMI_MARGIN) -> dict:
     """The smallest grid weight whose held-out score is within ``TIE`` of the lowest: the data keep
     every say the held-out error does not take from them. ``scores`` lists every grid point."""
-    scores = [cv["score"] for cv in cross_validate(problem, grid, ellipsoids, lmi_margin=lmi_margin)]
+    scores = [cv["score"] for cv in cross_validate(problem, grid, bounds, lmi_margin=lmi_margin)]
     best = next(i for i, s in enumerate(scores) if s <= (1 + TIE) * min(scores))
     return {"weight": float(grid[best]), "grid": [float(g) for g in grid], "scores": scores,
             "folds": len(folds(problem))}
 
 
-def friction_support(chain: cc.ClosedChain, problem: Problem, fixed_groups, weight: float, ellipsoids: dict,
+def friction_support(chain: cc.ClosedChain, problem: Problem, fixed_groups, weight: float, bounds: dict,
                      lmi_margin: float = DEFAULT_LMI_MARGIN, tolerance: float = 0.01) -> dict:
     """Held-out score with all friction terms, without each one (held at its nominal value: zero,
     or the nominal rotor inertia for ``Ia``) and without friction at all. A term is ``supported``
@@ -70,13 +71,13 @@ def friction_support(chain: cc.ClosedChain, problem: Problem, fixed_groups, weig
     w = joint_weights(problem)
     held = problem.layout.nominal.copy()
     held[problem.fixed] = problem.theta_fixed
-    full = cross_validate(problem, [weight], ellipsoids, w, lmi_margin)[0]
+    full = cross_validate(problem, [weight], bounds, w, lmi_margin)[0]
     out = {"with_all": {"score": full["score"], "rms": full["rms"].tolist()}, "without": {}, "supported": {}}
     for term in (*FRICTION_NAMES, "friction"):
         if set(problem.layout.indices([term])) <= set(problem.fixed):
             continue
         reduced = problem_from_rows(chain, problem.layout, problem.rows, [*fixed_groups, term], held, check=False)
-        cv = cross_validate(reduced, [weight], ellipsoids, w, lmi_margin)[0]
+        cv = cross_validate(reduced, [weight], bounds, w, lmi_margin)[0]
         out["without"][term] = {"score": cv["score"], "rms": cv["rms"].tolist()}
         out["supported"][term] = bool(cv["score"] > (1 + tolerance) * full["score"])
     return out

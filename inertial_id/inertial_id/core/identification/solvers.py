@@ -20,7 +20,8 @@ without biasing the base parameters (unless an LMI is active).
 
 Plausible SDP (``lmi`` with a :class:`Plausibility`): adds ``weight * sum_k d(J_k || J0_k)``, the
 entropic divergence of each body's pseudo-inertia from the nominal one (``plausible.py``), to the
-weighted objective, and ``tr(J_k Q_k) >= 0`` (mass inside the body's bounding ellipsoid). The data
+weighted objective, and each body's plausibility bounds (``plausible.LinkBounds``): its mass within
+its stated interval and ``tr(J_k Q_k) >= 0`` (mass inside the body's bounding ellipsoid). The data
 term is a chi-square (rows weighted by ``1 / sigma_j``), so ``weight`` is in units of noise
 variance: where the data determine a direction they outweigh the prior as they grow, and where they
 do not, the prior alone sets it (the pull of ``x_d`` above is then off). The divergence is a
@@ -48,10 +49,10 @@ HUBER_K = 1.345
 
 @dataclass(frozen=True)
 class Plausibility:
-    """Options of the plausible SDP: divergence weight (0: none) and bounding ellipsoids per body."""
+    """Options of the plausible SDP: divergence weight (0: none) and ``plausible.LinkBounds`` per body."""
 
     weight: float = 0.0
-    ellipsoids: dict = field(default_factory=dict)
+    bounds: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -103,7 +104,7 @@ def solve(problem: Problem, method: str = DEFAULT_SOLVER, lmi_margin: float = DE
     if method not in SOLVERS:
         raise IdentificationError(f"unknown method '{method}' (choose from {', '.join(SOLVERS)})")
     if plausibility is not None and method != "lmi":
-        raise IdentificationError(f"regularisation and bounding ellipsoids need method 'lmi', not '{method}'")
+        raise IdentificationError(f"regularisation and plausibility bounds need method 'lmi', not '{method}'")
     ones = np.ones(problem.na)
     if method == "ls":
         theta_b = _wls(problem, np.ones(problem.b.size))
@@ -137,6 +138,12 @@ def _irls(problem: Problem, w: np.ndarray, max_iter: int = 50, rel_tol: float = 
                     {"iterations": it, "converged": converged})
 
 
+def _bound_constraints(bounds, pi, vec_J) -> list:
+    """A body's plausibility bounds on its parameters ``pi`` (cvxpy): mass interval, ``tr(J Q) >= 0``."""
+    lower_kg, upper_kg = bounds.mass_kg
+    return [pi[0] >= lower_kg, pi[0] <= upper_kg, vec_J.T @ bounds.ellipsoid.Q.ravel() @ pi >= 0]
+
+
 class ConsistentSDP:
     """The ``lmi`` problem of one data set (``problem`` with row weights ``row_w``), compiled once:
     the prior weight is a cvxpy parameter, so a weight grid re-solves without re-compiling.
@@ -152,7 +159,7 @@ class ConsistentSDP:
     """
 
     def __init__(self, problem: Problem, row_w: np.ndarray, margin: float = DEFAULT_LMI_MARGIN,
-                 ellipsoids=None, divergence: bool = False):
+                 bounds=None, divergence: bool = False):
         layout, n = problem.layout, problem.free.size
         # R of [A b] holds both: its first n columns are R, its last column is Q^T b (Q never formed)
         R_ab = scipy.linalg.qr(np.column_stack([problem.A, problem.b]) * row_w[:, None], mode="r")[0]
@@ -174,8 +181,8 @@ class ConsistentSDP:
                 continue
             J = cp.reshape(vec_J @ theta[sl], (4, 4), order="C")
             constraints.append(0.5 * (J + J.T) >> margin * np.eye(4))
-            if ellipsoids and body in ellipsoids:
-                constraints.append(vec_J.T @ ellipsoids[body].Q.ravel() @ theta[sl] >= 0)   # tr(J Q)
+            if bounds and body in bounds:
+                constraints += _bound_constraints(bounds[body], theta[sl], vec_J)
             if divergence and has_positive_definite_nominal(layout.nominal[sl]):
                 # in the nominal's own coordinates, J~ = L0^-1 J L0^-T with J0 = L0 L0^T, the divergence
                 # is -log det J~ + tr J~ - 4: entries near one however small or large the link
@@ -219,11 +226,11 @@ class ConsistentSDP:
 def _lmi(problem: Problem, row_w: np.ndarray, w: np.ndarray, margin: float, plaus: Plausibility,
          sdp: ConsistentSDP | None) -> RobotEstimate:
     if sdp is None:
-        sdp = ConsistentSDP(problem, row_w, margin, plaus.ellipsoids, plaus.weight > 0)
+        sdp = ConsistentSDP(problem, row_w, margin, plaus.bounds, plaus.weight > 0)
     x_val, status = sdp.solve(plaus.weight)
     return RobotEstimate("lmi", problem.full(x_val), problem.base.base_map @ x_val, w,
                     {"solver_status": status, "lmi_margin": margin, "regularization_weight": plaus.weight,
-                     "bounding_ellipsoids": bool(plaus.ellipsoids)})
+                     "plausibility_bounds": bool(plaus.bounds)})
 
 
 def lmi_min_eigenvalues(problem_or_layout, theta) -> dict[str, float]:
