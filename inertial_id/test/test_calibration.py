@@ -64,12 +64,16 @@ def test_calibrated_estimator_is_consistent_on_held_out_run(real_runs, held_out,
     assert sum(cal.report["windows_excluded"].values()) > 0 and len(cal.report["plateaus"]) > 0
     out = tmp_path / "est.json"
     assert main(["estimate", "--bag", bags[held_out], "--method", "guaranteed", "--calibration", str(cal_path),
-                 "--json", str(out)]) == 0
+                 "--statistical", "--json", str(out)]) == 0
     est = json.loads(out.read_text())
     assert est["data_consistent"] and est["bounds_guaranteed"], est["message"]
     assert est["lower"][0] <= 0.0 <= est["upper"][0]
     assert est["upper"][0] < 5.2           # the data narrowed the prior's mass range
-    assert "robot calibration" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "robot calibration" in printed.err
+    # one run cannot validate the statistical interval's coverage: it is not printed as a 95 % interval
+    assert cal.bias_runs() == 2 and "coverage NOT validated" in est["statistical"]["label"]
+    assert est["statistical"]["label"] + ":" in printed.out and "statistical 95%" not in printed.out
 
 
 @pytest.mark.shared_data
@@ -185,6 +189,25 @@ def test_calibration_round_trip_and_robot_box(tmp_path):
     np.testing.assert_allclose(nominal[nb:].reshape(7, 4)[:, :3], cal.friction)
     with pytest.raises(CalibrationError, match="no error bound for momentum windows of 20 samples"):
         back.window(20)
+
+
+def test_bias_runs_round_trip_default_and_refusal(tmp_path):
+    """The runs behind the run-to-run bias set its quantile: kept in the file; a file without them
+    (written before) takes the fewest a bias comes from, 2, the widest quantile; nonsense is refused."""
+    cal = _calibration()
+    assert cal.bias_runs() == 2
+    cal.payload_bias_runs = 3
+    cal.write(tmp_path / "c.yaml")
+    assert load_calibration(tmp_path / "c.yaml").bias_runs() == 3
+    d = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    del d["statistical"]["payload_bias_runs"]
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(d))
+    assert load_calibration(tmp_path / "old.yaml").bias_runs() == 2
+    for bad in (1, 2.5, "three", True):
+        d["statistical"]["payload_bias_runs"] = bad
+        (tmp_path / "bad.yaml").write_text(yaml.safe_dump(d))
+        with pytest.raises(CalibrationError, match="payload_bias_runs"):
+            load_calibration(tmp_path / "bad.yaml")
 
 
 @pytest.mark.ros

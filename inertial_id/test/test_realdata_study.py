@@ -49,6 +49,39 @@ def test_point_estimate_and_statistical_interval_are_reported(report):
     assert s["statistical_intervals"] == s["cases"]
     assert 0 <= s["statistical_coverage"] <= 1 and 0 <= s["median_mass_error_rel"] < 0.2
     assert all("NOT guaranteed" in c["statistical"]["label"] for c in report["cases"])
+    assert set(s["statistical_coverage_per_run"]) == {"run1", "run2", "run3"}
+    assert all(c["statistical"]["bias_runs"] == 2 for c in report["cases"])      # each fold: the two other runs
+
+
+def test_statistical_label_is_the_validated_level(report):
+    # called 95 % only when the held-out runs covered the claimed parameters at least that often;
+    # otherwise named by the coverage they showed (91.7 % on the full study: run 2's mass bias of
+    # 0.27 kg is 6x the RMS runs 1 and 3 show when each is calibrated on the other)
+    s = report["summary"]
+    assert s["statistical_validated"] == (s["statistical_coverage"] >= s["statistical_level"] == 0.95)
+    if s["statistical_validated"]:
+        assert s["statistical_label"].startswith("statistical 95%")
+    else:
+        assert not s["statistical_label"].startswith("statistical 95%")
+        assert f"held-out coverage {s['statistical_coverage']:.1%}" in s["statistical_label"]
+    assert {c["statistical"]["label"] for c in report["cases"]} == {s["statistical_label"]}
+
+
+def test_fold_bias_is_measured_without_the_held_out_run(tmp_path):
+    """The run-to-run bias the fold's interval adds comes from the other runs only: changing the
+    held-out run's torques changes nothing of it."""
+    from dataclasses import replace
+
+    from inertial_id.core.robot.model import load_robot
+    from inertial_id.studies.realdata import make_fold, read_downsampled_runs
+    if not DATA.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    robot = load_robot("kinova_gen3")
+    runs = read_downsampled_runs(DATA)
+    altered = [*runs[:1], replace(runs[1], tau=runs[1].tau + 5.0), *runs[2:]]
+    fold, other = make_fold(robot, runs, 1, tmp_path), make_fold(robot, altered, 1, tmp_path)
+    np.testing.assert_array_equal(fold.calibration.payload_bias_rms, other.calibration.payload_bias_rms)
+    assert fold.calibration.bias_runs() == len(runs) - 1
 
 
 @pytest.mark.xfail(strict=True, reason="measured median guaranteed mass width 3.2 kg on the full study (target <= 2.0; "
@@ -71,9 +104,14 @@ def test_point_com_error_target(report):
     assert report["summary"]["median_com_error_m"] <= 0.05
 
 
+@pytest.mark.xfail(strict=True, reason="measured 0.917 on the full study (mass 0.67, first moments 1.0): every run-2 case "
+                   "misses the mass by 2.4 half-widths, its estimate biased 0.27 kg by model error that runs 1 and 3 "
+                   "(0.044 kg RMS) cannot foresee; the bootstrap's half-width barely moves with blocks of 0.5-3 s")
 def test_statistical_coverage_target(report):
-    # the bootstrap alone covered 0.54: it cannot see a bias common to the whole run; the calibration's
-    # run-to-run bias (measured on its own runs) closes the gap
     s = report["summary"]
-    assert s["statistical_coverage"] >= 0.9
+    assert s["statistical_coverage"] >= 0.95
+
+
+def test_statistical_interval_is_narrower_than_the_guaranteed_box(report):
+    s = report["summary"]
     assert s["median_statistical_mass_width_kg"] < s["median_mass_width_kg"]

@@ -94,6 +94,7 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     if payload_bias and len(runs) > 1:
         cal.payload_bias_rms = payload_bias_rms(robot, runs, safety_factor, windows_s, offset_margin_Nm,
                                                 effort_delay_grid_s, structure.keys)
+        cal.payload_bias_runs = len(runs)
     if validate:
         cal.provenance["validation"] = validation(robot, cal, validate)
     return cal

@@ -31,6 +31,8 @@ CALIBRATION_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 # A lag longer than this is not a sensor filter but a broken stamp: refuse the file.
 LARGEST_EFFORT_DELAY_S = 1.0
+# A run-to-run bias is measured on two runs or more (each left out of a calibration on the others).
+FEWEST_BIAS_RUNS = 2
 
 
 class CalibrationError(ProfileError):
@@ -60,6 +62,7 @@ class Calibration:
     payload_bias_rms: np.ndarray | None = None
     effort_delay_s: np.ndarray | None = None    # (nv,); None: zero
     torque_range_Nm: np.ndarray | None = None   # (nv,) largest |torque| of the measured windows; None: zero
+    payload_bias_runs: int | None = None        # how many runs payload_bias_rms rests on; see bias_runs()
 
     def window(self, samples: int) -> dict:
         """The calibrated bound of a window of ``samples`` samples."""
@@ -81,6 +84,11 @@ class Calibration:
         """(nv,) the largest |logged torque| per joint the bounds were measured up to (zeros when the
         file does not say)."""
         return np.zeros(len(self.joints)) if self.torque_range_Nm is None else np.asarray(self.torque_range_Nm, dtype=float)
+
+    def bias_runs(self) -> int:
+        """How many runs ``payload_bias_rms`` rests on, which sets its quantile; when the file does
+        not say (written before it was kept), the fewest a bias comes from, whose quantile is the widest."""
+        return FEWEST_BIAS_RUNS if self.payload_bias_runs is None else int(self.payload_bias_runs)
 
     def delays(self) -> np.ndarray:
         """(nv,) effort delays, s (zeros when the calibration has none)."""
@@ -118,7 +126,8 @@ class Calibration:
                          "max_error_Nm_s": list(map(float, w["max_error_Nm_s"])),
                          "bound_Nm_s": list(map(float, w["bound_Nm_s"]))} for n, w in sorted(self.windows.items())],
             "plateaus": self.detector.to_dict(),
-            "statistical": {"payload_bias_rms": None if self.payload_bias_rms is None else self.payload_bias_rms.tolist()},
+            "statistical": {"payload_bias_rms": None if self.payload_bias_rms is None else self.payload_bias_rms.tolist(),
+                            "payload_bias_runs": self.payload_bias_runs},
             "provenance": self.provenance, "report": self.report,
         }
 
@@ -157,11 +166,13 @@ class Calibration:
                     raise CalibrationError(f"{where}: windows: bound_Nm_s needs {n} positive numbers")
                 windows[int(w["samples"])] = {"duration_s": float(w["duration_s"]), "bound_Nm_s": bound,
                                               "max_error_Nm_s": np.asarray(w["max_error_Nm_s"], dtype=float)}
+            bias = _bias(d, where)
             return cls(str(d["robot"]), list(d["joints"]), float(d["sample_rate_hz"]), arrays["torque_sign"],
                        np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],
                        windows, float(d["safety_factor"]), PlateauDetector.from_dict(d["plateaus"]),
-                       d.get("provenance") or {}, d.get("report") or {}, path, _bias(d, where),
-                       arrays["effort_delay_s"], arrays["torque_range_Nm"])
+                       d.get("provenance") or {}, d.get("report") or {}, path, bias,
+                       arrays["effort_delay_s"], arrays["torque_range_Nm"],
+                       payload_bias_runs=None if bias is None else _bias_runs(d, where))
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, CalibrationError):
                 raise
@@ -176,6 +187,16 @@ def _bias(d: dict, where: str):
     if bias.shape != (10,) or not np.all(np.isfinite(bias)) or np.any(bias < 0):
         raise CalibrationError(f"{where}: statistical.payload_bias_rms: expected 10 finite numbers >= 0")
     return bias
+
+
+def _bias_runs(d: dict, where: str) -> int | None:
+    """The runs the bias RMS rests on (None: not kept, see :meth:`Calibration.bias_runs`)."""
+    runs = d["statistical"].get("payload_bias_runs")
+    if runs is None:
+        return None
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < FEWEST_BIAS_RUNS:
+        raise CalibrationError(f"{where}: statistical.payload_bias_runs: expected a whole number >= {FEWEST_BIAS_RUNS}")
+    return runs
 
 
 def load_calibration(path) -> Calibration:

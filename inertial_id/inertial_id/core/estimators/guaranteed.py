@@ -301,13 +301,14 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                              seed: int = 0) -> dict | None:
         """NOT guaranteed: moving-block bootstrap interval of the consistent least-squares estimate
         (:class:`~.bootstrap.WindowBootstrap`, blocks of ``block_s`` of data), inside the current box,
-        widened by the calibration's run-to-run payload bias when it has one; None with too little data."""
+        widened by the calibration's run-to-run payload bias when it has one; None with too little data.
+        ``level`` is nominal: :func:`~.bootstrap.interval_label` names what held-out runs validated."""
         block = max(1, int(round(block_s / self.window_s)))
         out = self.bootstrap.interval(self.bounds.lower, self.bounds.upper, block, level, replicates, seed)
         bias = None if self.calibration is None else self.calibration.payload_bias_rms
         if out is None or bias is None:
             return out
-        out = widen_by_bias(out, bias)
+        out = widen_by_bias(out, bias, self.calibration.bias_runs())
         # the guaranteed box holds the truth whenever its assumptions do: no use reaching beyond it
         out["lower"], out["upper"] = np.maximum(out["lower"], self.bounds.lower), np.minimum(out["upper"], self.bounds.upper)
         return out
