@@ -40,7 +40,8 @@ def register(sub) -> None:
     p.add_argument("--weight", default="auto", metavar="W|auto",
                    help="weight of the divergence, in units of the chi-square of the torque fit; "
                         "auto (default): chosen on held-out parts of the --data runs (never --validate)")
-    p.add_argument("--bounds", action=argparse.BooleanOptionalAction, default=None,
+    # --ellipsoids: this option's name before the mass bounds joined the ellipsoids
+    p.add_argument("--bounds", "--ellipsoids", action=argparse.BooleanOptionalAction, default=None,
                    help="lmi only: keep each link's mass within [m0/F, F*m0] of its nominal mass m0 and "
                         "inside a bounding ellipsoid derived from the model (default: on with lmi)")
     p.add_argument("--mass-factor", type=float, default=None, metavar="F",
