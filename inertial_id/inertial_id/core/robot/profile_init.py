@@ -302,6 +302,9 @@ planner:
   replan_s: 1.5
   deadline_s: 1.3
   optimize_s: 1.0
+  # joint states older than this are a fault while moving, s: the shipped profiles' figure (the
+  # schema's 0.2 s braked a simulated UR5e on a loaded machine); your driver's rate sets the floor
+  stale_after_s: 0.5
   centre: {_numbers(centre)}    # = sim.home
   # control points stay within centre +- reach: {REACH_SHARE_OF_HALF_RANGE:g} of each joint's half range, at most {REACH_CAP_RAD:g} rad
   reach_rad: {_numbers(reach)}
