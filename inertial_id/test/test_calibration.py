@@ -317,3 +317,20 @@ def test_calibration_file_with_one_factor_still_loads(tmp_path):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(d))
     with pytest.raises(CalibrationError, match="factor needs 7 numbers >= 1"):
         load_calibration(tmp_path / "bad.yaml")
+
+
+def test_calibrated_rows_ignore_the_profiles_relative_robot_box():
+    """With a calibration the robot box is the calibration's (link inertials and friction fixed, each
+    joint's offset free in its box): the profile's blanket robot_relative_error does not enter the
+    momentum rows nor their box; without one it does."""
+    from inertial_id.core.estimators.guaranteed import GuaranteedEstimator
+    from inertial_id.core.robot.model import load_robot
+    robot = load_robot("kinova_gen3")
+    lo, hi = robot.payload_prior()
+    boxes = [GuaranteedEstimator(robot, lo, hi, window=10, robot_relative_error=rel, calibration=_calibration())
+             for rel in (0.05, 0.5)]
+    for k in ("robot_nominal", "robot_lower", "robot_upper"):
+        np.testing.assert_array_equal(getattr(boxes[0], k), getattr(boxes[1], k))
+    np.testing.assert_array_equal(boxes[0].windows.window_bound_Nm_s, boxes[1].windows.window_bound_Nm_s)
+    plain = [GuaranteedEstimator(robot, lo, hi, window=10, robot_relative_error=rel) for rel in (0.05, 0.5)]
+    assert np.any(plain[0].robot_upper != plain[1].robot_upper)
