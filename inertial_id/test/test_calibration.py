@@ -286,7 +286,7 @@ def test_each_joint_bound_widened_by_its_own_held_out_exceedance(tmp_path):
     np.testing.assert_allclose(w["bound_Nm_s"], f * w["max_error_Nm_s"])
     assert cal.safety_factor == f.max()
     widened = cal.provenance["held_out_widening"]["widened"]
-    assert [x["joint"] for x in widened] == ["joint_3"]
+    assert [(x["joint"], x["samples"]) for x in widened] == [("joint_3", h)]
     assert widened[0]["held_out_exceedance"] == pytest.approx(exc[2]) and widened[0]["factor"] == pytest.approx(f[2])
     cal.write(tmp_path / "c.yaml")
     back = load_calibration(tmp_path / "c.yaml")

@@ -103,10 +103,11 @@ def run(args) -> int:
     h = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - cal.provenance["friction_window_s"]))
     widened = cal.provenance.get("held_out_widening", {})
     print(f"row bound per joint: {widened.get('rule', '')}")
-    for w in widened.get("widened", []):
-        if abs(w["window_s"] - cal.windows[h]["duration_s"]) < 1e-9:
-            print(f"  widened by held-out data: {w['joint']} (a run left out went {w['held_out_exceedance']:.2f}x "
-                  f"beyond the others' largest error; factor {w['factor']:.2f})")
+    here = [w for w in widened.get("widened", []) if w.get("samples") == h]
+    if here:
+        print(f"  widened by held-out data ({cal.windows[h]['duration_s']:.2f} s windows; a run left out went this far "
+              "beyond the others' largest error): " + ", ".join(f"{w['joint']} {w['held_out_exceedance']:.2f}x"
+                                                                 for w in here))
     factor = cal.factors(h)
     print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} {'factor':>6} "
           f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows)")

@@ -128,7 +128,7 @@ def widening(windows: dict, exceedance, joints, safety_factor: float) -> dict:
         return out
     for h, w in sorted(windows.items()):
         for j in np.flatnonzero(exceedance[h] > 1.0):
-            out["widened"].append({"window_s": round(float(w["duration_s"]), 6), "joint": str(joints[j]),
+            out["widened"].append({"window_s": round(float(w["duration_s"]), 6), "samples": int(h), "joint": str(joints[j]),
                                    "held_out_exceedance": float(exceedance[h][j]), "factor": float(w["factor"][j])})
     return out
 
