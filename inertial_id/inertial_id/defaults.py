@@ -17,13 +17,22 @@ SOURCE_ROOT = Path(__file__).resolve().parent.parent
 # bounds_period_s and the offline pipeline's (inertial_id.core.estimators.session).
 BOUNDS_PERIOD_S = 2.0
 
-# Calibration (inertial_id.core.calibration.build).
-# Row bound = largest remaining error seen in calibration x this, at least (raised to the
-# calibration runs' own run-to-run exceedance, see calibrate). Held-out runs of the real Gen3
-# exceeded the calibration maximum by 1.2-1.8x (issue measurement), up to 2.5x on one joint (this
-# project's leave-one-run-out); bound x1.2 let the truth be excluded. The applied factor is stated in
-# the file and checked on every --validate run.
-SAFETY_FACTOR = 2.0
+# Calibration (inertial_id.core.calibration.build). Each joint's row bound = its largest remaining
+# error seen in calibration x max(1, its held-out exceedance: how far a calibration run left out went
+# beyond the others' largest error on that joint) x HELD_OUT_MARGIN, at least x SAFETY_FACTOR (a
+# stated floor, `calibrate --safety-factor`; 1: the evidence alone decides). Every --validate run
+# checks each joint against its own factor.
+SAFETY_FACTOR = 1.0
+# The margin covers what the largest ratio among two or three runs cannot show: a new run may go
+# further than the furthest of so few, and a payload adds torque no payload-free run had. On the real
+# Gen3 (realdata-study's leave-one-run-out: calibrated on two runs, the third held out) the held-out
+# run's largest error reached 1.42x the bound without margin (joint 2, 0.2 s windows; 1.38x on joint
+# 7 at 0.1 s, the windows the estimator uses); 1.5 covers every joint and window length of the three
+# folds. Measured on those folds, so realdata-study checks it rather than tests it blind.
+HELD_OUT_MARGIN = 1.5
+# With one calibration run nothing is left out: every joint's factor (the former blanket factor;
+# real Gen3 held-out runs went 1.2-1.8x beyond one run's largest error, bound x1.2 let the truth out).
+SINGLE_RUN_FACTOR = 2.0
 # The per-run offset box: the calibration runs' range, widened by this on each side (N m): offsets
 # drift from run to run by about ±1 N m; today's is an unknown in the estimator, never yesterday's.
 OFFSET_MARGIN_NM = 2.0

@@ -3,7 +3,9 @@ payload (run folders, bags, or a folder of the shared ``*_downsampled_N.csv`` la
 ``[Fc, Fv, Ia]``, torque sign and effort delay per joint (sign flip, delay and armature kept beyond the
 profile's model only when held-out error supports them), the range of the per-run torque offset, velocity-limit
 plateaus (excluded, counted), and the bound of the remaining model error per joint and momentum
-window length (largest error seen x --safety-factor, raised to the runs' own run-to-run exceedance), validated on --validate runs. Writes the
+window length (per joint: its largest error seen x max(1, its own run-to-run exceedance, each
+calibration run left out in turn) x a margin, at least x --safety-factor; the joints the held-out
+runs widened are named), validated on --validate runs. Writes the
 calibration YAML a profile names (``identification.calibration``) or ``estimate --calibration``
 takes. Exit code 1 when a held-out run exceeds the bound (the file is written, marked not validated)."""
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from . import UserError
 from .common import add_json_option, write_json
-from ..defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
+from ..defaults import HELD_OUT_MARGIN, MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
 
 
 def register(sub) -> None:
@@ -24,8 +26,9 @@ def register(sub) -> None:
     p.add_argument("--validate", nargs="+", default=[], metavar="RUN", help="held-out recordings to validate on")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     p.add_argument("--safety-factor", type=float, default=SAFETY_FACTOR,
-                   help=f"row bound = largest remaining error seen x this, at least (raised to the calibration runs' "
-                        f"own run-to-run exceedance; default {SAFETY_FACTOR:g})")
+                   help=f"floor of every joint's factor: row bound per joint = largest remaining error seen x "
+                        f"max(1, that joint's run-to-run exceedance) x {HELD_OUT_MARGIN:g}, at least x this "
+                        f"(default {SAFETY_FACTOR:g})")
     p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
                    help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
     p.add_argument("--max-effort-delay", type=float, default=MAX_EFFORT_DELAY_S, metavar="S",
@@ -96,18 +99,24 @@ def run(args) -> int:
           f"({len(rep['plateaus'])} plateaus)")
     print("logged effort lags the states by " + " ".join(f"{1000 * d:.0f}" for d in cal.delays())
           + " ms per joint (rows pair each state with the effort that much later)")
-    if cal.safety_factor > args.safety_factor:
-        print(f"safety factor raised from {args.safety_factor:g} to {cal.safety_factor:.2f}: one calibration run's "
-              "largest error reached that multiple of the others' (leave one calibration run out)")
     support = rep["term_support"]
     h = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - cal.provenance["friction_window_s"]))
-    print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} "
-          f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows, x{cal.safety_factor:.2f})")
+    widened = cal.provenance.get("held_out_widening", {})
+    print(f"row bound per joint: {widened.get('rule', '')}")
+    here = [w for w in widened.get("widened", []) if w.get("samples") == h]
+    if here:
+        print(f"  widened by held-out data ({cal.windows[h]['duration_s']:.2f} s windows; a run left out went this far "
+              "beyond the others' largest error): " + ", ".join(f"{w['joint']} {w['held_out_exceedance']:.2f}x"
+                                                                 for w in here))
+    factor = cal.factors(h)
+    print(f"{'joint':10} {'sign':>4} {'Fc':>7} {'Fv':>7} {'Ia':>7} {'offset box':>17} {'rms':>6} {'factor':>6} "
+          f"{'bound':>7} (N m s, {cal.windows[h]['duration_s']:.2f} s windows)")
     for j, name in enumerate(joints):
         lo = cal.offset_center_Nm[j] - cal.offset_half_width_Nm[j]
         hi = cal.offset_center_Nm[j] + cal.offset_half_width_Nm[j]
         print(f"{name:10} {int(cal.torque_sign[j]):4d} {cal.friction[j, 0]:7.3f} {cal.friction[j, 1]:7.3f} "
-              f"{cal.friction[j, 2]:7.3f} [{lo:6.2f}, {hi:6.2f}] {rep['train_rms_Nm'][j]:6.2f} {cal.windows[h]['bound_Nm_s'][j]:7.3f}")
+              f"{cal.friction[j, 2]:7.3f} [{lo:6.2f}, {hi:6.2f}] {rep['train_rms_Nm'][j]:6.2f} {factor[j]:6.2f} "
+              f"{cal.windows[h]['bound_Nm_s'][j]:7.3f}")
     if support:
         # what the held-out comparison kept beyond the profile's model (sign +1, no delay, the
         # profile's armature), with the held-out error kept vs with that one feature switched
@@ -130,18 +139,21 @@ def run(args) -> int:
     validation = cal.provenance.get("validation")
     print(f"wrote {args.out}", file=sys.stderr)
     if validation is None:
-        print("not validated on held-out runs (--validate): the safety factor is unchecked", file=sys.stderr)
+        print("not validated on held-out runs (--validate): the factors are unchecked", file=sys.stderr)
         return 0
     v = validation["per_window"][h]
     print(f"held-out {', '.join(validation['runs'])}: largest error / calibration largest per joint "
-          + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + f" (safety factor {cal.safety_factor:.2f}); "
+          + " ".join(f"{x:.2f}" for x in v["exceedance_ratio"]) + " (factors " + " ".join(f"{x:.2f}" for x in factor)
+          + "); "
           f"offsets inside the box: {'yes' if v['offsets_inside_box'] else 'NO'}")
     if not validation["passed"]:
         for w in validation["per_window"].values():
             if not w["passed"]:
-                worst = int(np.argmax(w["exceedance_ratio"]))
+                n = min(cal.windows, key=lambda k: abs(cal.windows[k]["duration_s"] - w["duration_s"]))
+                over = np.array(w["exceedance_ratio"]) / cal.factors(n)
+                worst = int(np.argmax(over))
                 print(f"NOT VALIDATED for {w['duration_s']:.2f} s windows: largest error / calibration largest "
-                      f"{max(w['exceedance_ratio']):.2f} on {joints[worst]} (safety factor {cal.safety_factor:.2f}), "
+                      f"{w['exceedance_ratio'][worst]:.2f} on {joints[worst]} (its factor {cal.factors(n)[worst]:.2f}), "
                       f"offsets inside the box: {'yes' if w['offsets_inside_box'] else 'NO'}", file=sys.stderr)
         print("a held-out run exceeds the calibrated bound or offset box: bounds using this calibration may exclude "
               "the truth", file=sys.stderr)

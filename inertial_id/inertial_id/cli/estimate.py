@@ -303,7 +303,7 @@ def guarantee_notes(r, robot, estimator, info) -> list[str]:
         v = calibration.provenance.get("validation")
         state = "not validated on held-out runs" if v is None else \
             ("validated on " + ", ".join(v["runs"]) if v["passed"] else "FAILED validation on " + ", ".join(v["runs"]))
-        notes.append(f"robot calibration {calibration.path} ({state}; safety factor {calibration.safety_factor:g}); "
+        notes.append(f"robot calibration {calibration.path} ({state}; largest factor {calibration.safety_factor:g}); "
                      "run torque offsets estimated as unknowns")
     elif robot.sensing["joint_torque"] and hasattr(estimator, "robot_nominal"):
         notes.append("no robot calibration: the robot box is the profile's (friction within its floors); on a real "

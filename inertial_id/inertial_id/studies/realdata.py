@@ -12,7 +12,7 @@ true payload with some admissible robot offsets satisfies every row's bound, dat
 widths, point-estimate errors and the statistical (bootstrap, not guaranteed) interval's coverage.
 Plus the case without payload (its mass interval must contain 0 kg).
 
-Nothing is tuned on the held-out run: the calibration, its safety factor, its run-to-run bias and
+Nothing is tuned on the held-out run: the calibration, its per-joint factors, its run-to-run bias and
 the bootstrap block length are fixed before it is read. The statistical interval is called by its
 nominal level only when the held-out runs covered the truth at least that often
 (:func:`label_statistical`); otherwise by the coverage they showed.
@@ -124,7 +124,7 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = BOUNDS_PERIOD_S, repl
         "mass_error_kg": float(r.estimate[0] - pi_true[0]),
         "dropped_messages": intake.dropped,
         # what the payload's own torques add to a row beyond Y pi (sampled-and-held torque, accelerations
-        # by differences): the calibration saw no payload, so only its safety factor covers this
+        # by differences): the calibration saw no payload, so only its factors' margin covers this
         "virtual_payload_row_error_max_Nm_s": payload_row_error(robot, run, tau_payload, pi_true, delay_s),
     }
     out["silent_wrong_answer"] = bool(r.data_consistent and not (out["all_contained"] and truth_rows))

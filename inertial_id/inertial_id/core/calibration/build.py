@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
+from ...defaults import HELD_OUT_MARGIN, MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR, SINGLE_RUN_FACTOR
 from ..data.data_io import Run
 from . import fit as F
 from .file import Calibration
@@ -61,17 +61,19 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     data = {h: [F.joint_windows(robot, r, h, detector, delay) for r in runs] for h in lengths}
     used = data[primary]
     fit = F.fit_friction(used, structure.sign, structure.terms, default)
-    exceedance = F.internal_exceedance(used, fit.sign, structure.terms, default) if len(used) > 1 else None
-    # The stated factor is a floor. On the real Gen3 a held-out run's largest error reached 2.5x the
-    # calibration's (one joint, 0.1 s windows) under a stated 2: how far one calibration run goes
-    # beyond the others (every joint, each run left out in turn) is the evidence the runs themselves
-    # give of how far a new run may go, so the factor is raised to the largest such ratio.
-    factor = safety_factor if exceedance is None else max(safety_factor, float(exceedance.max()))
+    # Per joint and window length: how far one calibration run's largest error went beyond the
+    # others' (each run left out in turn, friction fitted on the others) is the evidence the runs
+    # themselves give of how far a new run may go on that joint. Each joint's bound is its own
+    # largest error x that ratio (at least 1) x HELD_OUT_MARGIN, at least x the stated factor: a
+    # joint the held-out data contradict is widened, the others are not.
+    exceedance = (F.internal_exceedance(used, fit.sign, structure.terms, default, others=data)
+                  if len(used) > 1 else None)
     windows = {}
     for h, d in data.items():
         _, half = F.residual_ranges(d, fit.sign, fit.friction)
         worst = half.max(axis=0)
-        windows[h] = {"duration_s": h / rate, "max_error_Nm_s": worst, "bound_Nm_s": factor * worst}
+        factor = joint_factors(None if exceedance is None else exceedance[h], safety_factor, robot.nv)
+        windows[h] = {"duration_s": h / rate, "max_error_Nm_s": worst, "bound_Nm_s": factor * worst, "factor": factor}
     spread_lo, spread_hi = fit.offsets.min(axis=0), fit.offsets.max(axis=0)
     center = 0.5 * (spread_lo + spread_hi)
     half_width = 0.5 * (spread_hi - spread_lo) + offset_margin_Nm
@@ -83,14 +85,19 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
         "plateaus": plateaus,
         "term_support": structure.report(),
         "structure_keys": [[bool(a), bool(b), [bool(x) for x in t]] for a, b, t in structure.keys],
-        "internal_exceedance": None if exceedance is None else exceedance.tolist(),
+        "internal_exceedance": None if exceedance is None else exceedance[primary].tolist(),
+        "internal_exceedance_per_window": None if exceedance is None else
+        {int(h): e.tolist() for h, e in sorted(exceedance.items())},
         "effort_delay": {"grid_s": grid.tolist(), "rms_Nm": structure.train_rms_Nm.tolist()},
     }
     cal = Calibration(robot.name, list(robot.joint_names), rate, fit.sign, fit.friction, center, half_width,
-                      windows, factor, detector, report=report, effort_delay_s=delay,
+                      windows, max(float(w["factor"].max()) for w in windows.values()), detector, report=report,
+                      effort_delay_s=delay,
                       torque_range_Nm=torque_range(data.values()))
     cal.provenance = provenance(runs, sources, safety_factor, offset_margin_Nm, primary / rate)
-    cal.provenance["safety_factor_applied"] = factor
+    cal.provenance["safety_factor_applied"] = {f"{w['duration_s']:g} s": w["factor"].tolist()
+                                               for _, w in sorted(windows.items())}
+    cal.provenance["held_out_widening"] = widening(windows, exceedance, robot.joint_names, safety_factor)
     if payload_bias and len(runs) > 1:
         cal.payload_bias_rms = payload_bias_rms(robot, runs, safety_factor, windows_s, offset_margin_Nm,
                                                 effort_delay_grid_s, structure.keys)
@@ -98,6 +105,32 @@ def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: f
     if validate:
         cal.provenance["validation"] = validation(robot, cal, validate)
     return cal
+
+
+def joint_factors(exceedance, safety_factor: float, nv: int) -> np.ndarray:
+    """(nv,) the factor each joint's largest calibration error is multiplied by: its held-out
+    exceedance ``exceedance`` (nv,) (at least 1) x :data:`HELD_OUT_MARGIN`, at least
+    ``safety_factor``; without held-out evidence (one run: None) :data:`SINGLE_RUN_FACTOR`."""
+    if exceedance is None:
+        return np.full(nv, max(safety_factor, SINGLE_RUN_FACTOR))
+    return np.maximum(safety_factor, HELD_OUT_MARGIN * np.maximum(1.0, np.asarray(exceedance, dtype=float)))
+
+
+def widening(windows: dict, exceedance, joints, safety_factor: float) -> dict:
+    """What the provenance says of the bounds: the rule, and per window length the joints whose bound
+    the held-out data widened (exceedance above 1: a run left out went beyond the others' largest
+    error) with that ratio and the factor applied."""
+    out = {"rule": f"bound = largest calibration error x max(1, held-out exceedance) x {HELD_OUT_MARGIN:g} "
+                   f"(margin), at least x {safety_factor:g} (stated); one run: x {max(safety_factor, SINGLE_RUN_FACTOR):g}",
+           "margin": HELD_OUT_MARGIN, "widened": []}
+    if exceedance is None:
+        out["note"] = "one calibration run: no held-out exceedance measured"
+        return out
+    for h, w in sorted(windows.items()):
+        for j in np.flatnonzero(exceedance[h] > 1.0):
+            out["widened"].append({"window_s": round(float(w["duration_s"]), 6), "samples": int(h), "joint": str(joints[j]),
+                                   "held_out_exceedance": float(exceedance[h][j]), "factor": float(w["factor"][j])})
+    return out
 
 
 def torque_range(window_sets) -> np.ndarray:
@@ -130,15 +163,15 @@ def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, of
 
 def validation(robot, cal: Calibration, runs: list[Run]) -> dict:
     """Held-out check: per run and window length, the largest remaining error (each run with its own
-    minimax offset) relative to the calibration's largest; passed when every ratio stays within the
-    safety factor and every offset within the offset box."""
+    minimax offset) relative to the calibration's largest; passed when every joint's ratio stays
+    within that joint's factor and every offset within the offset box."""
     out = {"runs": [r.name for r in runs], "per_window": {}, "passed": True}
     for h, w in cal.windows.items():
         data = [F.joint_windows(robot, r, h, cal.detector, cal.delays()) for r in runs]
         offsets, half = F.residual_ranges(data, cal.torque_sign, cal.friction)
         ratio = half.max(axis=0) / np.maximum(w["max_error_Nm_s"], 1e-12)
         inside = np.abs(offsets - cal.offset_center_Nm) <= cal.offset_half_width_Nm
-        ok = bool(np.all(ratio <= cal.safety_factor) and inside.all())
+        ok = bool(np.all(ratio <= cal.factors(h)) and inside.all())
         out["per_window"][int(h)] = {"duration_s": w["duration_s"], "exceedance_ratio": ratio.tolist(),
                                      "offsets_Nm": offsets.tolist(), "offsets_inside_box": bool(inside.all()),
                                      "held_out_rms_Nm": F.rms_with_offsets(data, cal.torque_sign, cal.friction).tolist(),
@@ -169,4 +202,5 @@ def provenance(runs, sources, safety_factor: float, offset_margin_Nm: float, win
             "method": "momentum windows, nominal link inertials; per joint the torque sign, the effort delay (on a "
                       "grid) and the armature kept only with held-out support, else the profile's value "
                       f"({F.selection_rule()}); least-squares terms shared by the runs, one offset per run; "
-                      "bound = largest minimax residual x safety factor"}
+                      "bound per joint = largest minimax residual x max(1, that joint's held-out exceedance "
+                      "among the runs) x margin"}

@@ -6,7 +6,8 @@ command-line / launch argument overrides that. Contents (SI units, joints in pro
 lags the logged states by this much, per joint), ``friction`` ``Fc, Fv, Ia`` per joint,
 ``offsets`` (each calibration run's offset and the box ``center ± half_width`` the estimator keeps
 the run's unknown offset in), ``windows`` (per momentum window length: the largest remaining error
-seen and the row bound = that x ``safety_factor``), ``torque_range_Nm`` (the largest
+seen per joint, the factor applied per joint and the row bound = their product; a file written
+before the factors were kept per joint has one ``safety_factor`` for every joint), ``torque_range_Nm`` (the largest
 |torque| the measured windows integrated, per joint: the windows' bounds hold up to it), ``plateaus``
 (the detector of samples the model cannot explain), and ``provenance`` (runs, their data dates, when
 and how it was made, validation).
@@ -42,7 +43,8 @@ class CalibrationError(ProfileError):
 @dataclass
 class Calibration:
     """A robot calibration (see the module docstring); ``windows`` maps samples per window to
-    ``{"duration_s", "max_error_Nm_s", "bound_Nm_s"}``."""
+    ``{"duration_s", "max_error_Nm_s", "bound_Nm_s"}`` and, when written per joint, ``"factor"``
+    (nv,); ``safety_factor``: the largest factor applied (an older file's only one)."""
 
     robot: str
     joints: list
@@ -79,6 +81,13 @@ class Calibration:
         return {"window_bound_Nm_s": np.asarray(w["bound_Nm_s"], dtype=float), "window_duration_s": w["duration_s"],
                 "exclude": self.detector, "torque_sign": self.torque_sign, "effort_delay_s": self.delays(),
                 "torque_range_Nm": self.torque_range()}
+
+    def factors(self, samples: int) -> np.ndarray:
+        """(nv,) the factor each joint's largest calibration error was multiplied by for windows of
+        ``samples`` samples (a file without per-joint factors: ``safety_factor`` on every joint)."""
+        w = self.window(samples)
+        f = w.get("factor")
+        return np.full(len(self.joints), float(self.safety_factor)) if f is None else np.asarray(f, dtype=float)
 
     def torque_range(self) -> np.ndarray:
         """(nv,) the largest |logged torque| per joint the bounds were measured up to (zeros when the
@@ -124,6 +133,7 @@ class Calibration:
             "safety_factor": float(self.safety_factor),
             "windows": [{"samples": int(n), "duration_s": float(w["duration_s"]),
                          "max_error_Nm_s": list(map(float, w["max_error_Nm_s"])),
+                         "factor": list(map(float, self.factors(n))),
                          "bound_Nm_s": list(map(float, w["bound_Nm_s"]))} for n, w in sorted(self.windows.items())],
             "plateaus": self.detector.to_dict(),
             "statistical": {"payload_bias_rms": None if self.payload_bias_rms is None else self.payload_bias_rms.tolist(),
@@ -166,6 +176,11 @@ class Calibration:
                     raise CalibrationError(f"{where}: windows: bound_Nm_s needs {n} positive numbers")
                 windows[int(w["samples"])] = {"duration_s": float(w["duration_s"]), "bound_Nm_s": bound,
                                               "max_error_Nm_s": np.asarray(w["max_error_Nm_s"], dtype=float)}
+                if w.get("factor") is not None:     # absent from files written with one factor for all joints
+                    factor = np.asarray(w["factor"], dtype=float)
+                    if factor.shape != (n,) or not np.all(factor >= 1):
+                        raise CalibrationError(f"{where}: windows: factor needs {n} numbers >= 1")
+                    windows[int(w["samples"])]["factor"] = factor
             bias = _bias(d, where)
             return cls(str(d["robot"]), list(d["joints"]), float(d["sample_rate_hz"]), arrays["torque_sign"],
                        np.stack([arrays["Fc"], arrays["Fv"], arrays["Ia"]], axis=1), arrays["center"], arrays["half"],

@@ -9,7 +9,7 @@ estimator uses) gives one equation, with the nominal link inertials moved to the
 torque offset of each run (a nuisance: it drifts from run to run), ``r`` the remaining model error
 (link inertials, friction shape, sensor errors, the forward-Euler sum). ``Fc, Fv, Ia`` are shared by
 all runs (least squares); the error bound of a window length is the largest ``|r|`` over the runs,
-each run with its own best (minimax) offset, times the safety factor (:func:`.build.calibrate`):
+each run with its own best (minimax) offset, times that joint's factor (:func:`.build.calibrate`):
 the estimator gets the offset as an unknown too, so that is the error it must cover. Windows
 touching a velocity-limit plateau are left out (:mod:`.plateaus`) and counted.
 
@@ -264,17 +264,23 @@ def rms_with_offsets(data: list[JointWindows], sign, friction) -> np.ndarray:
     return np.sqrt(np.mean(r ** 2, axis=0))
 
 
-def internal_exceedance(data: list[JointWindows], sign, terms=None, default=None) -> np.ndarray:
+def internal_exceedance(data: list[JointWindows], sign, terms=None, default=None, others=None) -> np.ndarray:
     """(nv,) largest ratio, over the runs, of a run's remaining error (friction fitted on the other
     runs, the same terms) to the others' own largest error: how far new data went beyond the
-    calibration here."""
-    ratios = []
+    calibration here. ``others``: window lengths -> the same runs' windows of that length; then a
+    dict length -> (nv,) ratio, the friction still fitted on ``data`` (as :func:`~.build.calibrate`
+    fits it) and the errors compared on each length's windows."""
+    sets = {None: data} if others is None else others
+    ratios = {h: [] for h in sets}
     for k in range(len(data)):
         rest = [d for i, d in enumerate(data) if i != k]
         fit = fit_friction(rest, sign, terms, default)
-        _, held = residual_ranges([data[k]], fit.sign, fit.friction)
-        ratios.append(held[0] / np.maximum(fit.half_range.max(axis=0), 1e-12))
-    return np.max(ratios, axis=0) if ratios else np.ones(data[0].y.shape[1])
+        for h, runs in sets.items():
+            _, half = residual_ranges(runs, fit.sign, fit.friction)
+            seen = np.delete(half, k, axis=0).max(axis=0)
+            ratios[h].append(half[k] / np.maximum(seen, 1e-12))
+    out = {h: np.max(r, axis=0) if r else np.ones(data[0].y.shape[1]) for h, r in ratios.items()}
+    return out[None] if others is None else out
 
 
 # --- which structure the data support -----------------------------------------------------------
