@@ -1,6 +1,7 @@
 """``inertial-id profile init`` (issue 50): a profile written from a URDF the package does not ship
 loads as written, with the URDF's joints and limits; bad input is one line and a non-zero exit; and
 the profile errors a hand-written profile meets name the field and the fix."""
+import json
 import shutil
 from pathlib import Path
 
@@ -212,7 +213,6 @@ def test_whole_robot_profiles_without_a_payload_prior_need_no_torque_bound():
 @pytest.mark.parametrize("sensing", ["joint_torque", "wrench"])
 def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, urdf, link, rated_kg, sensing):
     """record-sim then estimate on the profile as written: guaranteed, consistent, the truth inside."""
-    import json
     profile = str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml", sensing=sensing))
     bag, result = str(tmp_path / "bag"), tmp_path / "result.json"
     assert main(["record-sim", "--robot", profile, "--duration", "4", "--out", bag, "--start-time", "0"]) == 0
@@ -242,6 +242,14 @@ def test_calibrate_then_estimate_accept_the_written_profile_on_mujoco_runs(tmp_p
         free.append(str(tmp_path / f"free{k}"))
     cal = tmp_path / "cal.yaml"
     assert main(["calibrate", *free, "--robot", profile, "--out", str(cal)]) == 0
+    # the whole arm identified from the same runs, the written profile as its model
+    assert main(["identify", "--model", profile, "--data", free[0], "--validate", free[1], "--friction",
+                 "--json", str(tmp_path / "identified.json")]) == 0
+    links = json.loads((tmp_path / "identified.json").read_text())["links"]
+    assert len(links) == 6
+    for link in links.values():     # inside the plausibility bounds (a solver's tolerance on a bound)
+        lower, upper = link["mass_bounds_kg"]
+        assert lower - 1e-6 <= link["mass_kg"] <= upper + 1e-6, links
     robot, pi_true, rec, _ = harness.simulate(replace(case, calibration=str(cal)))
     result, _, _, _ = harness.estimate(robot_naming_calibration(robot, str(cal)), rec)
     assert result.bounds_guaranteed and result.data_consistent, result.message
