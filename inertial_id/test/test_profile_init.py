@@ -223,16 +223,18 @@ def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, urdf,
 
 
 @pytest.mark.slow
-def test_calibrate_then_estimate_accept_the_written_profile_on_mujoco_runs(tmp_path):
+def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_on_mujoco_runs(tmp_path):
     """The route of the tutorial on MuJoCo (friction, damping, armature the model lacks): two
-    payload-free runs, ``calibrate`` on them, then a 1.5 kg payload's run estimated with that
-    calibration: guaranteed, consistent, the truth inside."""
+    payload-free runs of the written profile, ``profile init --runs`` on them (the calibration
+    written beside the profile and named there, no edit), then a 1.5 kg payload's run estimated with
+    the profile as written: guaranteed, consistent, the truth inside; ``identify`` takes the same
+    profile and runs."""
     from dataclasses import replace
 
-    from inertial_id.core.calibration.apply import robot_naming_calibration
     from inertial_id.core.data.data_io import Run, write_run
     from inertial_id.sim import harness
-    profile = str(init_profile(beside(tmp_path, "ur5e.urdf"), "tool0", 5.0, tmp_path / "ur5e.yaml"))
+    urdf = beside(tmp_path, "ur5e.urdf")
+    profile = str(init_profile(urdf, "tool0", 5.0, tmp_path / "ur5e.yaml"))
     # the harness's default damping is the xArm7's, one figure per joint of a 7-DoF arm
     case = harness.Case("ur5e", robot=profile, mass_kg=1.5, duration_s=8.0, damping_Nms_rad=0.5)
     free = []
@@ -240,8 +242,10 @@ def test_calibrate_then_estimate_accept_the_written_profile_on_mujoco_runs(tmp_p
         _, _, rec, _ = harness.simulate(harness.payload_free(case, k))
         write_run(tmp_path / f"free{k}", Run(f"free{k}", rec.t, rec.q, rec.qd, rec.tau))
         free.append(str(tmp_path / f"free{k}"))
-    cal = tmp_path / "cal.yaml"
-    assert main(["calibrate", *free, "--robot", profile, "--out", str(cal)]) == 0
+    assert main(["profile", "init", "--urdf", str(urdf), "--payload-link", "tool0", "--rated-payload-kg", "5",
+                 "--out", profile, "--force", "--runs", *free, "--tube-seconds", "0"]) == 0
+    cal = tmp_path / "ur5e_calibration.yaml"
+    assert cal.is_file() and load_robot(profile).profile["identification"]["calibration"] == cal.name
     # the whole arm identified from the same runs, the written profile as its model
     assert main(["identify", "--model", profile, "--data", free[0], "--validate", free[1], "--friction",
                  "--json", str(tmp_path / "identified.json")]) == 0
@@ -251,6 +255,17 @@ def test_calibrate_then_estimate_accept_the_written_profile_on_mujoco_runs(tmp_p
         lower, upper = link["mass_bounds_kg"]
         assert lower - 1e-6 <= link["mass_kg"] <= upper + 1e-6, links
     robot, pi_true, rec, _ = harness.simulate(replace(case, calibration=str(cal)))
-    result, _, _, _ = harness.estimate(robot_naming_calibration(robot, str(cal)), rec)
+    result, _, _, _ = harness.estimate(load_robot(profile), rec)
     assert result.bounds_guaranteed and result.data_consistent, result.message
     assert np.all((pi_true >= np.asarray(result.lower)) & (pi_true <= np.asarray(result.upper)))
+
+
+def test_runs_are_refused_for_a_wrench_profile_and_validate_needs_runs(tmp_path, capsys):
+    urdf = str(beside(tmp_path, "fr3.urdf"))
+    base = ["profile", "init", "--urdf", urdf, "--payload-link", "fr3_link8", "--rated-payload-kg", "3",
+            "--tube-seconds", "0", "--force"]
+    assert main([*base, "--sensing", "wrench", "--runs", str(tmp_path)]) == 2
+    assert "no joint torque sensing" in capsys.readouterr().err
+    assert main([*base, "--validate", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--validate" in err and len(err.splitlines()) == 1

@@ -67,12 +67,29 @@ def leave_one_out_runs(paths, n_joints: int) -> list:
     return runs
 
 
-def run(args) -> int:
+def calibration_of(robot, paths, validate=(), safety_factor: float = SAFETY_FACTOR,
+                   offset_margin_Nm: float = OFFSET_MARGIN_NM, max_effort_delay_s: float = MAX_EFFORT_DELAY_S):
+    """``(calibration, runs)`` of ``robot`` from the recordings at ``paths`` (held-out: ``validate``);
+    what cannot be calibrated is a user error."""
     import numpy as np
     from ..core.calibration.build import calibrate
+    from ..core.data.data_io import DataError
+    if not robot.sensing["joint_torque"]:
+        raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
+    try:
+        runs, sources = read_recordings(paths, robot.nv)
+        held, _ = read_recordings(validate, robot.nv)
+        cal = calibrate(robot, runs, held, safety_factor, offset_margin_Nm=offset_margin_Nm, sources=sources,
+                        effort_delay_grid_s=np.round(np.arange(0.0, max_effort_delay_s + 1e-9, 0.01), 3))
+    except (DataError, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    return cal, runs
+
+
+def run(args) -> int:
+    import numpy as np
     from ..core.calibration.file import LARGEST_EFFORT_DELAY_S
     from ..core.calibration.fit import FEATURE_MARGIN
-    from ..core.data.data_io import DataError
     from ..core.robot.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
         raise UserError("--safety-factor must be a finite number >= 1")
@@ -81,15 +98,8 @@ def run(args) -> int:
     if not 0 <= args.max_effort_delay <= LARGEST_EFFORT_DELAY_S:
         raise UserError(f"--max-effort-delay must be between 0 and {LARGEST_EFFORT_DELAY_S:g} s")
     robot = load_robot(args.robot)
-    if not robot.sensing["joint_torque"]:
-        raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
-    try:
-        runs, sources = read_recordings(args.runs, robot.nv)
-        held, _ = read_recordings(args.validate, robot.nv)
-        cal = calibrate(robot, runs, held, args.safety_factor, offset_margin_Nm=args.offset_margin, sources=sources,
-                        effort_delay_grid_s=np.round(np.arange(0.0, args.max_effort_delay + 1e-9, 0.01), 3))
-    except (DataError, ValueError) as exc:
-        raise UserError(str(exc)) from None
+    cal, runs = calibration_of(robot, args.runs, args.validate, args.safety_factor, args.offset_margin,
+                               args.max_effort_delay)
     cal.write(args.out)
     write_json(args.json, cal.to_dict())
     joints = cal.joints

@@ -8,6 +8,10 @@ until ``inertial-id calibrate`` has measured them); the planner's tracking tube 
 simulated arm (``profile tube``). The profile names the URDF relative to its own folder and loads as
 written; an existing file is kept unless ``--force``.
 
+With ``--runs RUN...`` (recordings of the arm without payload; joint torque sensing), ``profile init``
+also calibrates the arm on them (``inertial-id calibrate``, held-out ``--validate`` runs optional),
+writes the calibration beside the profile and names it there.
+
 ``profile tube --robot PROFILE [--write]``: the tracking tube of the arm's simulated controller,
 measured by running the planner on MuJoCo with the profile's simulated payload (round by round until
 the errors fit the tube the plans were certified for); ``--write`` puts it into the profile file."""
@@ -38,6 +42,9 @@ def register(sub) -> None:
     init.add_argument("--ft-frame", metavar="FRAME", help="the F/T sensor's link (wrench; default the payload link)")
     init.add_argument("--out", metavar="PATH", help="profile to write (default: the URDF's name with .yaml, in the current folder)")
     init.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
+    init.add_argument("--runs", nargs="+", default=[], metavar="RUN",
+                      help="recordings without payload to calibrate on (joint torque sensing; run folders or bags)")
+    init.add_argument("--validate", nargs="+", default=[], metavar="RUN", help="held-out recordings for the calibration")
     init.add_argument("--tube-seconds", type=non_negative_float, default=TUBE_SECONDS, metavar="S",
                       help=f"simulated motion per round of the tube measurement (default {TUBE_SECONDS:g}; "
                            "0: keep the placeholder tube)")
@@ -70,27 +77,40 @@ def _measure(robot, seconds: float, seed: int):
 
 def run_init(args) -> int:
     from ..core.robot.model import load_robot
+    from ..core.robot.profile_edit import read_profile_text, with_calibration, with_tracking_tube, write_profile_text
     from ..core.robot.profile_init import init_profile
-    from ..core.robot.profile_tube import write_tracking_tube
+    from .calibrate import calibration_of
+    if args.validate and not args.runs:
+        raise UserError("--validate checks the calibration of --runs: give the runs to calibrate on")
     out = Path(args.out) if args.out else Path(Path(args.urdf).stem + ".yaml")
     written = init_profile(args.urdf, args.payload_link, args.rated_payload_kg, out, sensing=args.sensing,
                            ft_frame=args.ft_frame, force=args.force)
+    if args.runs:
+        cal, runs = calibration_of(load_robot(str(written)), args.runs, args.validate)
+        cal_path = written.with_name(f"{written.stem}_calibration.yaml")
+        cal.write(cal_path)
+        validated = cal.provenance.get("validation", {}).get("passed")
+        note = (f"inertial-id calibrate on {len(runs)} payload-free runs"
+                + ("" if validated is None else ", held-out validation " + ("passed" if validated else "FAILED")))
+        write_profile_text(written, with_calibration(read_profile_text(written), cal_path.name, note))
+        print(f"calibrated on {', '.join(r.name for r in runs)}: wrote {cal_path}", file=sys.stderr)
     if args.tube_seconds > 0:
-        write_tracking_tube(written, *_measure(load_robot(str(written)), args.tube_seconds, 1))
-    print(f"wrote {written}: replace the placeholders its comments name (sensor bounds: inertial-id calibrate)",
-          file=sys.stderr)
+        tube, note = _measure(load_robot(str(written)), args.tube_seconds, 1)
+        write_profile_text(written, with_tracking_tube(read_profile_text(written), tube, note))
+    print(f"wrote {written}: replace the placeholders its comments name"
+          + ("" if args.runs else " (sensor bounds: inertial-id calibrate, or --runs)"), file=sys.stderr)
     return 0
 
 
 def run_tube(args) -> int:
     from ..core.robot.model import load_robot
-    from ..core.robot.profile_tube import tube_yaml, write_tracking_tube
+    from ..core.robot.profile_edit import read_profile_text, tube_yaml, with_tracking_tube, write_profile_text
     if args.write and not os.path.isfile(args.robot):
         raise UserError(f"--write takes a profile file, not '{args.robot}': copy the profile and pass its path")
     robot = load_robot(args.robot)
     tube, note = _measure(robot, args.seconds, args.seed)
     print(f"tracking_error: {tube_yaml(tube)}")
     if args.write:
-        write_tracking_tube(args.robot, tube, note)
+        write_profile_text(args.robot, with_tracking_tube(read_profile_text(args.robot), tube, note))
         print(f"wrote planner.tracking_error into {args.robot}", file=sys.stderr)
     return 0

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from . import strict_yaml
-from .model import build_model_from_urdf, load_payloads, load_robot
+from .model import build_model_from_urdf, load_payloads
+from .profile_edit import write_profile_text
 from .profile import ProfileError
 
 SENSING_KINDS = ("joint_torque", "wrench")
@@ -329,7 +329,7 @@ obstacles: []                          # axis-aligned boxes in the base frame: {
 def init_profile(urdf_path: str | Path, payload_link: str, rated_payload_kg: float, out_path: str | Path,
                  sensing: str = "joint_torque", ft_frame: str | None = None, force: bool = False) -> Path:
     """Write the profile of the URDF to ``out_path`` (refused where a file exists, unless ``force``),
-    after checking that :func:`load_robot` accepts it as written. Returns the path written."""
+    after checking that :func:`~.model.load_robot` accepts it as written. Returns the path written."""
     urdf_path, out_path = Path(urdf_path), Path(out_path)
     if not (np.isfinite(rated_payload_kg) and rated_payload_kg > 0):
         raise ProfileError(f"the rated payload must be a positive number of kg, got {rated_payload_kg}")
@@ -346,12 +346,5 @@ def init_profile(urdf_path: str | Path, payload_link: str, rated_payload_kg: flo
         urdf_ref = urdf_abs.relative_to(out_path.resolve().parent).as_posix()
     except ValueError:
         urdf_ref = str(urdf_abs)
-    text = profile_text(arm, urdf_ref, payload_link, rated_payload_kg, sensing, ft_frame)
-    raw = strict_yaml.load(text)
-    raw["_path"] = str(out_path.resolve())
-    load_robot(raw)
-    try:
-        out_path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ProfileError(f"cannot write '{out_path}': {exc.strerror or exc}") from None
+    write_profile_text(out_path, profile_text(arm, urdf_ref, payload_link, rated_payload_kg, sensing, ft_frame))
     return out_path

@@ -1,4 +1,5 @@
-"""A measured tracking tube written into a profile file in place, every other line and comment kept.
+"""Measured figures written into a profile file in place, every other line and comment kept: the
+tracking tube (``profile tube``) and the calibration a profile names (``profile init --runs``).
 
 The tube is ``planner.tracking_error``: per joint, the position (rad), velocity (rad/s) and windowed
 acceleration (rad/s^2) half-widths the certificate covers. It is written as one flow mapping on the
@@ -17,10 +18,13 @@ from . import strict_yaml
 from .model import load_robot
 from .profile import ProfileError
 
-__all__ = ["TUBE_KEYS", "tube_yaml", "with_tracking_tube", "write_tracking_tube"]
+__all__ = ["TUBE_KEYS", "read_profile_text", "tube_yaml", "with_calibration", "with_tracking_tube",
+           "write_profile_text"]
 
 TUBE_KEYS = ("position_rad", "velocity_rad_s", "acceleration_rad_s2")
 _TUBE_LINE = re.compile(r"^(?P<indent>[ \t]+)tracking_error:[^\n]*$", re.M)
+_SECTION = re.compile(r"^identification:[^\n]*\n(?P<body>(?:[ \t#][^\n]*\n|\n)*)", re.M)
+_CALIBRATION_LINE = re.compile(r"^  calibration:[^\n]*\n", re.M)
 
 
 def _round_up(x: float) -> float:
@@ -47,13 +51,30 @@ def with_tracking_tube(text: str, tube, note: str) -> str:
     return text[:found[0].start()] + line + text[found[0].end():]
 
 
-def write_tracking_tube(path: str | Path, tube, note: str) -> None:
-    """Rewrite the profile file at ``path`` with ``tube``, after checking that it still loads."""
-    path = Path(path)
+def with_calibration(text: str, calibration_ref: str, note: str) -> str:
+    """``text`` whose ``identification:`` section names the calibration file ``calibration_ref``
+    (relative to the profile), with the comment ``note``: its ``calibration:`` line replaced, or one
+    added as the section's first line."""
+    section = _SECTION.search(text)
+    if section is None:
+        raise ProfileError("the profile has no 'identification:' section at the start of a line: name the "
+                           "calibration by hand (identification.calibration)")
+    line = f"  calibration: {calibration_ref}   # {note}\n"
+    body = section["body"]
+    body = _CALIBRATION_LINE.sub(lambda _: line, body, count=1) if _CALIBRATION_LINE.search(body) else line + body
+    return text[:section.start("body")] + body + text[section.end("body"):]
+
+
+def read_profile_text(path: str | Path) -> str:
     try:
-        text = with_tracking_tube(path.read_text(encoding="utf-8"), tube, note)
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"cannot read '{path}': {exc.strerror or exc}") from None
+
+
+def write_profile_text(path: str | Path, text: str) -> None:
+    """Write ``text`` as the profile file at ``path``, after checking that it loads from there."""
+    path = Path(path)
     raw = strict_yaml.load(text)
     raw["_path"] = str(path.resolve())
     load_robot(raw)
