@@ -66,6 +66,7 @@ def with_calibration(text: str, calibration_ref: str, note: str) -> str:
 
 
 def read_profile_text(path: str | Path) -> str:
+    """The profile file at ``path`` as text; a file that cannot be read is a one-line error."""
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
