@@ -11,7 +11,7 @@ from inertial_id.benchmarks.planner import previous_screen
 from inertial_id.core.robot.model import load_robot, payload_params
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
-from inertial_id.core.planning.excitation import PayloadExcitation, scaled_cost
+from inertial_id.core.planning.excitation import WEIGHT_SMOOTHING_NM, PayloadExcitation, scaled_cost
 from inertial_id.core.planning.bezier import BezierPlan
 from inertial_id.core.planning import plan_nlp
 from inertial_id.core.planning.optimizer import SCREEN_MARGIN_NM, SHRINK, STEP_TARGET_NM, PlanOptimizer, PlanRequest
@@ -279,7 +279,8 @@ def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
     W = ex.rows(q, z, z).reshape(2, robot.nv, 10)
     tau = ex.robot_torque(q, z, z) + W @ ex.payload_guess
     # |tau_true| <= (|tau_measured| + absolute) / (1 - relative), plus the model error per sample
-    bound = rel * (np.abs(tau) + ab) / (1 - rel) + ab + noise["model_error_Nm"]
+    # (|tau| smoothed: sqrt(tau^2 + WEIGHT_SMOOTHING_NM^2), no kink where a torque crosses zero)
+    bound = rel * (np.sqrt(tau ** 2 + WEIGHT_SMOOTHING_NM ** 2) + ab) / (1 - rel) + ab + noise["model_error_Nm"]
     assert np.allclose(ex.row_weights(ex.robot_torque(q, z, z), W), 1.0 / bound)
     # the shoulder, which carries the arm's own weight, is worth less per newton metre than the wrist
     w = ex.row_weights(ex.robot_torque(q, z, z), W)

@@ -37,7 +37,7 @@ from .bezier import BezierPlan, bernstein_basis, restriction_matrices
 from .config import PlannerSettings
 from ..robot.model import model_with_payload
 from .excitation import PayloadExcitation
-from .plan_nlp import PlanNLP
+from .plan_nlp import SOFT_MIN_SHARPNESS, PlanNLP, smooth_abs
 
 # relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
 TIGHTENING = 1e-6
@@ -316,11 +316,12 @@ class PlanOptimizer:
         reach at the samples on the plan itself, with payload rows ``W`` and payload-free torque
         ``tau``: the payload box exactly (centre +- |W_e| half-width), the robot's link parameters to
         first order (± relative error of the nominal torque), the joint friction of the robot box at
-        the sample's speeds. The tracking tube's share is :meth:`_tube_reach`."""
+        the sample's speeds. The tracking tube's share is :meth:`_tube_reach`. Every magnitude is
+        :func:`~.plan_nlp.smooth_abs`, as in the optimiser's graph."""
         c, h = 0.5 * (upper + lower), 0.5 * (upper - lower)
         fr = self._friction
-        return (np.abs(tau + W @ c) + np.abs(W) @ h + self._robot_relative * np.abs(tau)
-                + fr[:, 0] + fr[:, 1] * np.abs(qd) + fr[:, 2] * np.abs(qdd) + fr[:, 3])
+        return (smooth_abs(tau + W @ c) + smooth_abs(W * h).sum(axis=-1) + smooth_abs(self._robot_relative * tau)
+                + fr[:, 0] + smooth_abs(fr[:, 1] * qd) + smooth_abs(fr[:, 2] * qdd) + fr[:, 3])
 
     def _centre_model(self, c):
         """The robot carrying payload ``c`` and its data (kept for the next call with the same ``c``)."""
@@ -389,7 +390,11 @@ class PlanOptimizer:
             need = self.screen_gap + SCREEN_MARGIN_NM
             x0, first = self._start(objective.evaluate, need, candidates, x_brake)
             objective.freeze(x0)
-            solution = self._optimise(req, objective, need, x0, xlo, xhi, warm and first == 0,
+            # the screen's bound for IPOPT: no higher than the start meets (its soft minima being up to
+            # log(samples) / SOFT_MIN_SHARPNESS below the margin), or IPOPT starts outside its feasible
+            # set, which may be empty (the braking plan itself short of ``need``)
+            reachable = objective.evaluate(x0)[1] - np.log(self.settings.cost_samples) / SOFT_MIN_SHARPNESS
+            solution = self._optimise(req, objective, min(need, reachable), x0, xlo, xhi, warm and first == 0,
                                       min(t0 + self.settings.optimize_s, deadline))
             self._last_x = solution.x
             x = self._pull_in(G, lo, hi, self._better(objective.evaluate, need, x0, solution.x, G, lo, hi), x_brake)

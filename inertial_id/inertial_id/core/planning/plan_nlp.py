@@ -12,9 +12,14 @@ values given (the optimiser freezes them at the start point).
 
 Built once per robot and settings; each request passes its start state, information, box and
 screen terms as parameters. IPOPT's wall time is capped by ``max_wall_time`` (the settings'
-``optimize_s``). The Hessian is IPOPT's limited-memory one: on the Gen3 (4 chained plans, 4 s each,
-a shared machine) the exact Hessian of this graph took about 1 s per iteration (4-5 iterations, and
-2.6 s to build), the limited-memory one 15-30 iterations per second; neither converged in 4 s.
+``optimize_s``). The Hessian is IPOPT's limited-memory one (the exact Hessian of this graph took
+about 1 s per iteration on the Gen3). What kept IPOPT from converging was not the Hessian but kinks:
+|tau| in the row weights and every magnitude of the screen (now smoothed: ``WEIGHT_SMOOTHING_NM``,
+:func:`smooth_abs`), with which it ran 300-500 iterations on Gen3 rest requests without converging,
+30-60 with them smoothed. The screen is one soft minimum per joint (fewer iterations than one over
+every joint). IPOPT's cost is :class:`_Cost`: numpy's products of the rows with a hand-derived
+gradient (:func:`cost_and_gradient`), where CasADi's dense products took most of an iteration;
+:attr:`PlanNLP.graph` keeps the whole cost in CasADi, the reference the tests compare with.
 """
 from __future__ import annotations
 
@@ -25,13 +30,17 @@ import casadi as ca
 import numpy as np
 
 from ..robot.casadi_dynamics import CasadiDynamics
-from .excitation import BOX_INFORMATION, MASS_WEIGHT
+from .excitation import BOX_INFORMATION, MASS_WEIGHT, WEIGHT_SMOOTHING_NM
 
 # 1/N m: the screen's constraint is the soft minimum of its margins at every sample and joint, below
 # the minimum by at most log(samples * joints) / SOFT_MIN_SHARPNESS (0.28 N m for 32 samples of 7
 # joints): one constraint, whose gradient is one reverse sweep, where 224 had a Jacobian as costly as
 # 28 evaluations of the graph
 SOFT_MIN_SHARPNESS = 20.0
+# N m: every torque-valued magnitude of the screen is smoothed, |v| -> sqrt(v^2 + e^2) - e (never
+# above |v|, at most e below it): kinks in the screen's one constraint (its samples' torques, payload
+# columns, speeds crossing zero) kept IPOPT's iterates from converging
+SCREEN_SMOOTHING_NM = 0.05
 # IPOPT statuses that count as converged (the second: its acceptable tolerances held for a few iterations)
 CONVERGED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
 
@@ -76,8 +85,15 @@ class _StopAt(ca.Callback):
         return [1 if time.perf_counter() > self.stop_at else 0]
 
 
+def smooth_abs(v, e: float = SCREEN_SMOOTHING_NM):
+    """``sqrt(v^2 + e^2) - e``: |v| smoothed, never above it, at most ``e`` below (numpy or CasADi)."""
+    sqrt = np.sqrt if isinstance(v, np.ndarray | float) else ca.sqrt
+    return sqrt(v * v + e * e) - e
+
+
 def _sample_function(robot, excitation, friction, robot_relative) -> ca.Function:
-    """``(q, qd, qdd, c, h) -> (weighted rows (nv, size), screened reach (nv,))`` at one sample."""
+    """At one sample: ``(q, qd, qdd, c, h) -> (weighted rows (nv, size), screened reach (nv,))``, and the
+    same two outputs as functions of their own (``(q, qd, qdd) -> rows``, ``(q, qd, qdd, c, h) -> reach``)."""
     ex, n = excitation, robot.nv
     dyn = CasadiDynamics(robot.model)
     q, qd, qdd = (ca.SX.sym(name, n) for name in ("q", "qd", "qdd"))
@@ -87,7 +103,7 @@ def _sample_function(robot, excitation, friction, robot_relative) -> ca.Function
     tau = dyn.rnea(q, qd, qdd)
     tau_w = tau + ca.mtimes(W, ca.DM(ex.payload_guess))
     rel = ex.torque_relative
-    bound = rel * (ca.fabs(tau_w) + ex.torque_absolute_Nm) / (1.0 - rel) + ex.torque_absolute_Nm + ex.model_error_Nm
+    bound = rel * (ca.sqrt(tau_w * tau_w + WEIGHT_SMOOTHING_NM ** 2) + ex.torque_absolute_Nm) / (1.0 - rel) + ex.torque_absolute_Nm + ex.model_error_Nm
     w = 1.0 / ca.fmax(bound, ex.floor_Nm)
     if ex.robot_prior is None:
         A = W
@@ -97,9 +113,10 @@ def _sample_function(robot, excitation, friction, robot_relative) -> ca.Function
             friction_cols[j, 4 * j:4 * j + 4] = ca.horzcat(ca.sign(qd[j]), qd[j], qdd[j], 1.0)
         A = ca.horzcat(W, Y, friction_cols)
     fr = friction
-    reach = (ca.fabs(tau + ca.mtimes(W, c)) + ca.mtimes(ca.fabs(W), h) + robot_relative * ca.fabs(tau)
-             + fr[:, 0] + fr[:, 1] * ca.fabs(qd) + fr[:, 2] * ca.fabs(qdd) + fr[:, 3])
-    return ca.Function("sample", [q, qd, qdd, c, h], [ca.diag(w) @ A, reach])
+    reach = (smooth_abs(tau + ca.mtimes(W, c)) + ca.sum2(smooth_abs(W @ ca.diag(h))) + smooth_abs(robot_relative * tau)
+             + fr[:, 0] + smooth_abs(fr[:, 1] * qd) + smooth_abs(fr[:, 2] * qdd) + fr[:, 3])
+    return (ca.Function("sample", [q, qd, qdd, c, h], [ca.diag(w) @ A, reach]),
+            ca.Function("rows", [q, qd, qdd], [ca.diag(w) @ A]), ca.Function("reach", [q, qd, qdd, c, h], [reach]))
 
 
 def _scaled_cost_function() -> ca.Function:
@@ -132,6 +149,135 @@ def soft_min(values, sharpness: float = SOFT_MIN_SHARPNESS):
     return low - ca.log(ca.sum1(ca.exp(-sharpness * (values - low)))) / sharpness
 
 
+def cost_and_gradient(R, F_prev, half, dt: float, robot_prior=None, gradient: bool = True):
+    """The scaled cost (:func:`~.excitation.scaled_cost`) of the information ``F = F_prev + dt R^T R``
+    (the robot's parameters marginalised with their prior information ``robot_prior``), and its
+    gradient with respect to the rows ``R`` (N nv, size), derived by hand:
+
+    with ``K = F_rr + prior``, ``L = K^-1 F_re``, the payload information ``P = F_ee - F_er L``, ``M =
+    S P S + I`` and ``u = M^-1 e_m``: ``d cost / d M = -M^-1 - MASS_WEIGHT u u^T / u_m``, ``G = S (d
+    cost / d M) S``; ``dP = dF_ee - dF_er L - L^T dF_re + L^T dF_rr L``, so ``d cost / d F = [I; -L] G
+    [I, -L^T]`` and ``d cost / d R = 2 dt (R_e - R_r L) G [I, -L^T]``. ``(inf, None)`` when ``M`` is
+    not positive definite."""
+    F = F_prev + dt * (R.T @ R)
+    L = None
+    P = F
+    if robot_prior is not None:
+        K = F[10:, 10:] + robot_prior
+        L = np.linalg.solve(K, F[10:, :10])
+        P = F[:10, :10] - F[:10, 10:] @ L
+    s = np.asarray(half, dtype=float)
+    M = P * np.outer(s, s) + BOX_INFORMATION * np.eye(10)
+    try:
+        C = np.linalg.cholesky(0.5 * (M + M.T))
+    except np.linalg.LinAlgError:
+        return float("inf"), None
+    Minv = np.linalg.inv(M)
+    u = Minv[:, 0]
+    cost = -2.0 * np.sum(np.log(np.diag(C))) + MASS_WEIGHT * np.log(u[0])
+    if not gradient:
+        return float(cost), None
+    G = np.outer(s, s) * (-Minv - MASS_WEIGHT * np.outer(u, u) / u[0])
+    if L is None:
+        return float(cost), 2.0 * dt * (R @ G)
+    Z = R[:, :10] - R[:, 10:] @ L                      # R [I; -L]
+    ZG = Z @ G
+    return float(cost), 2.0 * dt * np.hstack([ZG, -ZG @ L.T])
+
+
+class _Cost(ca.Callback):
+    """``(x, P0, F_prev, half) -> cost`` (:func:`cost_and_gradient` of the plan's rows at the samples)
+    with its reverse derivative: CasADi's dense products of the (N nv, size) rows took most of a
+    gradient's time (Gen3: 15 ms for cost and gradient; numpy's products and one sample's SX reverse
+    sweep mapped over the samples: a few ms)."""
+
+    def __init__(self, rows: ca.Function, maps, size: int, robot_prior, dt: float):
+        """``rows``: one sample's ``(q, qd, qdd) -> weighted rows (nv, size)``; ``maps``: the sample maps
+        (:meth:`~.optimizer.PlanOptimizer.sample_maps`) from the free points x and P0."""
+        ca.Callback.__init__(self)
+        N = maps[0][0].shape[0]
+        self.rows, self.maps, self.size, self.robot_prior, self.dt = rows.map(N), maps, size, robot_prior, dt
+        # its reverse derivative, one sample at a time (an SX function), mapped over the samples
+        self.rows_vjp = rows.reverse(1).map(N)            # (q, qd, qdd, rows, rows_adj) -> (q_adj, qd_adj, qdd_adj)
+        m, n, d = maps[0][0].shape[1], rows.size1_in(0), maps[0][1].shape[1] - 1
+        self.sizes = [(m * n, 1), (d + 1, n), (size, size), (10, 1)]
+        self._last = None                                 # (key, cost, d cost / d x or None)
+        self._reverse = None
+        self.construct("plan_cost", {"enable_fd": False})
+
+    def get_n_in(self):
+        return 4
+
+    def get_n_out(self):
+        return 1
+
+    def get_sparsity_in(self, i):
+        return ca.Sparsity.dense(*self.sizes[i])
+
+    def get_sparsity_out(self, i):
+        return ca.Sparsity.dense(1, 1)
+
+    def value(self, x, P0, F_prev, half, gradient: bool):
+        """(cost, d cost / d x or None), the last point's kept (IPOPT asks cost and gradient at the same x)."""
+        x, P0, F_prev, half = (np.asarray(a, dtype=float) for a in (x, P0, F_prev, half))
+        key = b"".join(a.tobytes() for a in (x, P0, F_prev, half))
+        if self._last is not None and self._last[0] == key and (self._last[2] is not None or not gradient):
+            return self._last[1], self._last[2]
+        n, size = P0.shape[1], self.size
+        X = x.reshape(-1, n)                                      # x raveled as (m, n)
+        states = [(BA @ X + BP @ P0).T for BA, BP in self.maps]  # q, qd, qdd (n, N)
+        out = np.asarray(self.rows(*states))                      # (n, N size): sample after sample
+        N = out.shape[1] // size
+        R = out.reshape(n, N, size).transpose(1, 0, 2).reshape(N * n, size)
+        cost, dR = cost_and_gradient(R, F_prev, half.ravel(), self.dt, self.robot_prior, gradient)
+        dx = None
+        if gradient and dR is None:       # NaN where the cost is not finite (IPOPT: an evaluation error)
+            dx = np.full(x.size, np.nan)
+        elif gradient:
+            seed = dR.reshape(N, n, size).transpose(1, 0, 2).reshape(n, N * size)
+            bars = self.rows_vjp(*states, out, seed)
+            dx = sum(BA.T @ np.asarray(b).T for (BA, _), b in zip(self.maps, bars)).ravel()
+        self._last = (key, cost, dx)
+        return cost, dx
+
+    def eval(self, arg):
+        return [self.value(*arg, gradient=False)[0]]
+
+    def has_reverse(self, nadj):
+        return nadj == 1
+
+    def get_reverse(self, nadj, name, inames, onames, opts):
+        self._reverse = _CostReverse(self, name, opts)            # kept: CasADi holds no Python reference
+        return self._reverse
+
+
+class _CostReverse(ca.Callback):
+    """The reverse derivative of :class:`_Cost`: ``(x, P0, F_prev, half, cost, seed) -> (seed d cost /
+    d x, 0, 0, 0)`` (the parameters are given, not optimised)."""
+
+    def __init__(self, cost: _Cost, name: str, opts):
+        ca.Callback.__init__(self)
+        self.cost = cost
+        self.construct(name, {"enable_fd": False})
+
+    def get_n_in(self):
+        return 6
+
+    def get_n_out(self):
+        return 4
+
+    def get_sparsity_in(self, i):
+        return ca.Sparsity.dense(*self.cost.sizes[i]) if i < 4 else ca.Sparsity.dense(1, 1)
+
+    def get_sparsity_out(self, i):
+        return ca.Sparsity.dense(*self.cost.sizes[i])
+
+    def eval(self, arg):
+        _, dx = self.cost.value(*arg[:4], gradient=True)
+        seed = float(arg[5])
+        return [ca.DM(seed * dx)] + [ca.DM.zeros(*self.cost.sizes[i]) for i in (1, 2, 3)]
+
+
 class PlanNLP:
     """The planner's NLP for one robot and settings (module docstring)."""
 
@@ -140,9 +286,10 @@ class PlanNLP:
         the graph uses; ``budget_s``: IPOPT's ``max_wall_time``."""
         o, s = optimizer, optimizer.settings
         n, m, d, N = o.n, o.m, o.d, s.cost_samples
-        self.size = o.excitation.size
+        self.size, self.joints = o.excitation.size, n
         maps = o.sample_maps()                                   # 3 x (B A (N, m), B (N, d+1))
-        sample = _sample_function(o.robot, o.excitation, o._friction, o._robot_relative).map(N)
+        sample, rows_one, reach_one = _sample_function(o.robot, o.excitation, o._friction, o._robot_relative)
+        sample, reach_one = sample.map(N), reach_one.map(N)
         cost = _cost_function(self.size, o.excitation.robot_prior)
         x = ca.MX.sym("x", m * n)
         P0 = ca.MX.sym("P0", d + 1, n)                           # control points at x = 0
@@ -155,12 +302,16 @@ class PlanNLP:
         R = ca.vertcat(*ca.horzsplit(rows, self.size))          # (N n, size)
         F = F_prev + (s.horizon_s / N) * ca.mtimes(R.T, R)
         p = ca.vertcat(ca.vec(P0), ca.vec(F_prev), half, c, room)
-        cost_x = ca.Function("cost", [x, p], [cost(F, half)])
-        screen_x = ca.Function("screen", [x, p], [soft_min(ca.vec(ca.repmat(room, 1, N) - reach))])
+        # IPOPT's cost: the same, with the information's algebra in numpy (:class:`_Cost`)
+        self.cost_callback = _Cost(rows_one, maps, self.size, o.excitation.robot_prior, s.horizon_s / N)
+        cost_x = ca.Function("cost", [x, p], [self.cost_callback(x, P0, F_prev, half)])
+        margins = ca.repmat(room, 1, N) - reach_one(q.T, qd.T, qdd.T, c, half)     # (n, N)
+        screen_x = ca.Function("screen", [x, p], [ca.vertcat(*(soft_min(margins[j, :].T) for j in range(n)))])
         self.G = o.G_moving                                     # hull rows with some x dependence
         g = ca.vertcat(ca.mtimes(ca.DM(self.G), x), screen_x(x, p))
-        # "ad_weight": reverse mode for the constraint Jacobian (one nonlinear row, the screen, among
-        # the linear hull rows), not a forward sweep per variable (measured: 8 ms against 60 ms)
+        # "ad_weight": reverse mode for the constraint Jacobian (a nonlinear row per joint, the screen,
+        # among the linear hull rows), not a forward sweep per variable (measured, one soft minimum of
+        # every joint: 8 ms against 60 ms; one per joint: 3-8 ms)
         options = {"oracle_options": {"ad_weight": 1.0}, "ipopt.hessian_approximation": hessian, "ipopt.max_wall_time": float(budget_s),
                    "ipopt.print_level": 0, "print_time": False, "ipopt.sb": "yes", "ipopt.tol": 1e-4,
                    "ipopt.acceptable_tol": 1e-2, "ipopt.acceptable_iter": 3, "ipopt.max_iter": 500,
@@ -168,7 +319,7 @@ class PlanNLP:
         self._stop = _StopAt(x.numel(), g.numel(), p.numel())
         options["iteration_callback"] = self._stop
         self.solver = ca.nlpsol("plan", "ipopt", {"x": x, "p": p, "f": cost_x(x, p), "g": g}, options)
-        self.graph = ca.Function("graph", [x, p], [cost(F, half), reach])
+        self.graph = ca.Function("graph", [x, p], [cost(F, half), reach])      # the whole graph in CasADi
         self._warm = None                  # (lam_x, lam_g) of the last solution
 
     def parameters(self, P0, F_prev, half, centre, room) -> np.ndarray:
@@ -185,7 +336,7 @@ class PlanNLP:
         ``stop_at`` (``time.perf_counter``); ``g_lo``/``g_hi``: the hull rows' bounds (the screen's soft
         minimum is kept >= 0)."""
         self._stop.stop_at = stop_at
-        lbg, ubg = np.append(g_lo, 0.0), np.append(g_hi, np.inf)
+        lbg, ubg = np.append(g_lo, np.zeros(self.joints)), np.append(g_hi, np.full(self.joints, np.inf))
         args = dict(x0=x0, p=p, lbx=x_lo, ubx=x_hi, lbg=lbg, ubg=ubg)
         if warm and self._warm is not None:
             args["lam_x0"], args["lam_g0"] = self._warm
