@@ -51,7 +51,7 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
         "regressor_builder": {"publish": (ROWS, DIAGNOSTICS),
                               "subscribe": tuple(builder_in) + (CLOCK,), "services": ()},
         "estimator": {"publish": (ESTIMATE, MARKERS, INERTIA, DIAGNOSTICS) + applied_topic,
-                      "subscribe": (ROWS, CLOCK), "services": ("reset", "apply"), "calls": driver_service},
+                      "subscribe": (ROWS, STATUS, CLOCK), "services": ("reset", "apply"), "calls": driver_service},
         "excitation_planner": {"publish": (controller, STATUS, DIAGNOSTICS),
                                "subscribe": (joint_states, ESTIMATE, CLOCK),
                                "services": ("start", "stop")},
