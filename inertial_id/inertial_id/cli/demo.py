@@ -132,6 +132,11 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
         calibrated = calibrated_profile(profile, log_dir, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
     except _Signalled:
         pass
+    except Exception:
+        # the signal's exception, wrapped by a library it passed through (pydantic's serializer
+        # reports it as a PydanticSerializationError): the signal decides, below
+        if not received:
+            raise
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
