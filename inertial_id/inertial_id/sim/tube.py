@@ -93,9 +93,7 @@ def measure_round(robot: Robot, tube, duration_s: float = 20.0, seed: int = 0, b
     if not brakes:     # records the errors as the planner's own monitor does, without braking on them
         rh.monitor = TubeMonitor(np.full((3, robot.nv), np.inf), robot.position_lower, robot.position_upper,
                                  robot.velocity_limit, robot.profile["noise"]["velocity_rad_s"])
-    step_hz = 1.0 / sim.dt
-    js_every = max(1, int(round(step_hz / float(robot.profile["sensing"]["joint_states_hz"]))))
-    run = SimulatedRun(sim, rh, PlanOptimizer(robot, settings, cert, certify_fn), step_hz, js_every)
+    run = SimulatedRun(sim, rh, PlanOptimizer(robot, settings, cert, certify_fn), 1.0 / sim.dt)
     lo, hi = robot.payload_prior()
     early, late = ((np.maximum(lo, pi - share * (hi - lo)), np.minimum(hi, pi + share * (hi - lo)))
                    for share in BOX_SHARES)

@@ -45,7 +45,7 @@ from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
 from ..core.planning.receding import RecedingHorizon
-from ..core.planning.simulated_run import SimulatedRun
+from ..core.planning.simulated_run import SimulatedRun, joint_state_steps
 from ..core.signals.row_builder import SampleRows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
@@ -152,14 +152,13 @@ class _Loop:
         self.sim = make_simulator(robot, pi, true_model, friction, seed, engine)
         self.estimator = make_estimator(robot, "guaranteed")
         self.momentum = isinstance(self.estimator, MomentumEstimator)
-        sensing = robot.profile["sensing"]
-        self.js_every = max(1, int(round(STEP_HZ / float(sensing["joint_states_hz"]))))
+        self.js_every = joint_state_steps(robot, STEP_HZ)
         if not self.momentum:
             # the rows as the builder node sends them (each sample's own message here)
             self.rows = SampleRows(robot, False, True, STEP_HZ / self.js_every, batch_samples=1)
         self.rh = RecedingHorizon(robot, settings, cert_settings, certify_fn)
         self.motion = SimulatedRun(self.sim, self.rh, PlanOptimizer(robot, settings, cert_settings, certify_fn),
-                                   STEP_HZ, self.js_every, optimise=(method == "ours"))
+                                   STEP_HZ, optimise=(method == "ours"))
         self.pi = pi
         self.pending = []
 

@@ -4,7 +4,7 @@ tube measurement.
 Planning runs inline, and the CPU time a plan took is charged to simulated time (the result is
 offered that long after the request), so a slow plan misses its switch as it would live on a core
 of its own. CPU, not wall time: on a shared machine the other jobs' load would otherwise decide how
-many plans a run makes. Every joint-state sample (every ``js_every`` steps of the simulator) goes
+many plans a run makes. Every joint-state sample (at the driver's rate, :func:`joint_state_steps`) goes
 to the planner's monitor; a braking command is followed at once by the shorter brake the planner
 certifies, as the planner node sends it.
 
@@ -20,16 +20,22 @@ from ..trajectory import SampledTrajectory
 from .optimizer import PlanOptimizer
 from .receding import Command, RecedingHorizon
 
-__all__ = ["SimulatedRun"]
+__all__ = ["SimulatedRun", "joint_state_steps"]
+
+
+def joint_state_steps(robot, step_hz: float) -> int:
+    """Simulator steps per joint-state sample of ``robot``'s driver (``sensing.joint_states_hz``)."""
+    return max(1, int(round(step_hz / float(robot.profile["sensing"]["joint_states_hz"]))))
 
 
 class SimulatedRun:
     """``rh`` and ``opt`` on ``sim``; the plans made, their CPU times and every fault that braked."""
 
-    def __init__(self, sim, rh: RecedingHorizon, opt: PlanOptimizer, step_hz: float, js_every: int,
-                 optimise: bool = True):
+    def __init__(self, sim, rh: RecedingHorizon, opt: PlanOptimizer, step_hz: float, optimise: bool = True):
         self.sim, self.rh, self.opt = sim, rh, opt
-        self.step_hz, self.js_every, self.optimise = float(step_hz), int(js_every), optimise
+        self.step_hz, self.optimise = float(step_hz), optimise
+        # the driver's joint-state rate, in simulator steps
+        self.js_every = joint_state_steps(rh.robot, step_hz)
         self.plan_times: list[float] = []
         self.conds: list[float] = []
         self.optimisations: list[tuple] = []     # (IPOPT converged, iterations, optimisation s) per optimised plan
