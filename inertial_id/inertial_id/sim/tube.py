@@ -9,7 +9,7 @@ planner as the demo runs it, on the arm as the simulated robot node runs it
 with a monitor that records and never brakes:
 
 - a round is ``duration_s`` of plans: a motion the planner ends early (no certified plan in time)
-  starts again from rest;
+  is followed by another from home, on a fresh arm;
 - the first half of a round plans with a wide box around the true payload (the start of an
   identification), the second with a narrow one (its end, where the plans grow the most aggressive
   the certifier allows) (``BOX_SHARES``);
@@ -51,6 +51,9 @@ TUBE_FLOOR = np.array([1e-3, 1e-2, 0.05])
 # the payload box of the first and of the second half of a round: the truth +- these shares of the
 # prior's width (early: a box the first seconds at rest give; late: near the end of an identification)
 BOX_SHARES = (0.2, 0.05)
+# motions in a round at most (each from home): a planner that keeps ending its motions at once
+# (none certifies) does not loop for ever
+MAX_MOTIONS = 20
 
 
 @dataclass(frozen=True)
@@ -87,36 +90,47 @@ def measure_round(robot: Robot, tube, duration_s: float = 20.0, seed: int = 0, b
     # plans until the time is up: no stop on a box that does not shrink
     settings = replace(settings, max_plans=10**6, stop_patience=10**6)
     certify_fn = cached_certify(robot, cert)
+    optimizer = PlanOptimizer(robot, settings, cert, certify_fn)
     pi = payload_params(robot.profile["payload"]["sim"])
-    sim = MujocoSimulator.as_simulated_robot(robot, pi, seed)
-    rh = RecedingHorizon(robot, settings, cert, certify_fn)
-    if not brakes:     # records the errors as the planner's own monitor does, without braking on them
-        rh.monitor = TubeMonitor(np.full((3, robot.nv), np.inf), robot.position_lower, robot.position_upper,
-                                 robot.velocity_limit, robot.profile["noise"]["velocity_rad_s"])
-    run = SimulatedRun(sim, rh, PlanOptimizer(robot, settings, cert, certify_fn), 1.0 / sim.dt)
     lo, hi = robot.payload_prior()
     early, late = ((np.maximum(lo, pi - share * (hi - lo)), np.minimum(hi, pi + share * (hi - lo)))
                    for share in BOX_SHARES)
-
-    def box():
-        return rh.on_estimate(sim.t, *(late if sim.t >= duration_s / 2.0 else early), True, True)
-
-    run.send(box())
-    plans = 0
-    # a motion the planner ended early (no certified plan in time, say) starts again from rest, so
-    # that a round measures ``duration_s`` of plans; a breach of a checked tube ends the round
-    while sim.t + settings.horizon_s < duration_s and not run.faults:
-        run.run(settings.hold_wait_s + duration_s + settings.horizon_s, settings.replan_s, on_update=box,
-                time_budget_s=duration_s - sim.t)
-        if rh.plans == 0:
+    error = np.zeros((3, robot.nv))
+    plans, elapsed, faults, ended = 0, 0.0, [], ""
+    # A motion the planner ends early (no certified plan in time, say) is followed by another from
+    # home on a fresh arm, so that a round measures ``duration_s`` of plans: where the last one
+    # stopped (beside a joint limit, say) holding still may not certify, and a round of two plans
+    # measures the gentle start of a motion, not the plans the tube lets it grow to
+    for motion in range(MAX_MOTIONS):
+        if elapsed + settings.horizon_s >= duration_s or faults:
             break
+        sim = MujocoSimulator.as_simulated_robot(robot, pi, seed + motion)
+        rh = RecedingHorizon(robot, settings, cert, certify_fn)
+        if not brakes:     # records the errors as the planner's own monitor does, without braking on them
+            rh.monitor = TubeMonitor(np.full((3, robot.nv), np.inf), robot.position_lower, robot.position_upper,
+                                     robot.velocity_limit, robot.profile["noise"]["velocity_rad_s"])
+        run = SimulatedRun(sim, rh, optimizer, 1.0 / sim.dt)
+        start_s = elapsed
+
+        def box(sim=sim, rh=rh, start_s=start_s):
+            return rh.on_estimate(sim.t, *(late if start_s + sim.t >= duration_s / 2.0 else early), True, True)
+
+        run.send(box())
+        run.run(settings.hold_wait_s + duration_s + settings.horizon_s, settings.replan_s, on_update=box,
+                time_budget_s=duration_s - elapsed)
         plans += rh.plans
+        elapsed += sim.t
+        faults += run.faults
+        ended = rh.message
+        # the acceleration's row as the monitor compares it: beyond its estimate's own error bound
+        motion_error = rh.monitor.joint_max_error.copy()
+        motion_error[2] = np.maximum(motion_error[2] - rh.monitor.acceleration_error_bound, 0.0)
+        np.maximum(error, motion_error, out=error)
+        if rh.plans == 0:          # from home no plan certifies: another motion would not either
+            break
     if plans == 0:
-        raise ProfileError(f"measuring the tracking tube of {robot.name}: no plan was made ({rh.message})")
-    # the acceleration's row as the monitor compares it: beyond its estimate's own error bound
-    error = rh.monitor.joint_max_error.copy()
-    error[2] = np.maximum(error[2] - rh.monitor.acceleration_error_bound, 0.0)
-    return TubeRound(tube, error, plans, float(sim.t), tuple(run.faults), rh.message)
+        raise ProfileError(f"measuring the tracking tube of {robot.name}: no plan was made ({ended})")
+    return TubeRound(tube, error, plans, elapsed, tuple(faults), ended)
 
 
 def measure_tube(robot: Robot, duration_s: float = 20.0, seed: int = 0, margin: float = TUBE_MARGIN,
