@@ -223,7 +223,9 @@ def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, urdf,
 
 
 @pytest.mark.slow
-def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_on_mujoco_runs(tmp_path):
+@pytest.mark.parametrize("urdf, link, rated_kg", ARMS, ids=[a[0] for a in ARMS])
+def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_on_mujoco_runs(tmp_path, urdf, link,
+                                                                                               rated_kg):
     """The route of the tutorial on MuJoCo (friction, damping, armature the model lacks): two
     payload-free runs of the written profile, ``profile init --runs`` on them (the calibration
     written beside the profile and named there, no edit), then a 1.5 kg payload's run estimated with
@@ -233,24 +235,25 @@ def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_
 
     from inertial_id.core.data.data_io import Run, write_run
     from inertial_id.sim import harness
-    urdf = beside(tmp_path, "ur5e.urdf")
-    profile = str(init_profile(urdf, "tool0", 5.0, tmp_path / "ur5e.yaml"))
+    name = Path(urdf).stem
+    urdf = beside(tmp_path, urdf)
+    profile = str(init_profile(urdf, link, rated_kg, tmp_path / f"{name}.yaml"))
     # the harness's default damping is the xArm7's, one figure per joint of a 7-DoF arm
-    case = harness.Case("ur5e", robot=profile, mass_kg=1.5, duration_s=8.0, damping_Nms_rad=0.5)
+    case = harness.Case(name, robot=profile, mass_kg=1.5, duration_s=8.0, damping_Nms_rad=0.5)
     free = []
     for k in range(2):
         _, _, rec, _ = harness.simulate(harness.payload_free(case, k))
         write_run(tmp_path / f"free{k}", Run(f"free{k}", rec.t, rec.q, rec.qd, rec.tau))
         free.append(str(tmp_path / f"free{k}"))
-    assert main(["profile", "init", "--urdf", str(urdf), "--payload-link", "tool0", "--rated-payload-kg", "5",
+    assert main(["profile", "init", "--urdf", str(urdf), "--payload-link", link, "--rated-payload-kg", str(rated_kg),
                  "--out", profile, "--force", "--runs", *free, "--tube-seconds", "0"]) == 0
-    cal = tmp_path / "ur5e_calibration.yaml"
+    cal = tmp_path / f"{name}_calibration.yaml"
     assert cal.is_file() and load_robot(profile).profile["identification"]["calibration"] == cal.name
     # the whole arm identified from the same runs, the written profile as its model
     assert main(["identify", "--model", profile, "--data", free[0], "--validate", free[1], "--friction",
                  "--json", str(tmp_path / "identified.json")]) == 0
     links = json.loads((tmp_path / "identified.json").read_text())["links"]
-    assert len(links) == 6
+    assert len(links) == load_robot(profile).nv
     for link in links.values():     # inside the plausibility bounds (a solver's tolerance on a bound)
         lower, upper = link["mass_bounds_kg"]
         assert lower - 1e-6 <= link["mass_kg"] <= upper + 1e-6, links
