@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from inertial_id.core.estimators import intake, session
-from inertial_id.core.estimators.session import EstimationSession
+from inertial_id.core.estimators.session import MOTION_END, STREAM_PAUSE, EstimationSession, Job, LiveSchedule
 from inertial_id.core.offline import RowIntake, rows_from_stream
 from inertial_id.core.robot.model import load_robot
 from inertial_id.core.trajectory import excitation_from_profile
@@ -62,3 +62,108 @@ def test_a_bounds_update_that_fails_keeps_the_box_and_is_counted(monkeypatch):
     assert offline_intake.dropped == {"solver_failed_bounds": 1}
     np.testing.assert_array_equal(after.lower, before.lower)
     np.testing.assert_array_equal(after.upper, before.upper)
+
+
+# --- LiveSchedule: the estimator node's final updates and publications, without ROS or threads
+
+NOTHING = Job()
+
+
+def rows(live: LiveSchedule, n: int = 1, updated: bool = False) -> None:
+    """The worker takes and folds in ``n`` rows messages."""
+    for _ in range(n):
+        live.take_rows()
+        live.rows_added(updated)
+
+
+def test_new_rows_wait_for_the_publication_period_and_are_saved_first():
+    live = LiveSchedule()
+    assert live.next_job() == NOTHING
+    rows(live, 3)
+    assert live.next_job() == NOTHING
+    live.request_result()
+    assert live.next_job() == Job(publish=True, save=True)
+    live.request_result()
+    assert live.next_job() == NOTHING, "nothing changed since the last publication"
+
+
+def test_a_new_box_is_handed_on_at_once():
+    live = LiveSchedule()
+    rows(live, updated=True)
+    assert live.next_job() == Job(publish=True, save=True)
+    assert live.next_job() == NOTHING
+
+
+def test_a_restored_box_is_published_before_any_row_and_not_saved_again():
+    live = LiveSchedule(publish_first=True)
+    assert live.next_job() == Job(publish=True, save=False)
+    assert live.next_job() == NOTHING
+
+
+@pytest.mark.parametrize("states, ends", [
+    (["idle", "planning", "executing", "done"], [False, False, False, True]),
+    (["executing", "braking", "failed", "failed"], [False, False, True, False]),
+    (["idle", "done"], [False, False]),        # a status seen first at rest ends no motion of ours
+    (["planning", "idle"], [False, False]),
+])
+def test_the_final_update_follows_the_end_of_a_motion_only(states, ends):
+    live = LiveSchedule()
+    assert [live.planner_status(s) for s in states] == ends
+
+
+def test_a_motion_end_makes_one_final_update_saved_and_published():
+    live = LiveSchedule()
+    rows(live, 2)
+    live.planner_status("executing")
+    live.planner_status("done")
+    assert live.next_job() == Job(final=MOTION_END, publish=True, save=True)
+    assert live.next_job() == NOTHING
+    assert not live.take_rows(), "rows after a motion's end are no resumed stream"
+
+
+def test_a_pause_folds_in_the_rows_left_once_and_rows_after_it_are_a_resumed_stream():
+    live = LiveSchedule()
+    assert not live.idle_tick(0)
+    rows(live, 2)
+    assert not live.idle_tick(2)
+    assert live.next_job() == NOTHING
+    assert live.idle_tick(2), "a period without rows"
+    assert live.next_job() == Job(final=STREAM_PAUSE, publish=True, save=True)
+    assert live.idle_tick(2)
+    assert live.next_job() == NOTHING, "the rows left are in already"
+    assert live.take_rows()
+    live.rows_added(False)
+    assert not live.take_rows()
+
+
+def test_no_pause_update_without_rows_left_nor_when_rows_came_after_it():
+    live = LiveSchedule()
+    live.idle_tick(0)
+    assert live.idle_tick(0)
+    assert live.next_job() == NOTHING, "nothing to fold in"
+    rows(live, 1)
+    assert live.next_job() == NOTHING, "the request does not wait for the first rows of a late stream"
+    rows(live, 1, updated=True)
+    live.next_job()
+    live.idle_tick(2)
+    assert live.idle_tick(2)
+    assert live.next_job() == NOTHING, "the last rows closed an update: none left"
+    rows(live, 1)
+    live.idle_tick(3)
+    assert live.idle_tick(3)      # the node's queue had one more message the worker had not taken
+    live.take_rows()
+    live.rows_added(False)
+    assert live.next_job() == NOTHING, "rows came after the pause"
+
+
+def test_a_reset_hands_on_the_prior_box_and_forgets_the_rows_before_it():
+    live = LiveSchedule()
+    live.idle_tick(0)
+    rows(live, 1)
+    live.reset()
+    assert live.next_job() == Job(publish=True, save=False)
+    live.request_result()
+    assert live.next_job() == NOTHING
+    live.idle_tick(1)
+    assert live.idle_tick(1)
+    assert live.next_job() == NOTHING, "the rows taken before the reset are gone"

@@ -96,13 +96,18 @@ def run(args) -> int:
         raise RunFailed(str(exc)) from None
     print_table(result)
     write_json(args.json, result)
-    ok = result["truth_inside_bounds"] and result["physically_consistent"]
+    ok = passed(result)
     print(f"{'excitation complete' if result['excitation_complete'] else 'excitation cut short'} "
           f"({result['planner_message']}); truth {'inside' if result['truth_inside_bounds'] else 'OUTSIDE'} "
-          f"the bounds: {'ok' if ok else 'FAILED'}")
+          f"the bounds: {'ok' if ok else 'FAILED; see the logs in ' + result['log_dir']}")
     if result.get("recording_missed"):
         raise RunFailed(f"the recording is incomplete: {result['recording']}")
     return 0 if ok else 1
+
+
+def passed(result: dict) -> bool:
+    """The demo's verdict on its result: the truth inside a physically consistent box."""
+    return result["truth_inside_bounds"] and result["physically_consistent"]
 
 
 def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> str:
@@ -155,12 +160,32 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
     seconds, and a simulator whose clock stops for :data:`SIM_STALL_S` wall seconds is a failure
     (RuntimeError with the reason). SIGINT or SIGTERM stops every node and raises :class:`Interrupted`
-    once each has finished cleanly (RuntimeError if one did not)."""
-    import numpy as np
-    # the nodes' logs: kept where the caller said, else in a temporary folder removed after a clean run
-    # (a failure's message points into it)
+    once each has finished cleanly (RuntimeError if one did not).
+
+    The nodes' logs go to ``log_dir``, else to a temporary folder: a failure (RuntimeError, a result
+    that does not pass, a node that had to be killed) keeps it and names it, in the error or as the
+    result's ``log_dir``; a run that passes, or that a signal stops cleanly, removes it."""
     temporary = log_dir is None
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
+    try:
+        return _run_nodes(profile, payload, duration_s, method, rtf, log_dir, temporary, progress,
+                          timeout_margin_s, record, storage, engine)
+    except Interrupted:
+        if temporary:
+            shutil.rmtree(log_dir, ignore_errors=True)
+        raise
+    except RuntimeError as exc:
+        if log_dir in str(exc):
+            raise
+        raise RuntimeError(f"{exc}; see the logs in {log_dir}") from exc
+
+
+def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: float, log_dir: str,
+               temporary: bool, progress: bool, timeout_margin_s: float, record: str | None, storage: str,
+               engine: str) -> dict:
+    """:func:`run_demo` with its logs in ``log_dir`` (``temporary``: removed once the run passed and
+    every node stopped cleanly)."""
+    import numpy as np
     os.makedirs(log_dir, exist_ok=True)
     profile = calibrated_for(profile, engine, log_dir, progress)
     from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
@@ -265,12 +290,9 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         raise interrupted
     if unclean:
         print(f"warning: {unclean} when stopped at the end; see the logs in {log_dir}", file=sys.stderr, flush=True)
-    elif temporary:
-        shutil.rmtree(log_dir, ignore_errors=True)
-        log_dir = None
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
-    return {
+    result = {
         "robot": profile, "payload": payload, "method": est.method,
         "parameter_names": list(est.parameter_names), "frame": est.header.frame_id,
         "truth": truth_v, "estimate": x, "lower": lo, "upper": hi,
@@ -293,6 +315,10 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
         **({"bag": record, "recording": recording.describe(), "recording_missed": recording.missed}
            if record else {}),
     }
+    if temporary and not unclean and passed(result):
+        shutil.rmtree(log_dir, ignore_errors=True)
+        result["log_dir"] = None
+    return result
 
 
 def recorded_topics(robot) -> dict:

@@ -19,8 +19,7 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.session import NUMERICAL_FAILURES, EstimationSession
-from ..core.planning.states import ENDED, MOVING
+from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
 from .common import FINAL_UPDATE_EVENT, KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -109,18 +108,11 @@ class EstimatorNode(ManagedNode):
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
         self.resume_after_s = None        # after a restore: rows up to this stamp are in the state
         self._restore(state_max_age)
+        self.live = LiveSchedule(publish_first=self.restored)
         self.queue: deque = deque()          # ("rows", args) | ("reset", None); appends are thread-safe
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.results: deque = deque()        # estimates from the worker, published in order
-        self.result_due = False
-        # rows messages accepted when an idle period ended (None: none pending); the worker folds in
-        # what is left only if nothing arrived after it (the stream really stopped)
-        self.bounds_due = None
-        self.idle_updated = False        # the last bounds update folded in an idle period's rows
-        self.planner_state = ""          # the planner's last state (excitation_status)
-        self.motion_ended = False        # the planner's motion ended since the worker last looked
-        self.processed = 0                   # rows messages the worker took from the queue
         self.pub = self.create_publisher(InertialEstimate, "inertial_estimate", ESTIMATE_QOS)
         self.pub_markers = self.create_publisher(MarkerArray, "inertial_estimate/markers", 10)
         self.payload_outputs = PayloadOutputs(self, self.robot, self.drops)   # inertia, ~/apply
@@ -132,7 +124,6 @@ class EstimatorNode(ManagedNode):
         self.create_subscription(ExcitationStatus, status_topic, self.on_excitation_status, 10)
         self.create_service(Trigger, "~/reset", self.on_reset)
         self.create_timer(publish_period, self.publish)
-        self.rows_since_tick = -1
         self.create_timer(self.bounds_period, self._idle_tick)
         self.worker = threading.Thread(target=self._work, name="estimator-worker", daemon=True)
         self.worker.start()
@@ -228,11 +219,10 @@ class EstimatorNode(ManagedNode):
 
     def _work(self) -> None:
         """Owns the estimator. Bounds updates follow the rows' data time
-        (:class:`~inertial_id.core.estimators.schedule.UpdateSchedule`, as offline); the node's
-        timers (simulated time on a replay) set ``result_due`` and, once a whole period passed
-        without rows, ``bounds_due`` for the rows left over; they wake this thread."""
-        new_rows = dirty = False
-        new_box = self.restored          # publish the restored box before any row arrives
+        (:class:`~inertial_id.core.estimators.schedule.UpdateSchedule`, as offline); the final
+        updates and the publications are :class:`~inertial_id.core.estimators.session.LiveSchedule`'s
+        jobs, which the node's timers (simulated time on a replay) and the planner's status request,
+        waking this thread."""
         while not self.stopping.is_set():
             self.wake.wait(1.0)
             self.wake.clear()
@@ -240,14 +230,9 @@ class EstimatorNode(ManagedNode):
                 item, args = self.queue.popleft()
                 if item == "reset":
                     self._reset()
-                    new_rows, new_box, dirty = False, True, False
                     continue
                 t, rows = args
-                self.processed += 1
-                if self.idle_updated:
-                    # the stream had only paused: offline makes that update at the end of the data
-                    # only, so from here the box may differ from an offline run in the last digits
-                    self.idle_updated = False
+                if self.live.take_rows():
                     self.drops.event("rows_after_idle_update")
                     self.get_logger().info("rows again after a bounds period without any: the stream had paused")
                 added = self.session.add(t, rows)
@@ -256,29 +241,15 @@ class EstimatorNode(ManagedNode):
                     continue
                 self._count(added, t)
                 self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
-                new_rows = dirty = True
-                if added.updated:
-                    new_rows, new_box = False, True
-            if self.motion_ended:
-                self.motion_ended = False
-                new_rows, new_box, dirty = False, True, True
-                self.drops.event(FINAL_UPDATE_EVENT)
+                self.live.rows_added(added.updated)
+            job = self.live.next_job()
+            if job.final:
+                if job.final == MOTION_END:
+                    self.drops.event(FINAL_UPDATE_EVENT)
                 self._update_bounds(final=True)
-            due, self.bounds_due = self.bounds_due, None
-            # an idle period with rows left over: the stream stopped, fold them in. Not when nothing was
-            # left (a latched request would update after the first rows of a stream that starts late,
-            # an update the offline schedule never makes) nor when rows came after the idle period.
-            if due is not None and new_rows and self.processed == due:
-                # the final LP narrows the box: saved with it, or a restart would start wider
-                new_rows, new_box, dirty = False, True, True
-                self.idle_updated = True
-                self._update_bounds(final=True)
-            # a new box is published at once, even if no rows follow (end of a recording or replay);
-            # new rows alone at the publication period
-            if new_box or (dirty and self.result_due):
-                if dirty:
+            if job.publish:
+                if job.save:
                     self._save()
-                self.result_due, new_box, dirty = False, False, False
                 try:
                     self.results.append(self.session.result())
                 except NUMERICAL_FAILURES as exc:
@@ -309,21 +280,17 @@ class EstimatorNode(ManagedNode):
     def on_excitation_status(self, msg) -> None:
         """The planner left motion (planning, executing or braking) for done or failed: the worker
         makes the final update over every row so far, its checks included."""
-        if msg.state in ENDED and self.planner_state in MOVING:
-            self.motion_ended = True
+        if self.live.planner_status(msg.state):
             self.wake.set()
-        self.planner_state = msg.state
 
     def _idle_tick(self) -> None:
         """A timer period without any rows: the stream stopped; fold in what is left."""
-        if self.rows_since_tick == self.drops.accepted:
-            self.bounds_due = self.drops.accepted
+        if self.live.idle_tick(self.drops.accepted):
             self.wake.set()
-        self.rows_since_tick = self.drops.accepted
 
     def _reset(self) -> None:
         self.session = self._new_session()
-        self.idle_updated = False
+        self.live.reset()
         self.last_stamp_s = self.resume_after_s = None
         if self.state_path is not None:
             remove_state(self.state_path)
@@ -334,7 +301,7 @@ class EstimatorNode(ManagedNode):
     def publish(self) -> None:
         if not self.active:         # results wait for the activation
             return
-        self.result_due = True
+        self.live.request_result()
         self.wake.set()
         while self.results:
             self.publish_one(self.results.popleft())

@@ -52,7 +52,7 @@ from ..core.planning.config import PlannerSettings
 from ..core.planning.monitor import ERROR_NAMES
 from ..core.planning.optimizer import cached_certify
 from ..core.planning.receding import RecedingHorizon
-from ..core.planning.states import PlannerState
+from ..core.planning.states import MOVING, PlannerState
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.robot.profile import ProfileError
 from .compat import topic_publishers
@@ -68,9 +68,8 @@ MIN_CLOCK_PACE = 0.1
 # clock lags ours (a simulator falling behind under load) never sees a step
 BACKDATE_S = 2.0
 
-# the receding-horizon loop's states in which the node watches its worker, the clock and the estimates
-LOOP_RUNNING = (PlannerState.PLANNING, PlannerState.EXECUTING)
-LOOP_OR_BRAKING = (*LOOP_RUNNING, PlannerState.BRAKING)
+# what a stop or a dead plan worker interrupts (a braking loop is already on its way to rest)
+LOOP_RUNNING = frozenset({PlannerState.PLANNING, PlannerState.EXECUTING})
 
 
 def estimate_sender_refusal(publishers, nodes, estimator_node: str) -> str:
@@ -276,7 +275,7 @@ class ExcitationPlannerNode(ManagedNode):
         if done is not None:
             self.send(rh.offer(self.now(), *done))
         age = self.joint_state_age()
-        if age is None and rh.state in LOOP_OR_BRAKING:
+        if age is None and rh.state in MOVING:
             age = np.inf
         measured = []             # every sample since the last tick (appended by the other thread)
         while self.unchecked:
@@ -309,7 +308,7 @@ class ExcitationPlannerNode(ManagedNode):
             self.clock_seen = (now, wall)
             return
         stalled = wall - self.clock_seen[1]
-        if stalled > self.clock_stall_s and self.rh.state in LOOP_OR_BRAKING and not self.rh.faulted:
+        if stalled > self.clock_stall_s and self.rh.state in MOVING and not self.rh.faulted:
             self.send(self.rh.fault(now, f"clock stopped: no /clock for {stalled:.1f} s (simulator stalled?)"))
             self.say()
 
@@ -348,7 +347,7 @@ class ExcitationPlannerNode(ManagedNode):
     def on_controller_fault(self, why: str) -> None:
         """The controller refused or aborted a trajectory: brake (once per motion) and say why."""
         self.drops.event("controller_fault")
-        if self.rh.state in LOOP_OR_BRAKING and not self.rh.faulted:
+        if self.rh.state in MOVING and not self.rh.faulted:
             self.send(self.rh.fault(self.now(), why))
         self.say()
 

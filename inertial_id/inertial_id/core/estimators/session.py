@@ -3,16 +3,19 @@ failure policy, which the estimator node and the offline pipeline both run (live
 construction, not by tests alone).
 
 What differs between them stays with the caller: the node counts on /diagnostics and logs, saves
-its state, publishes, and folds in the rows left when a stream pauses; offline counts in a dict and
-keeps the history of the box.
+its state and publishes; offline counts in a dict and keeps the history of the box. When the node
+makes a final update (the planner's motion ended, the stream paused) and hands on an estimate is
+decided by :class:`LiveSchedule`, here so that it is tested without ROS or threads.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...defaults import BOUNDS_PERIOD_S
+from ..planning.states import ENDED, MOVING
 from .consistent import SolverFailure
 from .factory import make_estimator
 from .intake import CheckedRows, Skipped, check_rows
@@ -85,3 +88,117 @@ class EstimationSession:
     def result(self):
         """The estimator's current estimate and box."""
         return self.estimator.result()
+
+
+# why a job makes a final update (Job.final)
+MOTION_END = "motion_end"
+STREAM_PAUSE = "stream_pause"
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the worker does once it has folded in the rows queued so far: a final bounds update
+    (``final``: :data:`MOTION_END` or :data:`STREAM_PAUSE`; '' for none), then, when ``publish``, hand
+    on an estimate, saving the state first when ``save``."""
+
+    final: str = ""
+    publish: bool = False
+    save: bool = False
+
+
+class LiveSchedule:
+    """The estimator node's decisions beyond the data-time schedule of :class:`EstimationSession`,
+    which outlive a reset of the session. The executor thread reports the planner's states, its idle
+    timer and its publication timer; the worker reports the rows it takes, then asks :meth:`next_job`.
+    The executor's requests and :meth:`next_job`, which takes them, hold a lock: a request that comes
+    while a job is decided is taken by the next one, never lost.
+
+    ``publish_first``: publish before any row arrives (a box restored from a saved state)."""
+
+    def __init__(self, publish_first: bool = False):
+        self._lock = threading.Lock()
+        # set by the executor thread, taken by the worker
+        self._motion_ended = False
+        self._paused_at: int | None = None     # rows messages accepted when a timer period without any ended
+        self._result_due = False
+        # the executor thread's own
+        self._planner_state = ""
+        self._accepted_at_tick = -1
+        # the worker's own
+        self.taken = 0                  # rows messages taken (folded in or failed)
+        self._new_rows = False          # rows folded in since the last bounds update
+        self._dirty = False             # the state changed since it was last saved
+        self._new_box = publish_first   # a box not yet handed on
+        self._paused_update = False     # the last update folded in the rows left by a pause
+
+    # --- the executor thread ------------------------------------------------------------------
+
+    def planner_status(self, state: str) -> bool:
+        """The planner's state, as ``excitation_status`` carries it; True when its motion just ended
+        (a final update is due: an arm at rest keeps streaming rows, so the stream never pauses)."""
+        ended = state in ENDED and self._planner_state in MOVING
+        self._planner_state = state
+        if ended:
+            with self._lock:
+                self._motion_ended = True
+        return ended
+
+    def idle_tick(self, accepted: int) -> bool:
+        """A bounds period of the node's clock went by, ``accepted`` rows messages having arrived in
+        all; True when none came during it (the stream paused or stopped: the rows left may be folded in)."""
+        paused = accepted == self._accepted_at_tick
+        self._accepted_at_tick = accepted
+        if paused:
+            with self._lock:
+                self._paused_at = accepted
+        return paused
+
+    def request_result(self) -> None:
+        """The publication period went by: the next job hands on an estimate if the state changed."""
+        with self._lock:
+            self._result_due = True
+
+    # --- the worker ---------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """The session was reset to the prior: its box is handed on, nothing is left to save."""
+        self._new_rows = self._dirty = self._paused_update = False
+        self._new_box = True
+
+    def take_rows(self) -> bool:
+        """A rows message is taken from the queue; True when the last update had folded in the rows
+        of a pause: the stream only paused, and from here the box may differ from an offline run's
+        (offline makes that update at the end of the data only) in the last digits."""
+        self.taken += 1
+        resumed, self._paused_update = self._paused_update, False
+        return resumed
+
+    def rows_added(self, updated: bool) -> None:
+        """The rows were folded in; ``updated``: they closed a data-time bounds period."""
+        self._dirty = True
+        self._new_rows = not updated
+        self._new_box = self._new_box or updated
+
+    def next_job(self) -> Job:
+        """What to do now that the queued rows are in; takes every request made so far."""
+        with self._lock:
+            final = ""
+            if self._motion_ended:
+                final = MOTION_END
+            # rows left over after a period without any: the stream stopped, fold them in. Not when
+            # none were left (a latched request would update after the first rows of a stream that
+            # starts late, an update the offline schedule never makes), nor when rows came after it.
+            elif self._paused_at is not None and self._new_rows and self.taken == self._paused_at:
+                final = STREAM_PAUSE
+                self._paused_update = True
+            self._motion_ended, self._paused_at = False, None
+            if final:
+                # the final LP narrows the box: saved with it, or a restart would start wider
+                self._new_rows, self._new_box, self._dirty = False, True, True
+            # a new box at once, even if no rows follow (the end of a recording or a replay); new rows
+            # alone at the publication period
+            publish = self._new_box or (self._dirty and self._result_due)
+            job = Job(final, publish, publish and self._dirty)
+            if publish:
+                self._result_due = self._new_box = self._dirty = False
+            return job

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from ..trajectory import SampledTrajectory
 from .optimizer import PlanOptimizer
 from .receding import Command, RecedingHorizon
+from .states import ENDED
 
 __all__ = ["SimulatedRun", "joint_state_steps"]
 
@@ -94,5 +95,5 @@ class SimulatedRun:
                 next_update += update_period_s
                 if on_update is not None:
                     self.send(on_update())
-            if rh.state in ("done", "failed") and ready is None:
+            if rh.state in ENDED and ready is None:
                 break
