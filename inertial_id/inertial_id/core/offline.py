@@ -158,7 +158,8 @@ def wrenches_accepted(msgs, frame_id: str, counts: dict | None = None):
     from .signals.sensor_inputs import Rejected, StampOrder, parse_wrench
     counts = {} if counts is None else counts
     order = StampOrder("wrench_stamp_not_increasing")
-    ts, ws = [], []
+    ts: list[float] = []
+    ws: list[np.ndarray] = []
     for _, msg in msgs:
         try:
             t, w = parse_wrench(msg, frame_id)
@@ -198,7 +199,8 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
         raise ValueError(f"unknown source '{source}' (rows, samples or auto)")
     needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
     js, wrenches = bag_samples(path, robot, robot.sensing["wrench"] and "momentum" not in kinds, needs_effort, info)
-    info["sample_counts"] = counts = {}
+    counts: dict[str, int] = {}
+    info["sample_counts"] = counts
     yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress, counts=counts)
 
 

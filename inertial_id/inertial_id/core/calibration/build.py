@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +19,7 @@ WINDOWS_S = (0.05, 0.1, 0.2)
 EFFORT_DELAY_GRID_S = tuple(np.round(np.arange(0.0, MAX_EFFORT_DELAY_S + 0.001, 0.01), 3))   # s, per joint
 
 
-def calibrate(robot, runs: list[Run], validate: list[Run] = (), safety_factor: float = SAFETY_FACTOR,
+def calibrate(robot, runs: list[Run], validate: Sequence[Run] = (), safety_factor: float = SAFETY_FACTOR,
               windows_s=WINDOWS_S, offset_margin_Nm: float = OFFSET_MARGIN_NM, sources=None,
               payload_bias: bool = True, effort_delay_grid_s=EFFORT_DELAY_GRID_S, structure_keys=None) -> Calibration:
     """Fit friction, torque sign, effort delay and offsets on ``runs`` (windows of the profile's
@@ -120,7 +122,7 @@ def widening(windows: dict, exceedance, joints, safety_factor: float) -> dict:
     """What the provenance says of the bounds: the rule, and per window length the joints whose bound
     the held-out data widened (exceedance above 1: a run left out went beyond the others' largest
     error) with that ratio and the factor applied."""
-    out = {"rule": f"bound = largest calibration error x max(1, held-out exceedance) x {HELD_OUT_MARGIN:g} "
+    out: dict[str, Any] = {"rule": f"bound = largest calibration error x max(1, held-out exceedance) x {HELD_OUT_MARGIN:g} "
                    f"(margin), at least x {safety_factor:g} (stated); one run: x {max(safety_factor, SINGLE_RUN_FACTOR):g}",
            "margin": HELD_OUT_MARGIN, "widened": []}
     if exceedance is None:
@@ -161,11 +163,11 @@ def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, of
     return np.sqrt(np.mean(np.square(estimates), axis=0))
 
 
-def validation(robot, cal: Calibration, runs: list[Run]) -> dict:
+def validation(robot, cal: Calibration, runs: Sequence[Run]) -> dict:
     """Held-out check: per run and window length, the largest remaining error (each run with its own
     minimax offset) relative to the calibration's largest; passed when every joint's ratio stays
     within that joint's factor and every offset within the offset box."""
-    out = {"runs": [r.name for r in runs], "per_window": {}, "passed": True}
+    out: dict[str, Any] = {"runs": [r.name for r in runs], "per_window": {}, "passed": True}
     for h, w in cal.windows.items():
         data = [F.joint_windows(robot, r, h, cal.detector, cal.delays()) for r in runs]
         offsets, half = F.residual_ranges(data, cal.torque_sign, cal.friction)

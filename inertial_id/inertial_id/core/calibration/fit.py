@@ -27,6 +27,7 @@ only held-out error can tell structure from coincidence.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from itertools import product
 
 import numpy as np
@@ -264,14 +265,14 @@ def rms_with_offsets(data: list[JointWindows], sign, friction) -> np.ndarray:
     return np.sqrt(np.mean(r ** 2, axis=0))
 
 
-def internal_exceedance(data: list[JointWindows], sign, terms=None, default=None, others=None) -> np.ndarray:
+def internal_exceedance(data: list[JointWindows], sign, terms=None, default=None, others=None) -> Any:
     """(nv,) largest ratio, over the runs, of a run's remaining error (friction fitted on the other
     runs, the same terms) to the others' own largest error: how far new data went beyond the
     calibration here. ``others``: window lengths -> the same runs' windows of that length; then a
     dict length -> (nv,) ratio, the friction still fitted on ``data`` (as :func:`~.build.calibrate`
     fits it) and the errors compared on each length's windows."""
     sets = {None: data} if others is None else others
-    ratios = {h: [] for h in sets}
+    ratios: dict[Any, list[np.ndarray]] = {h: [] for h in sets}
     for k in range(len(data)):
         rest = [d for i, d in enumerate(data) if i != k]
         fit = fit_friction(rest, sign, terms, default)
@@ -481,11 +482,17 @@ def _joint_scores(units, fit_units, j: int, grid, default_j) -> dict:
     return out
 
 
+def _y_grid(d: JointWindows) -> np.ndarray:
+    """``d.y_grid``: the delay candidates are fitted on windows built with a delay grid only."""
+    assert d.y_grid is not None
+    return d.y_grid
+
+
 def _fit_all_candidates(data: list[JointWindows], j: int, free, default_j) -> dict:
     """Bounded least squares (:func:`_fit_terms`) of joint ``j`` on ``data`` for every sign and
     delay of the grid at once: friction (2, delays, 3) with the fitted terms and squared error
     (2, delays), sign +1 first."""
-    Y = np.concatenate([d.y_grid[:, :, j] for d in data], axis=1)       # (delays, windows)
+    Y = np.concatenate([_y_grid(d)[:, :, j] for d in data], axis=1)       # (delays, windows)
     friction, sse = _fit_terms(data, j, free, default_j, np.concatenate([Y, -Y]))
     G = Y.shape[0]
     return {"friction": friction.reshape(2, G, 3), "sse": sse.reshape(2, G)}
@@ -500,7 +507,7 @@ def _best(cand: dict, allowed) -> tuple:
 
 def _unit_residual(d: JointWindows, j: int, sign: float, g: int, friction_j) -> np.ndarray:
     """Joint ``j``'s window errors on ``d`` as a torque (N m), before the offset."""
-    r = sign * d.y_grid[g, :, j] - d.link[:, j] - d.X[:, j] @ friction_j
+    r = sign * _y_grid(d)[g, :, j] - d.link[:, j] - d.X[:, j] @ friction_j
     return r / d.duration
 
 

@@ -22,10 +22,11 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 from rosbags.highlevel import AnyReader
-from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+from rosbags.interfaces import Connection, Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
@@ -39,7 +40,7 @@ from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, M
                      STATUS, TRUTH, WRENCH)
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
-BAG_VERSION = 9          # the rosbag2 format version that kilted's ``ros2 bag record`` writes
+BAG_VERSION: Final = 9          # the rosbag2 format version that kilted's ``ros2 bag record`` writes
 
 JOINT_STATE_TYPE = "sensor_msgs/msg/JointState"
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
@@ -213,7 +214,7 @@ class BagWriter:
         self._lock = threading.Lock()
         self._writer = _Writer(self.path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
         self._writer.open()
-        self._connections = {}
+        self._connections: dict[str, Connection] = {}
         self.counts: dict[str, int] = {}
         for topic, (msgtype, offered) in (topics or {}).items():
             self.add_topic(topic, msgtype, offered)
@@ -294,7 +295,8 @@ def _reader(path):
     """An open :class:`AnyReader` of the bag at ``path``. What reading it raises (a damaged chunk,
     a truncated file, a corrupt message) is a :class:`BagError` too."""
     try:
-        reader = AnyReader([bag_dir(path)], default_typestore=_DefaultTypes())
+        # a stand-in that builds the typestore when AnyReader first reads its fielddefs
+        reader = AnyReader([bag_dir(path)], default_typestore=_DefaultTypes())  # type: ignore[arg-type]
         reader.open()
     except BagError:
         raise
@@ -351,8 +353,8 @@ def read_topics(path, topics, times_only=(), joint_states=()) -> dict[str, list]
     ``joint_states`` are read as :func:`~.joint_state_cdr.decode` gives them (runs of one layout as
     blocks), which :func:`joint_states_of` takes."""
     deserialized = {*topics, *joint_states}
-    out = {topic: [] for topic in (*times_only, *topics, *joint_states)}
-    raw_states = {}
+    out: dict[str, list[Any]] = {topic: [] for topic in (*times_only, *topics, *joint_states)}
+    raw_states: dict[str, list[tuple[int, bytes]]] = {}
     with _reader(path) as reader:
         blocks = {c.topic: c.msgtype for c in reader.connections
                   if c.topic in set(joint_states) and c.msgtype == JOINT_STATE_TYPE}

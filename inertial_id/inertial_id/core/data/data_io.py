@@ -179,7 +179,8 @@ def concatenate(name: str, parts) -> Run:
     """One run from consecutive segments (all with or all without ``qdd``)."""
     parts = list(parts)
     qdd = None if parts[0].qdd is None else np.concatenate([p.qdd for p in parts])
-    return Run(name, *(np.concatenate([getattr(p, k) for p in parts]) for k in ("t", "q", "qd", "tau")), qdd)
+    t, q, qd, tau = (np.concatenate([getattr(p, k) for p in parts]) for k in ("t", "q", "qd", "tau"))
+    return Run(name, t, q, qd, tau, qdd)
 
 
 @dataclass(frozen=True)

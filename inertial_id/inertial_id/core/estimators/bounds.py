@@ -200,7 +200,7 @@ class _RangeLP:
             limit = self.M.shape[1] if warm else 20 * sum(self.M.shape)
         self.h.setOptionValue("simplex_iteration_limit", limit)
         self.h.run()
-        self.iterations += self.h.getInfoValue("simplex_iteration_count")[1]
+        self.iterations += int(self.h.getInfoValue("simplex_iteration_count")[1])
         return self.h.getModelStatus(), warm
 
     def _optimal_basis(self, x):
@@ -213,7 +213,7 @@ class _RangeLP:
             cols = np.where(x == self.col_lo, _LOWER, np.where(x == self.col_hi, _UPPER, -1)).astype(np.int8)
             a = self.row_activity
             rows = np.where(a == self.row_lo, _LOWER, np.where(a == self.row_hi, _UPPER, -1)).astype(np.int8)
-            status, basic = self.h.getBasicVariables()
+            status, basic = self.h.getBasicVariables()  # type: ignore[attr-defined]  # a method of the compiled Highs that highspy 1.15's stubs do not declare
             # read only what HiGHS returned: one index per row, each naming a column or a row
             if status == highspy.HighsStatus.kOk and basic.size == rows.size and \
                     (basic.size == 0 or (basic.min() >= -rows.size and basic.max() < cols.size)):

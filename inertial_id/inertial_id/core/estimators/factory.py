@@ -95,7 +95,7 @@ class RowsEstimator(_Adapter):
 class MomentumEstimator(_Adapter):
     """Momentum windows (payload columns, then the robot's) into a log-Cholesky or guaranteed estimator."""
 
-    kinds = ("momentum",)
+    kinds: tuple[str, ...] = ("momentum",)
     needs_kinematics = False
     needs_acceleration_bound = False
 

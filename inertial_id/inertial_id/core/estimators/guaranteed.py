@@ -25,6 +25,8 @@ References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..robot import params
@@ -101,6 +103,9 @@ class MomentumEstimatorBase:
             window / robot.sensing["joint_states_hz"]
         self.windows = MomentumWindows(robot, window, noise.torque_relative, noise.torque_absolute_Nm,
                                        model_error_Nm, **({} if calibration is None else calibration.window_options(window)))
+        self.robot_nominal: np.ndarray
+        self.robot_lower: np.ndarray
+        self.robot_upper: np.ndarray
         self.robot_nominal, self.robot_lower, self.robot_upper = \
             robot_parameter_box(robot.model, robot_relative_error) if calibration is None else \
             calibration.robot_box(robot.model)
@@ -217,7 +222,7 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         self.robot_uncertainty = robot_uncertainty
         free = self.robot_upper > self.robot_lower
         self._free = free
-        nuisance = {} if robot_uncertainty == "interval" else \
+        nuisance: dict[str, Any] = {} if robot_uncertainty == "interval" else \
             dict(nuisance_lower=self.robot_lower[free], nuisance_upper=self.robot_upper[free])
         self.bounds = IntervalBounds(self.prior_lower, self.prior_upper, cuts=pseudo_inertia_cuts(),
                                      keep_rows=True, max_rows=max_rows, hold_until_determined=True,
@@ -284,8 +289,8 @@ class GuaranteedEstimator(MomentumEstimatorBase):
                             kept=(state["kept_M"], state["kept_b"], state["kept_e"]),
                             determined=bool(state["determined"]) if "determined" in state else None)
         if "pending_U" in state:
-            pending = WindowRows(*(np.asarray(state[k], dtype=float) for k in
-                                   ("pending_Y", "pending_Y_r", "pending_U", "pending_e")), int(state["pending_samples"]))
+            Y, Y_r, U, e = (np.asarray(state[k], dtype=float) for k in ("pending_Y", "pending_Y_r", "pending_U", "pending_e"))
+            pending = WindowRows(Y, Y_r, U, e, int(state["pending_samples"]))
             if pending.Y.shape != (pending.U.size, 10) or pending.Y_r.shape != (pending.U.size, self.robot_nominal.size) \
                     or pending.noise_bound.shape != pending.U.shape or \
                     (pending.rows and unsolvable(np.hstack([pending.Y, pending.Y_r]), pending.U, pending.noise_bound)):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -114,9 +115,9 @@ class PayloadEstimator:
         self._archive: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.offset_freed = np.zeros(k, dtype=bool)
         self.offset_guaranteed = True
-        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS,
-                                     **({} if k == 0 else {"nuisance_lower": -self.offset_bound,
-                                                           "nuisance_upper": self.offset_bound, "bound_nuisance": True}))
+        nuisance: dict[str, Any] = {} if self.offset_bound is None else {
+            "nuisance_lower": -self.offset_bound, "nuisance_upper": self.offset_bound, "bound_nuisance": True}
+        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS, **nuisance)
         self.wls = WeightedLeastSquares(n + k)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)
@@ -267,11 +268,11 @@ class PayloadEstimator:
                             determined=bool(state["determined"]) if "determined" in state else None)
         if "offset_lower" in state:      # the offset's box as the updates so far narrowed it, never wider
             lo, hi = (np.asarray(state[k], dtype=float) for k in ("offset_lower", "offset_upper"))
-            b = self.bounds
-            if lo.shape != b.r_lower.shape or hi.shape != b.r_upper.shape or np.any(np.isnan(lo + hi)) or np.any(lo > hi):
+            box = self.bounds
+            if lo.shape != box.r_lower.shape or hi.shape != box.r_upper.shape or np.any(np.isnan(lo + hi)) or np.any(lo > hi):
                 raise ValueError("saved sensor offset box does not fit this estimator")
-            b.r_lower, b.r_upper = np.maximum(b.r_lower, lo), np.minimum(b.r_upper, hi)
-            b.r_upper = np.maximum(b.r_upper, b.r_lower)
+            box.r_lower, box.r_upper = np.maximum(box.r_lower, lo), np.minimum(box.r_upper, hi)
+            box.r_upper = np.maximum(box.r_upper, box.r_lower)
         if "pending_A" in state:
             A, b, e = (np.asarray(state[k], dtype=float) for k in ("pending_A", "pending_b", "pending_e"))
             if A.ndim != 2 or A.shape[1] != n or b.shape != e.shape or b.shape != (A.shape[0],) or \

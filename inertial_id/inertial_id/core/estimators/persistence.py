@@ -27,6 +27,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def save_state(path, header: dict, state: dict) -> None:
     """Write ``state`` (arrays and scalars) with ``header`` atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {k: np.asarray(v) for k, v in state.items()}
+    arrays: dict[str, Any] = {k: np.asarray(v) for k, v in state.items()}
     if any(k.startswith("_") for k in arrays):
         raise ValueError("state keys starting with '_' are reserved")
     header_json = json.dumps({**header, "format_version": FORMAT_VERSION, "saved_at": time.time()})

@@ -20,8 +20,8 @@ class UpdateSchedule:
     """When bounds updates are due: every ``period_s`` of data time, restarting after a backward clock jump."""
     def __init__(self, period_s: float):
         self.period = float(period_s)
-        self.next_t = None
-        self.latest_t = None
+        self.next_t: float | None = None
+        self.latest_t: float | None = None
         self.backward_jumps = 0
 
     def due(self, t: float) -> bool:
@@ -32,7 +32,7 @@ class UpdateSchedule:
         if self.latest_t is not None and t < self.latest_t - self.period:
             self.backward_jumps += 1
             self.next_t = None
-        self.latest_t = t if self.next_t is None else max(self.latest_t, t)
+        self.latest_t = t if self.next_t is None or self.latest_t is None else max(self.latest_t, t)
         if self.next_t is None:
             self.next_t = t + self.period
             return False

@@ -88,7 +88,7 @@ def default_rotors(model: pin.Model, gear_ratio: float = 50.0) -> tuple[Rotor | 
     The gear ratio is ``model.rotorGearRatio`` where the model declares a rotor inertia, else
     ``gear_ratio`` (a geared motor; with ratio 1 and a parallel axis the rotor is never identifiable).
     """
-    rotors = []
+    rotors: list[Rotor | None] = []
     for jid, Phi in enumerate(motion_subspaces(model), start=1):
         j = model.joints[jid]
         if j.nv != 1:

@@ -144,7 +144,8 @@ def base_parameters_from_rows(rows: np.ndarray, preferred_order, rel_tol: float 
     _, s, Vt = np.linalg.svd(rows, full_matrices=False)
     r = int(np.sum(s > rel_tol * max(1.0, s[0]))) if s.size else 0
     Q = Vt[:r]                      # orthonormal basis of the row space, (r, n)
-    picked, residual = [], np.zeros(n)
+    picked: list[int] = []
+    residual = np.zeros(n)
     basis = np.zeros((r, 0))
     for threshold in (WELL_CONDITIONED, rel_tol):
         for j in preferred_order:

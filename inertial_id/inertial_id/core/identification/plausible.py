@@ -97,8 +97,10 @@ def enclosing_ellipsoid(points) -> Ellipsoid:
     prob.solve(solver=cp.CLARABEL)
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise ValueError(f"enclosing ellipsoid: solver status {prob.status}")
-    A_v = 0.5 * (A.value + A.value.T)
-    return Ellipsoid(-np.linalg.solve(A_v, b.value), A_v @ A_v)
+    A_opt, b_opt = A.value, b.value
+    assert A_opt is not None and b_opt is not None      # an optimal solve sets them
+    A_v = 0.5 * (A_opt + A_opt.T)
+    return Ellipsoid(-np.linalg.solve(A_v, b_opt), A_v @ A_v)
 
 
 def _link_points(model: pin.Model, joint: int, pi0) -> np.ndarray:

@@ -178,8 +178,9 @@ def build_rows(chain: cc.ClosedChain, layout: ParameterLayout, runs) -> StackedR
         blocks.append(W.reshape(n * na, layout.size))
         taus.append(run.tau.reshape(-1))
         states.append((q, v, a))
+    q_all, v_all, a_all = (np.vstack([s[i] for s in states]) for i in range(3))
     return StackedRows(np.vstack(blocks), np.concatenate(taus), sum(s[0].shape[0] for s in states),
-                *(np.vstack([s[i] for s in states]) for i in range(3)),
+                q_all, v_all, a_all,
                 dict(zip(("position_m", "velocity_m_per_s", "acceleration_m_per_s2"), residual.tolist())),
                 tuple(s[0].shape[0] for s in states))
 

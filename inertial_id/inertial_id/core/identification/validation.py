@@ -82,14 +82,14 @@ def simulate_segments(chain: cc.ClosedChain, layout: ParameterLayout, theta, run
     gap = np.zeros(t.size, dtype=bool)
     gap[[s for s, _ in segment_bounds(t)]] = True
     window = np.floor((t - t[0]) / segment_s)
-    starts = []
+    starts: list[int] = []
     for k in range(t.size):
         if gap[k] or window[k] != window[starts[-1]] or t[k] - t[starts[-1]] >= segment_s:
             starts.append(k)
-    starts = np.array(starts)
+    first = np.array(starts)
     sq = np.zeros(chain.na)
     n_segments = 0
-    for s, e in zip(starts, np.append(starts[1:], t.size)):
+    for s, e in zip(first, np.append(first[1:], t.size)):
         if e - s < 2:
             continue
         n_segments += 1

@@ -75,9 +75,10 @@ class CertifierSettings:
         robot_floor = np.array([floor.mass_kg] + [floor.first_moment_kg_m] * 3 + [floor.inertia_kg_m2] * 6)
         capsules = collision.capsules_from_profile(robot, planner.capsules)
         obstacles = collision.boxes_from_profile(profile.obstacles)
+        position, velocity, acceleration = (np.asarray(v, dtype=float) for v in (tube.position_rad, tube.velocity_rad_s,
+                                                                                    tube.acceleration_rad_s2))
         return CertifierSettings(planner.time_intervals, np.asarray(planner.torque_margin_Nm, dtype=float),
-                                 *(np.asarray(v, dtype=float) for v in (tube.position_rad, tube.velocity_rad_s,
-                                                                         tube.acceleration_rad_s2)),
+                                 position, velocity, acceleration,
                                  profile.identification.robot_relative_error, robot_floor, capsules, obstacles)
 
 

@@ -25,7 +25,7 @@ per cent of the sampled range; the excess comes from second-order tube terms (se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -174,8 +174,9 @@ def _sin_cos(q: Affine, i: int):
 def placements(ctx: TorqueContext, q: Affine):
     """World rotations (S, 3, 3) and positions (S, 3) of every joint frame, as affine forms."""
     S, m = q.c.shape[0], q.m
-    R = [None] * (ctx.n + 1)
-    p = [None] * (ctx.n + 1)
+    # Affine forms, each filled after its parent's (parents precede children)
+    R: list[Any] = [None] * (ctx.n + 1)
+    p: list[Any] = [None] * (ctx.n + 1)
     R[0] = Affine.constant(np.broadcast_to(_E, (S, 3, 3)), m)
     p[0] = Affine.constant(np.zeros((S, 3)), m)
     for i in range(1, ctx.n + 1):
@@ -251,8 +252,8 @@ def _kinematics(ctx: TorqueContext, q: Affine, qd: Affine, qdd: Affine):
     n, S = ctx.n, q.c.shape[0]
     vel = [Affine.constant(np.zeros((S, 6)), 1)] + [None] * n
     acc = [Affine.constant(np.broadcast_to(np.r_[-ctx.gravity, 0.0, 0.0, 0.0], (S, 6)), 1)] + [None] * n
-    axes = [None] * (n + 1)
-    chains = [[]] + [None] * n
+    axes: list[Any] = [None] * (n + 1)              # filled in tree order, as vel and acc
+    chains: list[Any] = [[]] + [None] * n
     for i in range(n):
         lam = ctx.parents[i]
         s, c = _sin_cos(q, i)

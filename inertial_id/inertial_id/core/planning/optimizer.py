@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -38,6 +38,9 @@ from .config import PlannerSettings
 from ..robot.model import model_with_payload
 from .excitation import PayloadExcitation
 from .plan_nlp import SOFT_MIN_SHARPNESS, PlanNLP, smooth_abs
+
+if TYPE_CHECKING:
+    from .certifier import Certificate
 
 # relative tightening of every linear limit: a plan sitting exactly on a limit fails dense checks
 TIGHTENING = 1e-6
@@ -91,7 +94,7 @@ class Objective(NamedTuple):
 class PlanResult:
     """One planning cycle's outcome: the certified plan (or None), its certificate, cost, excitation and timings."""
     plan: BezierPlan | None                 # certified, or None
-    certificate: object | None              # of ``plan``, or of the last refused attempt
+    certificate: Certificate | None         # of ``plan``, or of the last refused attempt
     cost: float = float("inf")              # scaled -log det of the accumulated information
     condition_number: float = float("inf")  # cond(W_e), the plan's excitation at N_s samples
     scale: float = 0.0                      # fraction of the optimised step kept (1: the optimum)
@@ -151,7 +154,7 @@ class PlanOptimizer:
         self._robot_relative = float(cert_settings.robot_relative_error)
         self._friction = cert_settings.context(robot).friction_radius
         self._tube = np.stack(tube_margins(cert_settings, robot.nv))
-        self._centre = (None, None, None)        # (payload, model carrying it, its data) of the last box
+        self._centre: tuple = (None, None, None)  # (payload, model carrying it, its data) of the last box
         n, d, m = robot.nv, settings.degree, settings.free_points
         self.n, self.d, self.m = n, d, m
         T = settings.horizon_s
@@ -187,7 +190,7 @@ class PlanOptimizer:
         else:
             self.x_lo, self.x_hi = lo.copy(), hi.copy()
         self.nlp = PlanNLP(self, settings.optimize_s)
-        self._last_x = None                      # the last plan's optimised free points (warm start)
+        self._last_x: np.ndarray | None = None   # the last plan's optimised free points (warm start)
 
     # --- plans and linear constraints --------------------------------------------------------------
 
@@ -272,7 +275,8 @@ class PlanOptimizer:
         maps = [(BA, B @ base) for BA, B in self.sample_maps()]                  # (N, m), (N, n)
         half = 0.5 * (req.upper - req.lower)
         ex = self.excitation
-        values, sampled = {}, {}
+        values: dict[bytes, tuple[float, float]] = {}
+        sampled: dict[bytes, tuple] = {}
         tube = [np.zeros(self.n)]
 
         def samples(x, key):
@@ -384,7 +388,7 @@ class PlanOptimizer:
         status = ""
         if optimise:
             warm = self._last_x is not None
-            if warm:         # the last plan's optimum: where this one's optimum likely is (a warm start)
+            if self._last_x is not None:         # the last plan's optimum: where this one's optimum likely is (a warm start)
                 candidates.insert(0, self._pull_in(G, lo, hi, np.clip(self._last_x, xlo, xhi), x_brake))
             objective = self._objective(req)
             need = self.screen_gap + SCREEN_MARGIN_NM
@@ -526,6 +530,7 @@ class PlanOptimizer:
                 break
         if result.plan is not None and accepted < last:
             # the screen's optimism on the plan accepted: what the next optimisation keeps in reserve
+            assert result.certificate is not None      # set with the plan
             self.screen_gap = max(0.0, screened(accepted) - result.certificate.min_torque_margin_Nm)
 
     @staticmethod
@@ -533,7 +538,7 @@ class PlanOptimizer:
         """The start point and its candidate's index: the most exciting candidate that the torque
         screen lets through once pulled toward the braking point (IPOPT keeps closer to
         feasibility from a feasible start)."""
-        scored = []
+        scored: list[tuple] = []
         for c in candidates:
             for alpha in START_FRACTIONS:
                 xc = x_brake + alpha * (c - x_brake)

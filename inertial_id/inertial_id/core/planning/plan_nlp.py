@@ -24,7 +24,7 @@ gradient (:func:`cost_and_gradient`), where CasADi's dense products took most of
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import casadi as ca
 import numpy as np
@@ -91,7 +91,7 @@ def smooth_abs(v, e: float = SCREEN_SMOOTHING_NM):
     return sqrt(v * v + e * e) - e
 
 
-def _sample_function(robot, excitation, friction, robot_relative) -> ca.Function:
+def _sample_function(robot, excitation, friction, robot_relative) -> tuple[ca.Function, ca.Function, ca.Function]:
     """At one sample: ``(q, qd, qdd, c, h) -> (weighted rows (nv, size), screened reach (nv,))``, and the
     same two outputs as functions of their own (``(q, qd, qdd) -> rows``, ``(q, qd, qdd, c, h) -> reach``)."""
     ex, n = excitation, robot.nv
@@ -201,8 +201,8 @@ class _Cost(ca.Callback):
         self.rows_vjp = rows.reverse(1).map(N)            # (q, qd, qdd, rows, rows_adj) -> (q_adj, qd_adj, qdd_adj)
         m, n, d = maps[0][0].shape[1], rows.size1_in(0), maps[0][1].shape[1] - 1
         self.sizes = [(m * n, 1), (d + 1, n), (size, size), (10, 1)]
-        self._last = None                                 # (key, cost, d cost / d x or None)
-        self._reverse = None
+        self._last: tuple[bytes, float, np.ndarray | None] | None = None   # (key, cost, d cost / d x or None)
+        self._reverse: _CostReverse | None = None
         self.construct("plan_cost", {"enable_fd": False})
 
     def get_n_in(self):
@@ -241,7 +241,8 @@ class _Cost(ca.Callback):
         return cost, dx
 
     def eval(self, arg):
-        return [self.value(*arg, gradient=False)[0]]
+        x, P0, F_prev, half = arg
+        return [self.value(x, P0, F_prev, half, gradient=False)[0]]
 
     def has_reverse(self, nadj):
         return nadj == 1
@@ -273,7 +274,8 @@ class _CostReverse(ca.Callback):
         return ca.Sparsity.dense(*self.cost.sizes[i])
 
     def eval(self, arg):
-        _, dx = self.cost.value(*arg[:4], gradient=True)
+        x, P0, F_prev, half = arg[:4]
+        _, dx = self.cost.value(x, P0, F_prev, half, gradient=True)
         seed = float(arg[5])
         return [ca.DM(seed * dx)] + [ca.DM.zeros(*self.cost.sizes[i]) for i in (1, 2, 3)]
 
@@ -312,7 +314,7 @@ class PlanNLP:
         # "ad_weight": reverse mode for the constraint Jacobian (a nonlinear row per joint, the screen,
         # among the linear hull rows), not a forward sweep per variable (measured, one soft minimum of
         # every joint: 8 ms against 60 ms; one per joint: 3-8 ms)
-        options = {"oracle_options": {"ad_weight": 1.0}, "ipopt.hessian_approximation": hessian, "ipopt.max_wall_time": float(budget_s),
+        options: dict[str, Any] = {"oracle_options": {"ad_weight": 1.0}, "ipopt.hessian_approximation": hessian, "ipopt.max_wall_time": float(budget_s),
                    "ipopt.print_level": 0, "print_time": False, "ipopt.sb": "yes", "ipopt.tol": 1e-4,
                    "ipopt.acceptable_tol": 1e-2, "ipopt.acceptable_iter": 3, "ipopt.max_iter": 500,
                    "ipopt.mu_strategy": "adaptive", "ipopt.warm_start_init_point": "yes"}
@@ -320,7 +322,7 @@ class PlanNLP:
         options["iteration_callback"] = self._stop
         self.solver = ca.nlpsol("plan", "ipopt", {"x": x, "p": p, "f": cost_x(x, p), "g": g}, options)
         self.graph = ca.Function("graph", [x, p], [cost(F, half), reach])      # the whole graph in CasADi
-        self._warm = None                  # (lam_x, lam_g) of the last solution
+        self._warm: tuple[np.ndarray, np.ndarray] | None = None   # (lam_x, lam_g) of the last solution
 
     def parameters(self, P0, F_prev, half, centre, room) -> np.ndarray:
         """The parameter vector of a request (column-major, as CasADi's ``vec``)."""

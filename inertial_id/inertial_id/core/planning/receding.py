@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from math import comb
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -96,6 +97,10 @@ class Segment:
     plan: BezierPlan
     kind: str                  # "excite" | "brake"
     certificate: object
+    if TYPE_CHECKING:
+        # per instance, set by __post_init__; ClassVar keeps it out of the dataclass's fields for mypy
+        # as its absence at run time does for dataclasses (no init, eq or repr)
+        _coeffs: ClassVar[list[np.ndarray]]
 
     def __post_init__(self):
         # power-basis coefficients of q, qd, qdd in s = t / T: the reference is evaluated at every
@@ -192,7 +197,7 @@ class RecedingHorizon:
         self._stale = False                        # joint states stale at the last tick
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
         self._run = _Run(np.zeros(robot.nv), -np.inf, np.inf)     # replaced by every start
-        self._before = None                        # the timeline as last sent (withdraw)
+        self._before: tuple | None = None          # the timeline as last sent (withdraw)
         self.brake_compute_s = 0.0                 # wall time the last braking plan took to certify
 
     @property
@@ -316,6 +321,7 @@ class RecedingHorizon:
         if p is None or t < p.issue_time:
             return None
         if p.request is None:
+            assert p.switch_time is not None        # only a first plan is requested when issued, with no switch time
             window = p.switch_time - self.settings.command_lead_s - DEADLINE_MARGIN_S - t
             p.request = replace(self._request(*p.state), deadline_s=max(window, 0.05))
         return p.id, p.request
@@ -333,6 +339,7 @@ class RecedingHorizon:
                 self.pending = _Pending(next(self._ids), p.request, None)
                 self.message = "joint states stale: not moving yet, planning again"
                 return None
+            assert p.request is not None            # request() built it before any result
             if not result.certified:
                 self._run.first_attempts += 1
                 if self._run.first_attempts < FIRST_PLAN_ATTEMPTS:
@@ -343,6 +350,7 @@ class RecedingHorizon:
                 return None
             start = t + self.settings.command_lead_s
             self._run.first_request = p.request
+            assert result.plan is not None          # certified
             self.segments = [Segment(start, result.plan, "excite", result.certificate)]
             self._accepted(start)
             return Command(start, self.end_time, "first plan", takes_effect=start, kind="first")
@@ -353,6 +361,7 @@ class RecedingHorizon:
             why = "planning missed its deadline" if late else result.reason
             self._brake_on_executing(f"no certified plan in time ({why}): braking on the executing plan")
             return None
+        assert result.plan is not None              # certified
         self.segments = [s for s in self.segments if s.start <= p.switch_time]
         self.segments.append(Segment(p.switch_time, result.plan, "excite", result.certificate))
         self._accepted(p.switch_time)
@@ -468,6 +477,7 @@ class RecedingHorizon:
         """``cmd`` was not sent (it would have reached the controller after ``takes_effect``): the
         timeline goes back to what was sent, which is certified and ends at rest, and the arm brakes
         on it; a first plan is planned again from rest."""
+        assert self._before is not None             # every command sent was snapshot first
         segments, plans, F_prev, scheduled, state = self._before
         self.segments, self.plans, self.F_prev, self._scheduled = segments, plans, F_prev, scheduled
         self.pending = None

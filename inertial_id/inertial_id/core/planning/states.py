@@ -13,7 +13,7 @@ class PlannerState(str, Enum):
     # enum.StrEnum's str() and format() (the value: f"already {state}" reads "already planning"),
     # which Python 3.10 (ROS 2 Humble's) lacks; a plain (str, Enum) gives "PlannerState.PLANNING".
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]  # typeshed gives Enum.__format__ and str.__format__ different self types; the same call at run time
 
     IDLE = "idle"
     PLANNING = "planning"

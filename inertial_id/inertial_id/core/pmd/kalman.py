@@ -57,10 +57,10 @@ class PoseKalmanFilter:
         self.linear = WhiteJerkFilter(dt_s, sigma_position_m, linear_jerk_psd)
         self.angular = WhiteJerkFilter(dt_s, sigma_rotation_rad, angular_jerk_psd)
         self.g_W = np.asarray(g_W, dtype=float)
-        self.R_WS = None
+        self.R_WS: np.ndarray | None = None
         # predicted (x_lin, P_lin, x_ang, P_ang) of the last update, the angular state relative to the
         # previous R_WS: what a smoother needs besides the filtered states
-        self.prediction = None
+        self.prediction: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def update(self, X_WS: pin.SE3) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Filter the pose sample ``X_WS``; returns ``(a_S, w_S, alpha_S, g_S)`` in the sensor frame (m/s^2, rad/s, rad/s^2, m/s^2)."""
@@ -95,9 +95,11 @@ def smooth_poses(poses, dt_s: float, **filter_options) -> tuple[np.ndarray, np.n
     """
     kf = PoseKalmanFilter(dt_s, **filter_options)
     lin, ang = kf.linear, kf.angular
-    filtered, predicted = [], []
+    filtered: list[tuple] = []
+    predicted: list = []                 # kf.prediction, set by every update
     for X_WS in poses:
         kf.update(X_WS)
+        assert kf.R_WS is not None          # set by the first update
         predicted.append(kf.prediction)
         filtered.append((kf.R_WS.copy(), lin.x.copy(), lin.P.copy(), ang.x.copy(), ang.P.copy()))
     R_s, xl_s, _, xa_s, _ = filtered[-1]
@@ -112,4 +114,5 @@ def smooth_poses(poses, dt_s: float, **filter_options) -> tuple[np.ndarray, np.n
         R_s = R_k @ pin.exp3(xa_s[0])
         xa_s[0] = 0.0
         out.append(kf.outputs(R_s, xl_s, xa_s))
-    return tuple(np.array(x) for x in zip(*out[::-1]))
+    a_S, w_S, alpha_S, g_S = (np.array(x) for x in zip(*out[::-1]))
+    return a_S, w_S, alpha_S, g_S

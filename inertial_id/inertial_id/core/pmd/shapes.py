@@ -172,6 +172,7 @@ def shape_from_dict(spec: dict, base_dir: str | Path | None = None) -> tuple[Sha
     if not isinstance(spec, dict) or "type" not in spec:
         raise ShapeError("a payload shape needs a 'type' (box, cylinder, sphere, composite, mesh)")
     kind = spec["type"]
+    shape: Shape
     if kind == "box":
         shape = Box(_positive(spec, "size", 3))
     elif kind == "cylinder":

@@ -76,7 +76,7 @@ class NormalEquations:
         R = root[:, None] * V.T
         # M^T c lies in the range of M^T M, so the dropped directions carry no part of it
         d = np.where(keep, (V.T @ self.moment) / np.where(keep, root, 1.0), 0.0)
-        return R, d, float(np.sqrt(max(self.energy - d @ d, 0.0)))
+        return R, d, float(np.sqrt(max(float(self.energy - d @ d), 0.0)))
 
 
 class PmdProblem:
@@ -121,7 +121,9 @@ class PmdProblem:
         self.problem.solve(solver=cp.CLARABEL)
         if self.problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             raise RuntimeError(f"PMD solve failed: {self.problem.status}")
-        return np.maximum(self.masses.value, 0.0)
+        masses = self.masses.value
+        assert masses is not None           # an optimal solve sets it
+        return np.maximum(masses, 0.0)
 
     def estimate(self, samples: WristSamples, sigma_wrench=None) -> np.ndarray:
         """Parameters (pinocchio order, sensor frame) from a batch of samples."""

@@ -180,7 +180,7 @@ def check_urdf(path: Path) -> None:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
         raise ProfileError(f"cannot parse URDF '{path}': {exc}") from None
-    parent_joint = {}
+    parent_joint: dict[str | None, str | None] = {}
     for joint in root.iter("joint"):
         name, kind = joint.get("name"), joint.get("type")
         if kind not in URDF_JOINT_TYPES:
@@ -189,7 +189,10 @@ def check_urdf(path: Path) -> None:
         if joint.find("mimic") is not None:
             raise ProfileError(f"URDF '{path}': joint '{name}' is a mimic joint (a coupled closed "
                                "loop), which the identifiability analysis does not cover")
-        child = joint.find("child").get("link")
+        child_element = joint.find("child")
+        if child_element is None:
+            raise ProfileError(f"URDF '{path}': joint '{name}' has no child link")
+        child = child_element.get("link")
         if child in parent_joint:
             raise ProfileError(f"URDF '{path}': closed kinematic loop, link '{child}' is the child of "
                                f"both '{parent_joint[child]}' and '{name}'; only open chains and "

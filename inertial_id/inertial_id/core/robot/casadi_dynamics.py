@@ -60,7 +60,9 @@ class CasadiDynamics:
 
     def rnea_parameters(self, q, v, a, pi):
         """Joint torques (nv,) of bodies with dynamic parameters ``pi`` (10 * bodies,), without armature."""
-        vel, acc, force = [], [], []
+        vel: list[tuple] = []
+        acc: list[tuple] = []
+        force: list[tuple] = []
         for k in range(self.bodies):
             R, p = self._joint_transform(k, q[k])
             kind, u = self.kinds[k]
@@ -82,7 +84,7 @@ class CasadiDynamics:
             vel.append((v_lin, v_ang))
             acc.append((a_lin, a_ang))
             force.append(self._body_force(pi[10 * k:10 * k + 10], (v_lin, v_ang), (a_lin, a_ang)))
-        tau = [None] * self.bodies
+        tau: list = [None] * self.bodies      # every entry set by the backward pass
         for k in reversed(range(self.bodies)):
             f, n = force[k]
             kind, u = self.kinds[k]

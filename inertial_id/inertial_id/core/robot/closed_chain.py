@@ -42,9 +42,9 @@ class LoopClosure:
 
     name: str
     frame_a: str
-    offset_a: tuple[float, float, float]
+    offset_a: tuple[float, ...]                # three: the profile schema's Vector(3)
     frame_b: str
-    offset_b: tuple[float, float, float]
+    offset_b: tuple[float, ...]
     components: tuple[int, ...] = (0, 1, 2)   # world axes constrained
 
 

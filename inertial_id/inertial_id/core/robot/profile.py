@@ -24,7 +24,8 @@ Sections and what they are for:
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field,
                       Strict, StringConstraints, ValidationError, ValidationInfo, field_serializer,
@@ -75,7 +76,7 @@ def _length(size: int | None):
 
 def Vector(size: int | None = None, ge: float | None = None):
     """A list of finite numbers: ``size`` entries, or one per joint when ``size`` is None."""
-    return Annotated[list[Number(ge=ge)], AfterValidator(_length(size))]
+    return Annotated[list[Number(ge=ge)], AfterValidator(_length(size))]  # type: ignore[misc]  # built at run time for pydantic
 
 
 def _broadcast(v, info: ValidationInfo):
@@ -385,14 +386,15 @@ class Capsule(Section):
     radius: Number(0.0)
 
 
-def _shorter(than: str, *plus: str):
+def _shorter(than: str, *plus: str) -> Callable[[Any, float, ValidationInfo], float]:
     """A field validator: this value (plus the fields ``plus``) must stay below field ``than``."""
-    def check(cls, v, info: ValidationInfo):
+    def check(cls, v: float, info: ValidationInfo) -> float:
         data = info.data
         if than not in data or any(p not in data for p in plus):
             return v                # the other field failed already and is reported
         total = v + sum(data[p] for p in plus)
         if total >= data[than]:
+            assert info.field_name is not None      # set for a field validator
             what = " + ".join([info.field_name, *plus])
             raise PydanticCustomError("order", f"{what} ({total:g}) must be shorter than {than} ({data[than]:g})")
         return v
@@ -497,7 +499,7 @@ def _where(loc: tuple) -> str:
     return out
 
 
-def _what(error: dict) -> str:
+def _what(error: Mapping[str, Any]) -> str:
     kind, ctx, value = error["type"], error.get("ctx", {}), error.get("input")
     got = _describe(value)
     if kind == "missing":

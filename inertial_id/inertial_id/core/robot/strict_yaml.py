@@ -3,10 +3,12 @@ error (plain YAML loaders keep the last value silently, so a profile with ``name
 ``torque:`` lines, would run with whichever came last)."""
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 from yaml.constructor import ConstructorError
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)    # the C loader where libyaml is built in
 
 
 class UniqueKeyLoader(_Base):

@@ -179,7 +179,7 @@ class DriverEmulator:
 
     def outputs(self, m) -> list:
         """The messages due at the measurement ``m`` (``core.sim.Measurement``)."""
-        out = []
+        out: list[JointStateOut | WrenchOut] = []
         q = np.where(self.wrap, wrap_to_pi(m.q), m.q) if self.wrap.any() else m.q
         for s in self.model.joint_states:
             if not self._due(m.t, s.hz, s.phase_s):
@@ -285,7 +285,7 @@ class WrenchBuffer:
         self.keep = keep
         self.t: list[float] = []
         self.w: list[np.ndarray] = []
-        self._arrays = None
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def reset(self) -> None:
         """Forget every sample (e.g. after a gap or a clock jump)."""

@@ -71,7 +71,9 @@ class StreamingDifferentiator:
     def __init__(self, n: int, fs_hz: float | None = None, cutoff_hz: float | None = None, order: int = 2):
         self.n = n
         self._window: deque = deque(maxlen=3)
-        self._sos = butterworth_sos(cutoff_hz, fs_hz, order) if cutoff_hz else None
+        if cutoff_hz and fs_hz is None:
+            raise TypeError("a cutoff_hz needs fs_hz")
+        self._sos = butterworth_sos(cutoff_hz, fs_hz, order) if cutoff_hz and fs_hz is not None else None
         self._zi = None
 
     def reset(self) -> None:

@@ -262,7 +262,7 @@ class MomentumWindows:
         self.payload_cols = slice(10 * (j - 1), 10 * j)
         self.T_JP = params.transform_matrix(frame.placement)      # pi_joint = T_JP pi_payload
         self._start_Wm = None     # W_m at the window's first sample
-        self._last = None         # (t, states, tau, bound) of the last sample, not yet integrated
+        self._last: tuple | None = None         # (t, states, tau, bound) of the last sample, not yet integrated
         self._reset_sums()
         self._rows: list[tuple] = []
 

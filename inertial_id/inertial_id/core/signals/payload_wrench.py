@@ -202,6 +202,7 @@ class PayloadCompensator:
         out = []
         for m in pushed.messages:      # one message per sample; joint-torque ones in the order of their rows
             if m.kind == "joint_torque":
+                assert self.robot_box is not None       # joint-torque rows come with use_joint_torque only
                 robot = box_deviation(self._torque_core.robot_rows.popleft(), *self.robot_box)
                 out.append(compensate(m.t, m.kind, m.A, m.b, m.noise_bound, box, robot))
             elif m.acceleration_bound is None:

@@ -90,7 +90,8 @@ def algorithm2(links, model: pin.Model, q_base, variants, noise: Noise | None = 
     r, s = S.r, S.s
     meas = OneJointMotions(model, noise or Noise(), np.random.default_rng(seed), sigma, times)
     est = Constants.zeros(n)
-    ranks, unknowns = {}, {}
+    ranks: dict[int, int] = {}
+    unknowns: dict[int, int] = {}
     for j in reversed(range(s, n)):                          # step 2
         body = j + 1
         outer = restrict(S, known_outboard) if known_outboard is not None else est

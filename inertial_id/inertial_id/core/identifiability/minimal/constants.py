@@ -151,7 +151,7 @@ def offset_in(poses, i: int, j: int) -> np.ndarray:
 
 def parallel(u, v) -> bool:
     """Whether the axes ``u`` and ``v`` are parallel (within PAR_TOL)."""
-    return np.linalg.norm(np.cross(u, v)) < PAR_TOL
+    return bool(np.linalg.norm(np.cross(u, v)) < PAR_TOL)
 
 
 # --- dynamics rebuilt from the constants: (9), (11) ------------------------------------------------

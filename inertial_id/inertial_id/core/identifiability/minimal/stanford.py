@@ -26,7 +26,7 @@ def stanford_configurations(q_base=(0.7, 0.7, 0.0, 0.7, 0.7, 0.7)):
     """Lin's exciting configurations: the base (62) and, per composite body, the variants of
     Table I rows 2 and 3 (the body's own joint at -0.7 and -0.6; body 3: q2 = -0.7)."""
     q_base = np.asarray(q_base, dtype=float)
-    variants = {}
+    variants: dict[int, list[np.ndarray]] = {}
     for body, changes in {2: ((1, -0.7), (1, -0.6)), 3: ((1, -0.7),), 4: ((3, -0.7), (3, -0.6)),
                           5: ((4, -0.7), (4, -0.6)), 6: ((5, -0.7), (5, -0.6))}.items():
         variants[body] = []
