@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .core.robot.model import Robot, load_robot
+from .core.data.data_io import Pipeline, Run, read_run
+from .core.identification import plausible, problem as P, selection, solvers, validation
+from .core.robot import closed_chain as cc, model as robot_model
 from .core.offline import RowIntake, estimate_from_bag, rows_from_stream
 from .defaults import BOUNDS_PERIOD_S, DEFAULT_SOLVER
 
@@ -121,8 +124,6 @@ class RobotIdentification:
 
 def _chain(model: str):
     """(closed chain, rotor inertias) of a profile name, profile YAML or URDF path."""
-    from .core.robot import closed_chain as cc
-    from .core.robot import model as robot_model
     if str(model).endswith(".urdf"):
         return cc.ClosedChain(robot_model.build_model_from_urdf(model)), {}
     profile = robot_model.load_profile(model)
@@ -140,8 +141,6 @@ def identify_robot(model: str, runs, validate=(), method: str = DEFAULT_SOLVER, 
     ``regularization_weight`` (lmi): weight of the pull toward the nominal inertials, ``None``
     to choose it on held-out parts of ``runs``; with ``lmi`` each link also stays within its
     plausibility bounds (``plausible.link_bounds``). ``cutoff_hz``: zero-phase low-pass (default none)."""
-    from .core.data.data_io import Pipeline, Run, read_run
-    from .core.identification import plausible, problem as P, selection, solvers, validation
     chain, rotor = _chain(model)
     pipeline = Pipeline(cutoff_hz)
     train = [pipeline.apply(r if isinstance(r, Run) else read_run(r)) for r in runs]

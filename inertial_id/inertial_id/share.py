@@ -19,7 +19,7 @@ def share_dirs(package: str = PACKAGE) -> list[Path]:
     interpreter's share directory (pip data_files, or ``make setup``'s install into the venv)."""
     dirs = [SOURCE_ROOT.parent / package]
     try:
-        from ament_index_python.packages import get_package_share_directory
+        from ament_index_python.packages import get_package_share_directory   # optional: a ROS install only
         dirs.append(Path(get_package_share_directory(package)))
     except Exception:  # ament_index is absent without a ROS install; the other entries still serve
         pass

@@ -28,7 +28,7 @@ def single_threaded_math() -> bool:
     os.environ.update({name: "1" for name in THREAD_VARIABLES})
     if "numpy" in sys.modules:
         # its BLAS is loaded with its pool sized already; one loaded later reads the environment
-        # (and without numpy, threadpoolctl's import alone costs a command ~40 ms)
+        # optional: threadpoolctl, whose import alone costs a command without numpy ~40 ms
         from threadpoolctl import threadpool_limits
         threadpool_limits(1)
     return True

@@ -29,7 +29,7 @@ def node_counters(node, name: str = "regressor_builder", stamps: list | None = N
     ``stamps``: each of its messages' stamp (s) is appended there once its counters are in."""
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.core.signals.stamps import stamp_s
     counters = {}
 
     def on_diagnostics(msg) -> None:
@@ -109,7 +109,7 @@ def start_replay_pipeline(ros_env: dict, log_dir, lossless_inputs: bool = False)
 def as_trajectory(msg, joint_names):
     """(start stamp s, SampledTrajectory) of a JointTrajectory, columns in ``joint_names`` order."""
     from inertial_id.core.trajectory import SampledTrajectory
-    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.core.signals.stamps import stamp_s
     order = [list(msg.joint_names).index(j) for j in joint_names]
     t = np.array([stamp_s(p.time_from_start) for p in msg.points])
     col = lambda f: np.array([getattr(p, f) for p in msg.points])[:, order]
@@ -271,7 +271,7 @@ def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_res
     from inertial_id.nodes.replay import replay
     from test_launch import start_launch, stop
 
-    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.core.signals.stamps import stamp_s
     proc = start_launch(launch_file, ros_env, f"robot_profile:={profile}", "use_sim_time:=true")
     monitor = MonitorNode()
     builder_stamps: list[float] = []

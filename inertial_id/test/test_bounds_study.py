@@ -8,7 +8,7 @@ from inertial_id.cli import main
 from inertial_id.studies import bounds as study
 from inertial_id.core.robot.robot_box import robot_parameter_box
 from inertial_id.core.robot.model import load_robot
-from inertial_id.core.signals.momentum import robot_parameters
+from inertial_id.core.robot.params import robot_parameters
 
 pytestmark = pytest.mark.slow          # a reduced study
 

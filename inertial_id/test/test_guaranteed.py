@@ -11,7 +11,7 @@ from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound
 from inertial_id.core.estimators.guaranteed import GuaranteedEstimator, pseudo_inertia_diagonal_cuts
 from inertial_id.core.robot.robot_box import robot_parameter_box
 from inertial_id.core.robot.model import load_robot
-from inertial_id.core.signals.momentum import robot_parameters
+from inertial_id.core.robot.params import robot_parameters
 from inertial_id.core.signals.sensors import NoiseModel
 from inertial_id.core.sim import Simulator
 

@@ -34,8 +34,8 @@ def test_no_class_holds_more_than_thirty_attributes():
 
 
 def test_stamps_become_seconds_in_one_place():
-    """``sec + 1e-9 nanosec`` is written once (inertial_id.core.data.stamps); everything else calls it."""
+    """``sec + 1e-9 nanosec`` is written once (inertial_id.core.signals.stamps); everything else calls it."""
     pattern = re.compile(r"\.sec\s*\+\s*1e-9\s*\*|nanosec\s*\*\s*1e-9")
     found = [f"{path.relative_to(PACKAGE)}:{k}" for folder in ("inertial_id", "test") for path in (PACKAGE / folder).rglob("*.py")
              for k, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
-    assert found == ["inertial_id/core/data/stamps.py:10"], found
+    assert found == ["inertial_id/core/signals/stamps.py:10"], found

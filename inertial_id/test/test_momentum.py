@@ -5,8 +5,8 @@ import pytest
 
 from inertial_id.core.robot import params
 from inertial_id.core.robot.model import load_robot, payload_params
-from inertial_id.core.signals.momentum import (MomentumRegressor, MomentumWindows, robot_parameter_names,
-                                               robot_parameters, torque_error_bound)
+from inertial_id.core.robot.params import robot_parameters
+from inertial_id.core.signals.momentum import MomentumRegressor, MomentumWindows, robot_parameter_names, torque_error_bound
 from inertial_id.core.robot.regressor import friction_torque
 from inertial_id.core.signals.sensors import NoiseModel
 from inertial_id.core.sim import Simulator

@@ -19,7 +19,8 @@ def test_the_params_files_are_what_the_nodes_declare():
 
 
 def test_every_file_leaves_out_what_comes_from_the_profile():
-    from inertial_id.nodes.params_files import NODE_CLASSES, params_file
+    from inertial_id.nodes.launch import params_file
+    from inertial_id.nodes.params_files import NODE_CLASSES
     for node in NODE_CLASSES:
         written = yaml.safe_load(params_file(node).read_text())[f"/{node}"]["ros__parameters"]
         assert written["autostart"] is True
@@ -31,8 +32,7 @@ def test_a_node_holds_its_params_file_and_a_launch_argument_wins(ros_env, tmp_pa
     import rclpy
     from rcl_interfaces.srv import GetParameters
 
-    from inertial_id.nodes.launch import start_node_set
-    from inertial_id.nodes.params_files import params_file
+    from inertial_id.nodes.launch import params_file, start_node_set
     written = yaml.safe_load(params_file("estimator").read_text())
     written["/estimator"]["ros__parameters"].update(publish_period_s=0.7, bounds_period_s=3.0)
     (tmp_path / "config" / "params").mkdir(parents=True)

@@ -30,7 +30,7 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     from inertial_id.core.data import topics
     from inertial_id.core.robot.model import load_robot
     from inertial_id_msgs.msg import InertialEstimate
-    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.core.signals.stamps import stamp_s
     from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS
     from inertial_id.nodes.launch import start_node_set
     from ros_helpers import diagnostic_counts, spin_until
@@ -159,7 +159,7 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     from inertial_id.core.data import topics
     from inertial_id.core.robot.model import load_robot, payload_params
     from inertial_id_msgs.msg import InertialEstimate
-    from inertial_id.core.data.stamps import stamp_s
+    from inertial_id.core.signals.stamps import stamp_s
     from inertial_id.nodes.common import KEPT_QOS, RELIABLE_QOS, SENSOR_QOS
     from inertial_id.nodes.launch import start_node_set
     from ros_helpers import spin_until

@@ -9,7 +9,7 @@ import pytest
 
 from inertial_id.cli import main
 from inertial_id.core.data import bags
-from inertial_id.core.data.stamps import stamp_s
+from inertial_id.core.signals.stamps import stamp_s
 from inertial_id.core.robot.model import load_robot
 
 pytestmark = pytest.mark.ros

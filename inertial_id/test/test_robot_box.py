@@ -7,7 +7,7 @@ import pytest
 from inertial_id.core.estimators.factory import make_estimator
 from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
 from inertial_id.core.planning.certifier import CertifierSettings
-from inertial_id.core.signals.momentum import robot_parameters
+from inertial_id.core.robot.params import robot_parameters
 from inertial_id.core.robot.robot_box import robot_parameter_box
 
 PLANNED = [name for name in available_profiles() if load_profile(name)["planner"]]

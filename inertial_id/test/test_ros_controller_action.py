@@ -8,7 +8,7 @@ fake arm follows every accepted goal. An aborted goal must make the planner brak
 import numpy as np
 import pytest
 
-from inertial_id.core.data.stamps import stamp_s
+from inertial_id.core.signals.stamps import stamp_s
 
 from ros_helpers import call, planner_with_fake_arm, spin_for, spin_until
 

@@ -15,7 +15,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
-from inertial_id.core.data.stamps import stamp_s
+from inertial_id.core.signals.stamps import stamp_s
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
 from inertial_id.core.sim import Simulator

@@ -7,12 +7,16 @@ node runs pinned to one core, the driver stand-in (this process) on the others."
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 
 import numpy as np
+import pinocchio as pin
 
 from ..cli.common import positive_float
 from ..core.data.topics import DIAGNOSTICS, ROWS, relative
+from ..core.robot.model import load_robot
+from ..nodes.launch import isolated_ros_env, start_node_set
 
 # Drop reasons that are events, not samples: a restart after a gap (its sample is used) and the
 # transport's own loss reports (those samples also show as stamp gaps, counted as missed).
@@ -39,7 +43,6 @@ def _cpu_seconds(pid: int) -> float:
 def _stream(robot, rate_hz: float):
     """One second of a smooth motion at ``rate_hz`` (repeated with shifted stamps): positions,
     velocities and the rigid-body torques of the nominal model."""
-    import pinocchio as pin
     t = np.arange(int(round(rate_hz))) / rate_hz
     w = 2.0 * np.pi * np.arange(1, robot.nv + 1)          # whole periods in one second
     home = np.asarray(robot.profile["sim"]["home"], dtype=float)
@@ -52,22 +55,18 @@ def _stream(robot, rate_hz: float):
 
 
 def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir: str | None = None) -> dict:
-    import tempfile
-
-    from ..core.robot.model import load_robot
-    from ..nodes.launch import isolated_ros_env, start_node_set
     robot = load_robot(profile)
     if not robot.sensing["joint_torque"]:
         raise ValueError(f"profile '{profile}' has no joint torque sensing (no momentum rows)")
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
+    # optional: ROS (rclpy, the messages), which this benchmark's parser (bench builder --help) does without
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
+    from inertial_id_msgs.msg import RegressorSample
     from sensor_msgs.msg import JointState
 
-    from inertial_id_msgs.msg import RegressorSample
-
-    from ..nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp
+    from ..nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp   # optional: rclpy, as above
     window = int(round(robot.profile["identification"]["momentum_window_s"] * rate_hz))
     topic = robot.sensing["joint_states_topic"]
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_bench_builder_")

@@ -23,13 +23,19 @@ from pathlib import Path
 import numpy as np
 
 from ..cli.common import positive_float, positive_int
+from ..core import offline
+from ..core.data import bags
+from ..core.data.bags import is_bag
+from ..core.robot.model import load_robot
+from ..core.signals.momentum import MomentumRegressor
+from ..core.signals.row_builder import SampleRows
+from ..core.signals.sensor_inputs import JointStateParser
 
 TARGET_SPEED_VS_REAL_TIME = 50.0
 
 
 def _rosbag_folder(text: str) -> str:
     """An argparse ``type``, checked before the benchmark re-runs itself pinned to one core."""
-    from ..core.data.bags import is_bag
     if not is_bag(text):
         raise argparse.ArgumentTypeError(f"{text}: not a rosbag2 folder (no metadata.yaml)")
     return text
@@ -61,12 +67,6 @@ def _same(a, b) -> bool:
 
 
 def run(args) -> dict:
-    from ..core import offline
-    from ..core.data import bags
-    from ..core.robot.model import load_robot
-    from ..core.signals.momentum import MomentumRegressor
-    from ..core.signals.row_builder import SampleRows
-    from ..core.signals.sensor_inputs import JointStateParser
     robot = load_robot(args.robot)
     method = robot.profile["identification"]["method"]
     with tempfile.TemporaryDirectory(prefix="bench_estimate_") as folder:

@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .signals.driver_streams import max_gap_s, pair_wrenches, wrench_sample_bound
+from .data import bags
 from ..defaults import BOUNDS_PERIOD_S
 from .estimators.intake import Skipped
 from .estimators.session import EstimationSession
+from .estimators.wrench_momentum_box import momentum_wrench_box
 from .signals.row_builder import SampleRows
+from .signals.sensor_inputs import JointStateParser, Rejected, StampOrder, parse_wrench
 
 STREAM_CHUNK = 1000         # samples formed into rows at once (the rows do not depend on it)
 
@@ -155,7 +158,6 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
 def wrenches_accepted(msgs, frame_id: str, counts: dict | None = None):
     """``(t (M,), w (M, 6))`` of ``[(log_time_ns, WrenchStamped)]`` as the builder takes them
     (:func:`~.sensor_inputs.parse_wrench`, increasing stamps); the rest counted by reason."""
-    from .signals.sensor_inputs import Rejected, StampOrder, parse_wrench
     counts = {} if counts is None else counts
     order = StampOrder("wrench_stamp_not_increasing")
     ts: list[float] = []
@@ -177,7 +179,6 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     """Rows messages of a bag for an estimator consuming ``kinds``: the recorded
     /regressor_samples (``rows``), rows built from the recorded sensor streams (``samples``), or
     ``auto`` (rows when the bag has some of these kinds). ``info`` receives the source and counts."""
-    from .data import bags
     info = {} if info is None else info
     topics = bags.topics_in(path)
     if source == "rows" or (source == "auto" and bags.ROWS in topics):
@@ -207,8 +208,6 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
 def bag_samples(path, robot, use_wrench: bool, needs_effort: bool, info: dict):
     """``(joint_states, wrenches)`` of a bag's sensor streams, parsed as the live nodes parse them
     (``wrenches``: ``(t_w, w)``, None unless ``use_wrench``); ``info`` receives the counts."""
-    from .data import bags
-    from .signals.sensor_inputs import JointStateParser
     sensing = robot.sensing
     js_topic, wrench_topic = sensing["joint_states_topic"], sensing["wrench_topic"]
     topics = bags.topics_in(path)
@@ -235,7 +234,6 @@ def momentum_wrench_from_bag(path, robot):
     """The integrated wrench rows' one-LP box (:func:`~.estimators.wrench_momentum_box.momentum_wrench_box`)
     of a bag's joint states and wrenches, each joint sample paired with the wrench interpolated at its
     stamp (unpaired samples left out; a window across them gives no rows)."""
-    from .estimators.wrench_momentum_box import momentum_wrench_box
     js, (t_w, w) = bag_samples(path, robot, True, False, {})
     pairs = pair_wrenches(js.t, t_w, w, max_gap_s(robot.sensing["wrench_hz"]), wrench_sample_bound(robot))
     keep = pairs.ok

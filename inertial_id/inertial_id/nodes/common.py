@@ -14,13 +14,20 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 
 from ..core.robot.model import Robot, load_robot
 from ..core.robot.profile import ProfileError
 from ..threads import single_threaded_math
+from .compat import events_executor
+from .executor import QueueOnceExecutor
+from .launch import StopSignals
 
 
 class ParameterError(ProfileError):
@@ -92,7 +99,6 @@ def declare(node: Node, name: str, default, description: str, read_only: bool = 
     ends with one line and exit code 2). Parameters are read once, at start-up; they are declared
     read-only so that a ``ros2 param set`` is refused instead of silently ignored. A node that
     applies a change at run time declares it with ``read_only=False`` and registers a callback."""
-    from rclpy.exceptions import ParameterException
     if isinstance(default, int) and not isinstance(default, bool) and isinstance(low if low is not None else high, float):
         default = float(default)        # a float range given to a profile number written without a decimal point
     descriptor = parameter_descriptor(name, default, description, read_only, low, high, choices)
@@ -351,12 +357,6 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     else is a bug and keeps its traceback. A node with ``executor_kind = "events"`` is spun by rclpy's
     events executor. The node's BLAS runs on one thread (:func:`~inertial_id.threads.single_threaded_math`);
     a crash in native code prints every thread's Python stack (:mod:`faulthandler`)."""
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
-    from rclpy.logging import get_logger
-    from rclpy.signals import SignalHandlerOptions
-
-    from ..core.robot.profile import ProfileError
-    from .launch import StopSignals
     # Not rclpy's signal handlers (rclpy/src/rclpy/signal_handler.cpp, the same from humble to kilted):
     # they chain to Python's SIGINT handler, so a KeyboardInterrupt is raised wherever the main thread
     # is (inside a callback, inside destroy_node; once per signal, and a Ctrl-C at a terminal reaches
@@ -382,10 +382,8 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
             print(f"{node_class.__name__}: {exc}", file=sys.stderr, flush=True)
             return 2
         if threads > 1:     # callbacks in separate callback groups run while another one computes
-            from .executor import QueueOnceExecutor
             executor = QueueOnceExecutor(threads)
         elif getattr(node, "executor_kind", "single_threaded") == "events":
-            from .compat import events_executor
             executor = events_executor()        # single-threaded where rclpy has none (Humble)
         else:
             executor = SingleThreadedExecutor()

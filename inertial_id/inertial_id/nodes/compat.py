@@ -19,6 +19,9 @@ Humble (rclpy 3.3), Jazzy (7.1) and Kilted (9.1). Every other module uses only w
 """
 from __future__ import annotations
 
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.logging import get_logger
+
 try:                                    # Iron and later (Jazzy, Kilted)
     from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:                     # Humble
@@ -30,6 +33,7 @@ __all__ = ["SubscriptionEventCallbacks", "events_executor", "has_events_executor
 def has_events_executor() -> bool:
     """Whether this rclpy has ``rclpy.experimental.EventsExecutor`` (Kilted; Jazzy from 7.1.4)."""
     try:
+        # optional: rclpy.experimental, which Humble and Jazzy before rclpy 7.1.4 lack
         from rclpy.experimental import EventsExecutor  # noqa: F401
     except ImportError:
         return False
@@ -41,13 +45,11 @@ def events_executor():
     the distribution has one, else (Humble, Jazzy before rclpy 7.1.4) a ``SingleThreadedExecutor``,
     said once in the log."""
     if has_events_executor():
-        from rclpy.experimental import EventsExecutor
+        from rclpy.experimental import EventsExecutor    # optional: has_events_executor said it is there
         return EventsExecutor()
-    from rclpy.executors import SingleThreadedExecutor
     global _fallback_said
     if not _fallback_said:
         _fallback_said = True
-        from rclpy.logging import get_logger
         get_logger("inertial_id").info("this rclpy has no events executor (rclpy.experimental): "
                                        "using SingleThreadedExecutor")
     return SingleThreadedExecutor()

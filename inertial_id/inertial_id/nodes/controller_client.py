@@ -14,6 +14,7 @@ configuration error (:class:`~inertial_id.core.robot.profile.ProfileError`).
 from __future__ import annotations
 
 from builtin_interfaces.msg import Duration
+from rclpy.action import ActionClient
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from trajectory_msgs.msg import JointTrajectory
 
@@ -45,12 +46,12 @@ class ActionCommands:
 
     def __init__(self, node, action_name: str, joint_names, tube, goal_time_tolerance_s: float, on_fault):
         try:
+            # optional: control_msgs, needed by command_interface 'action' only
             from control_msgs.action import FollowJointTrajectory
             from control_msgs.msg import JointTolerance
         except ImportError:
             raise ProfileError("command_interface 'action' needs control_msgs (FollowJointTrajectory), which is not "
                                "installed here: install it, or use command_interface:=topic") from None
-        from rclpy.action import ActionClient
         self.Goal = FollowJointTrajectory.Goal
         self.node = node
         self.client = ActionClient(node, FollowJointTrajectory, action_name)

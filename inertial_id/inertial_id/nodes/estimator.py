@@ -14,7 +14,9 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..core.data.stamps import stamp_s
+from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
+
+from ..core.signals.stamps import stamp_s
 from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
@@ -70,7 +72,6 @@ class EstimatorNode(ManagedNode):
         super().__init__("estimator")
 
     def configure(self) -> None:
-        from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
         profile_method = self.robot.profile["identification"]["method"]

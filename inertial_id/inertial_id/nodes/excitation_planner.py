@@ -46,6 +46,8 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
+
 from ..core.planning.anchor import RecentSamples
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
@@ -105,7 +107,6 @@ class ExcitationPlannerNode(ManagedNode):
         super().__init__("excitation_planner")
 
     def configure(self) -> None:
-        from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
         self.ExcitationStatus = ExcitationStatus
         self.robot = declare_robot(self)
         self.budget = declare(self, "duration_s", 30.0, "time budget of the exciting motion after a start, s",

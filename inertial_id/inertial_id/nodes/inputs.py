@@ -3,18 +3,18 @@ converters (:mod:`inertial_id.core.signals.sensor_inputs`); here what only a sub
 from __future__ import annotations
 
 import time
+from collections import deque
 
 from ..core.signals.sensor_inputs import (ABSURD_FACTOR, FUTURE_TOLERANCE_S, JointSample, JointStateParser,  # noqa: F401
                                           Rejected, StampOrder, checked_stamp, parse_wrench)
 from .common import when_active
+from .compat import SubscriptionEventCallbacks
 
 
 def lost_message_events(drops, reason: str):
     """Event callbacks that count, under ``reason``, the messages DDS reports lost on a
     subscription (sequence gaps from a writer, samples overwritten before this node took them):
     input lost to load is counted like any other drop."""
-    from .compat import SubscriptionEventCallbacks
-
     def on_lost(info) -> None:
         if info.total_count_change > 0:
             drops.counts[reason] += info.total_count_change
@@ -40,7 +40,6 @@ class SensorIntake:
     def setup_intake(self, parser: JointStateParser, wrenches, pair_wrench: bool, wrench_wait_s: float) -> None:
         """``wrenches``: the node's :class:`~inertial_id.core.signals.driver_streams.WrenchBuffer`;
         ``pair_wrench``: joint samples wait for their wrench (else they are taken at once)."""
-        from collections import deque
         self.parser, self.wrenches, self.pair_wrench = parser, wrenches, pair_wrench
         self.wrench_wait_s = wrench_wait_s
         self.wrench_order = StampOrder("wrench_stamp_not_increasing")

@@ -15,8 +15,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..defaults import SIM_ENGINES
+from ..share import config_dirs
 
 
 DOMAINS_ENV = "INERTIAL_ID_ROS_DOMAINS"
@@ -65,6 +67,12 @@ def domain_range() -> tuple[int, int]:
     return first, last
 
 
+def params_file(node: str) -> Path | None:
+    """``params/<node>.yaml`` of the first config directory that has it (None: none has)."""
+    return next((d / "params" / f"{node}.yaml" for d in config_dirs() if (d / "params" / f"{node}.yaml").is_file()),
+                None)
+
+
 def isolated_ros_env(domain_id: int | None = None) -> dict:
     """Environment for a self-contained run: a DDS domain of its own and discovery on this host only
     (nothing leaves loopback), unless the caller's environment already chose; and a ROS_HOME of its
@@ -96,7 +104,6 @@ class NodeProcesses:
 
     def start(self, node: str, parameters: dict, env: dict, log_dir: str | None = None) -> None:
         args = [sys.executable, "-m", "inertial_id.nodes.entry", node, "--ros-args"]
-        from .params_files import params_file     # the profile machinery, which --help does not load
         defaults = params_file(node)
         if defaults is not None:        # first: the -p that follow override it, as in the launch files
             args += ["--params-file", str(defaults)]
@@ -228,12 +235,12 @@ def launch_description(default_profile: str, with_sim: bool):
     ``inertial-id launch``: the inertial_id nodes (builder, estimator, planner, payload compensator),
     plus the simulated arm standing in for the robot's driver when ``with_sim``. Arguments: :func:`launch_arguments`.
     The excitation planner does not move the robot until its ``~/start`` service is called."""
+    # optional: the ROS 2 launch packages, which start_node_set does without (PyPI wheels)
     from launch import LaunchDescription
     from launch.actions import DeclareLaunchArgument, OpaqueFunction
     from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
 
-    from .params_files import params_file
     arguments = launch_arguments(with_sim)
 
     def nodes(context):

@@ -10,7 +10,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
-from ..core.data.stamps import stamp_s
+from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
+
+from ..core.signals.stamps import stamp_s
 from ..core.planning.monitor import ERROR_NAMES
 from .common import FINAL_UPDATE_EVENT, LATCHED_QOS, RELIABLE_QOS
 
@@ -20,7 +22,6 @@ STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin"
 class MonitorNode(Node):
     def __init__(self):
         super().__init__("inertial_id_monitor")
-        from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
         self.estimate = None
         self.estimates_received = 0
         self.status = None

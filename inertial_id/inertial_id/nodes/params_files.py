@@ -9,13 +9,20 @@ written); ``--check`` exits 1, naming the files, when they differ from that."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import rclpy
 import yaml
+from rclpy.lifecycle import TransitionCallbackReturn
 
-from ..share import config_dirs
+from ..core.robot.model import load_profile
 from ..defaults import SOURCE_ROOT
+from .launch import isolated_ros_env
 
 # the nodes the launch files start with a params file, and the profiles their defaults are taken over
 NODE_CLASSES = {"sim_robot": "sim_robot.SimRobotNode",
@@ -30,19 +37,9 @@ VARIANT = {("identification", "method"): "lmi", ("sensing", "filter_cutoff_hz"):
 NOT_WRITTEN = ("robot_profile", "use_sim_time", "start_type_description_service")
 
 
-def params_file(node: str) -> Path | None:
-    """``params/<node>.yaml`` of the first config directory that has it (None: none has)."""
-    return next((d / "params" / f"{node}.yaml" for d in config_dirs() if (d / "params" / f"{node}.yaml").is_file()),
-                None)
-
-
 def declared_parameters(profile: str) -> dict[str, dict]:
     """node -> {parameter: value} as each node declares it, configured for ``profile`` (rclpy is
     initialised here, in a domain of this process's choosing; call once per process)."""
-    import importlib
-
-    import rclpy
-    from rclpy.lifecycle import TransitionCallbackReturn
     rclpy.init(args=["--ros-args", "-p", f"robot_profile:={profile}"])
     out = {}
     try:
@@ -79,10 +76,6 @@ def _declarations(profiles) -> list[dict[str, dict]] | None:
     """Per profile, node -> the parameters its configuration declares, each read in a process of its own
     (rclpy is initialised once per process); None, with the reason on stderr, when one fails or a
     node refuses a configuration (what is written must hold for every profile)."""
-    import json
-    import subprocess
-
-    from .launch import isolated_ros_env
     per_profile = []
     for profile in profiles:
         code = ("import json, sys; from inertial_id.nodes.params_files import declared_parameters; "
@@ -106,9 +99,7 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing them")
     parser.add_argument("--out", type=Path, default=SOURCE_ROOT / "config" / "params")
     args = parser.parse_args(argv)
-    import tempfile
 
-    from ..core.robot.model import load_profile
     variant = yaml.safe_load(open(load_profile(PROFILES[0])["_path"]))
     for (section, key), value in VARIANT.items():
         variant[section][key] = value

@@ -20,6 +20,8 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 
+from inertial_id_msgs.msg import InertialEstimate
+
 from ..core.data import topics
 from ..core.signals.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
 from ..core.signals.payload_wrench import EstimateRejected, PayloadBox, PayloadCompensator
@@ -95,7 +97,6 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
         if use_tau:
             self.pub["joint_torque"] = (self.create_publisher(JointState, "~/external_effort", RELIABLE_QOS),
                                         self.create_publisher(JointState, "~/external_effort_bound", RELIABLE_QOS))
-        from inertial_id_msgs.msg import InertialEstimate
         self.create_subscription(InertialEstimate, topics.relative(topics.ESTIMATE), self.on_estimate, KEPT_QOS)
         self.create_subscription(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
                                                      "the driver's JointState topic"),

@@ -9,11 +9,13 @@ import threading
 import time
 from dataclasses import dataclass
 
+import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.interfaces import QosDurability, QosReliability
 
 from ..core.data.bags import BagWriter
+from ..core.signals.driver_streams import DriverModel
 from .compat import SubscriptionEventCallbacks, events_executor
 
 RECORD_DEPTH = 1000     # room for bursts while the writer is busy
@@ -69,7 +71,6 @@ def header_stamp_ns(cdr: bytes) -> int:
 
 def driver_periods_s(robot) -> dict:
     """topic -> sample period of every stream the profile's driver publishes at a fixed rate."""
-    from ..core.signals.driver_streams import DriverModel
     driver = DriverModel.from_robot(robot)
     streams = driver.joint_states + ((driver.wrench,) if driver.wrench is not None else ())
     return {s.topic: 1.0 / s.hz for s in streams}
@@ -181,8 +182,6 @@ def finish_recording(monitor, quiet_sim_s: float = 5.0, max_wait_s: float = 60.0
     estimator folds in the rows left over after a bounds period without rows (on the simulated
     clock, which is why the arm keeps running), so the monitor's last estimate covers exactly the
     recorded data, which is what replay and ``estimate --bag`` see."""
-    import rclpy
-
     def state():
         est = monitor.estimate
         return None if est is None else (est.samples_used, tuple(est.lower), tuple(est.upper))

@@ -16,7 +16,10 @@ from rclpy.clock import Clock, ClockType
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from inertial_id_msgs.msg import RegressorSample
+
 from ..core.signals.driver_streams import WrenchBuffer, max_gap_s, wrench_sample_bound
+from ..core.calibration import calibration_of, momentum_window as calibrated_window
 from ..core.estimators.factory import METHODS, row_kinds
 from ..core.signals.row_builder import RowMessage, SampleRows
 from .common import KEPT_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
@@ -41,7 +44,6 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
                                      choices=("events", "single_threaded"))
 
     def configure(self) -> None:
-        from inertial_id_msgs.msg import RegressorSample
         self.RegressorSample = RegressorSample
         self.robot = declare_robot(self)
         sensing = self.robot.sensing
@@ -57,7 +59,6 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
                                 "the driver's JointState rate: differentiation, and samples missing "
                                 "from the stream (stamp gaps) are counted against it", low=1e-3, high=1e5))
-        from ..core.calibration import calibration_of, momentum_window as calibrated_window
         momentum_window = declare(self, "momentum_window", calibrated_window(self.robot, calibration_of(self.robot)),
                                   "samples per momentum window (0: no momentum rows; default: the profile's "
                                   "momentum_window_s at the robot calibration's rate when it names one)",

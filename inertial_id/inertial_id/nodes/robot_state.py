@@ -26,6 +26,7 @@ class RobotStatePublisher:
         pub.publish(String(data=robot_description(robot)))
         self._description_pub = pub          # kept alive: a latched message lives with its publisher
         try:
+            # optional: tf2_msgs, which the PyPI ROS wheels lack
             from geometry_msgs.msg import TransformStamped
             from tf2_msgs.msg import TFMessage
         except ImportError:

@@ -13,14 +13,19 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..core.data.stamps import stamp_s
+from inertial_id_msgs.msg import InertialEstimate
+
+from ..core.signals.stamps import stamp_s
 from ..core.robot import params
 from ..core.robot.model import payload_params
+from ..core.signals.driver_streams import DriverEmulator, JointStateOut
 from ..core.sim import Simulator
 from ..core.trajectory import SampledTrajectory
 from ..defaults import SIM_ENGINES, SIM_FRICTION_COMPENSATION, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..sim.engine import MujocoSimulator
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp)
+from .robot_state import RobotStatePublisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 # Reliable sensor streams keep a few seconds at kHz rates: room for a slow reader to catch up
@@ -80,7 +85,6 @@ class SimRobotNode(ManagedNode):
                                "friction does (engine mujoco; 0: none, and the wrist leaves the certified tube at "
                                "reversals)", low=0.0, high=1.0)
         if engine == "mujoco":
-            from ..sim.engine import MujocoSimulator
             self.sim = MujocoSimulator.as_simulated_robot(self.robot, self.truth, seed, friction, damping, compensation)
         else:
             self.sim = Simulator.from_profile(self.robot, self.truth, seed)
@@ -103,14 +107,12 @@ class SimRobotNode(ManagedNode):
                 self, "wrench_topic", sensing["wrench_topic"], "topic of the wrist F/T sensor"), sensor_qos)
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id of the published wrench (the driver's name of the F/T frame)")
-        from inertial_id_msgs.msg import InertialEstimate
         truth_pub = self.create_publisher(InertialEstimate, "/sim/payload_truth", LATCHED_QOS)
         msg = InertialEstimate(body="payload", method="truth", parameter_names=params.parameter_names("payload"),
                                estimate=self.truth.tolist(), lower=self.truth.tolist(), upper=self.truth.tolist(),
                                physically_consistent=True, bounds_guaranteed=True, data_consistent=True)
         msg.header.frame_id = self.robot.payload_frame
         truth_pub.publish(msg)
-        from .robot_state import RobotStatePublisher
         self.robot_state = RobotStatePublisher(self, self.robot)   # /robot_description, /tf for RViz
         self.create_subscription(JointTrajectory, prof["controller"]["topic"], self.on_trajectory, RELIABLE_QOS)
         # A real driver publishes from power-on, whoever listens. A run that compares a recording
@@ -234,7 +236,6 @@ class SimRobotNode(ManagedNode):
         :class:`~inertial_id.core.signals.driver_streams.DriverEmulator`): the stream the pipeline reads goes
         to the ``joint_states_topic`` publisher, the wrench to ``wrench_topic`` (both remappable), the
         driver's other streams to their own topics."""
-        from ..core.signals.driver_streams import DriverEmulator, JointStateOut
         if self._driver is None:
             self._driver = DriverEmulator(self.robot, self.robot.profile["sim"]["step_hz"], self.extra_joints)
             self._driver_pubs = {self.robot.sensing["joint_states_topic"]: self.pub_js}

@@ -104,7 +104,7 @@ class MujocoSimulator(ControlledArm):
                  kd: float = 40.0, ki: float = 2000.0, errors: SensorErrors | None = None, seed: int = 0,
                  q0=None, plant: JointPlant | None = None, torque_sensor: str = "output",
                  controller_model: pin.Model | None = None, friction_compensation: float = 0.0):
-        import mujoco
+        import mujoco      # optional: mujoco (~0.2 s), for the mujoco engine only
         if torque_sensor not in TORQUE_SENSORS:
             raise ValueError(f"torque_sensor must be one of {', '.join(TORQUE_SENSORS)}, not '{torque_sensor}'")
         self._mj = mujoco

@@ -39,6 +39,23 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.calibration.apply import robot_naming_calibration
+from ..core.calibration.build import calibrate
+from ..core.data.data_io import Run
+from ..core.estimators.guaranteed import GuaranteedEstimator
+from ..core.estimators.payload import offset_columns
+from ..core.estimators.sound_floor import sound_mass_floor_kg
+from ..core.fanout import map_tasks
+from ..core.offline import RowIntake, rows_from_stream
+from ..core.robot import params
+from ..core.robot.model import load_robot
+from ..core.robot.regressor import PayloadRegressor
+from ..core.signals.acceleration_bound import acceleration_share
+from ..core.signals.sensors import NoiseModel
+from ..core.trajectory import check_limits, excitation_amplitude_rad, fourier_excitation
+from .engine import MujocoSimulator
+from .errors import SensorErrors
+from .mjcf import JointPlant, payload_from_principal
 from .momentum_wrench_score import momentum_wrench_score, summary as momentum_wrench_summary
 
 # a row is "at a reversal" when a joint's true velocity changes sign within this time of its sample
@@ -114,8 +131,6 @@ def study_cases(robot_name: str, n: int, seed: int = 0, duration_s: float = 20.0
     a solid ellipsoid of that mass (semi-axes 2..8 cm) with axes tilted at random, the error distribution cycling uniform / clipped
     Gaussian / worst bias (one sensor: the bias signs drawn once), a constant F/T offset drawn within
     the profile's stated box (the estimator does not know it), each over its own Fourier trajectory."""
-    from ..core.robot.model import load_robot
-    from ..core.signals.sensors import NoiseModel
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     signs = tuple(float(x) for x in rng.choice([-1.0, 1.0], 6 + robot.nv))
@@ -148,9 +163,6 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
     """``cases`` whose arm senses joint torque, each naming a calibration from ``runs`` payload-free
     runs of its own arm and sensor (:func:`payload_free`; one per distinct arm and sensor), written
     into ``folder``; other cases as they are."""
-    from ..core.calibration.build import calibrate
-    from ..core.data.data_io import Run
-    from ..core.robot.model import load_robot
     out, made = [], {}
     senses_torque = {name: load_robot(name).sensing["joint_torque"] for name in {c.robot for c in cases}}
     for case in cases:
@@ -200,7 +212,6 @@ def summary(results) -> dict:
 def exciting_trajectory(robot, duration_s: float, seed: int):
     """The profile's Fourier excitation (period, harmonics, amplitudes about ``sim.home``) with
     coefficients drawn from ``seed``, shrunk until its samples pass the joint limits."""
-    from ..core.trajectory import check_limits, excitation_amplitude_rad, fourier_excitation
     ex = robot.profile["excitation"]
     home = np.asarray(robot.profile["sim"]["home"], dtype=float)
     amp = excitation_amplitude_rad(robot)
@@ -231,10 +242,6 @@ def sampled_at(robot, rate_hz: float | None):
 
 def simulate(case: Case):
     """``(robot, pi_true, recording, simulator)`` of one case."""
-    from ..core.robot.model import load_robot
-    from .engine import MujocoSimulator
-    from .errors import SensorErrors
-    from .mjcf import JointPlant, payload_from_principal
     robot = sampled_at(load_robot(case.robot), case.rate_hz)
     pi_true = payload_from_principal(case.mass_kg, case.com_m, case.principal_kgm2, case.principal_rpy_rad)
     plant = JointPlant.make(robot.nv, case.armature_kgm2, case.damping_Nms_rad, case.frictionloss_Nm)
@@ -254,7 +261,6 @@ def estimate(robot, rec, method: str | None = None):
     """``(result, intake, rows, counts)``: the recording's samples through ``rows_from_stream`` into
     ``RowIntake``, as ``estimate --bag`` takes recorded samples (the wrench stamped like the joint
     states, as the xArm's driver does)."""
-    from ..core.offline import RowIntake, rows_from_stream
     method = method or robot.profile["identification"]["method"]
     intake = RowIntake(robot, method)
     counts: dict = {}
@@ -272,7 +278,6 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
     by the true payload's wrench plus the true F/T offset ``offset`` (6,): every error zero, a
     realization the stated bounds admit; the box is then the stated bounds', not the errors'. None
     without wrench rows."""
-    from ..core.offline import RowIntake
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
@@ -286,7 +291,6 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
 def sound_floor(robot, intake, rows, pi_true, offset) -> float | None:
     """The case's sound mass floor: over the wrench rows (:func:`sound_width_floor`), else over the
     joint-torque rows the guaranteed estimator kept (its robot box as the nuisance box)."""
-    from ..core.estimators.guaranteed import GuaranteedEstimator
     if any(m.kind == "wrench" for m in rows):
         return sound_width_floor(robot, rows, pi_true, offset)
     inner = intake.estimator.estimator
@@ -297,9 +301,6 @@ def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
     """:func:`~..core.estimators.sound_floor.sound_mass_floor_kg` over the wrench rows, each with
     the offset's columns (offset inside the stated box), the truth the true payload and offset
     ``offset`` (6,); None without wrench rows or with the offset beyond its stated box."""
-    from ..core.estimators.payload import offset_columns
-    from ..core.estimators.sound_floor import sound_mass_floor_kg
-    from ..core.signals.sensors import NoiseModel
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
@@ -343,8 +344,6 @@ def row_errors(robot, rec, rows, pi_true) -> dict:
     stated sensor and model part (``noise``) and the share the differentiated acceleration's error
     bound adds for the true payload (``acceleration_share``: the least the estimator can add, its box
     holding the truth), beside the largest model error actually met (``model_error_max``)."""
-    from ..core.robot.regressor import PayloadRegressor
-    from ..core.signals.acceleration_bound import acceleration_share
     rate = float(robot.sensing["joint_states_hz"])
     reversals = reversal_times(rec)
     sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if robot.sensing["wrench"] else None
@@ -394,7 +393,6 @@ def differentiation_errors(robot, rec, pi_true) -> dict:
     of the row builder: per sample the acceleration error ``|a_cd - qdd_true|`` (rad/s^2) and the
     true payload's wrench-row error ``|A(q, qd, a_cd) pi - w_true|`` (N, N m) with the measured
     positions and velocities, at a reversal (within ``REVERSAL_WINDOW_S``) and elsewhere."""
-    from ..core.robot.regressor import PayloadRegressor
     if rec.wrench_true is None:
         return {}
     reg = PayloadRegressor(robot)
@@ -420,12 +418,10 @@ def differentiation_errors(robot, rec, pi_true) -> dict:
 
 def run_case(case: Case) -> dict:
     """Simulate, estimate and score one case (module docstring)."""
-    from ..core.robot import params
     t0 = time.perf_counter()
     robot, pi_true, rec, sim = simulate(case)
     t_sim = time.perf_counter() - t0
     if case.calibration:
-        from ..core.calibration.apply import robot_naming_calibration
         robot = robot_naming_calibration(robot, case.calibration)
     r, intake, rows, counts = estimate(robot, rec, case.method)
     t_est = time.perf_counter() - t0 - t_sim
@@ -456,7 +452,6 @@ def run_cases(cases, workers: int = 1) -> list[dict]:
     """:func:`run_case` of each case (``workers`` > 1: in parallel processes)."""
     if workers <= 1:
         return [run_case(c) for c in cases]
-    from ..core.fanout import map_tasks
     return map_tasks(run_case, list(cases), workers=workers)
 
 

@@ -29,7 +29,8 @@ from ..core.robot.robot_box import FRICTION_FLOOR, ROBOT_RELATIVE_ERROR
 from ..core.estimators.log_cholesky import LogCholeskyEstimator
 from ..core.fanout import map_tasks
 from ..core.robot.model import load_payloads, load_robot, payload_params
-from ..core.signals.momentum import MomentumWindows, robot_parameters
+from ..core.robot.params import robot_parameters
+from ..core.signals.momentum import MomentumWindows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
 from ..core.trajectory import (SampledTrajectory, check_limits, excitation_amplitude_rad, fourier_excitation,

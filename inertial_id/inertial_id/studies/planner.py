@@ -49,6 +49,7 @@ from ..core.planning.simulated_run import SimulatedRun, joint_state_steps
 from ..core.signals.row_builder import SampleRows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
+from ..sim.engine import MujocoSimulator
 from ..defaults import SIM_ENGINES
 
 METHODS = ("ours", "random")
@@ -223,7 +224,6 @@ def make_simulator(robot, pi, true_model, friction, seed: int, engine: str):
     if engine == "mujoco":
         if float(sim["step_hz"]) != STEP_HZ:        # the loop's sampling and commands count its steps
             raise ValueError(f"plan-study on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
-        from ..sim.engine import MujocoSimulator
         return MujocoSimulator.as_simulated_robot(robot, pi, seed)
     return Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
                      seed, q0=sim["home"], true_model=true_model, friction=friction)

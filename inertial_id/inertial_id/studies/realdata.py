@@ -32,11 +32,13 @@ from ..defaults import BOUNDS_PERIOD_S
 from ..defaults import REALDATA_BOOTSTRAP_REPLICATES as BOOTSTRAP_REPLICATES
 from ..defaults import REALDATA_MASSES_KG as MASSES_KG
 from ..core.robot import params
+from ..core.calibration import calibration_of, momentum_window
 from ..core.calibration.apply import robot_with_calibration, run_pipeline
 from ..core.calibration.build import SAFETY_FACTOR, calibrate, validation
 from ..core.estimators.bootstrap import interval_label
 from ..core.data.data_io import Run, split_at_gaps
 from ..core.signals.filtering import central_difference
+from ..core.signals.momentum import MomentumWindows
 from ..core.robot.model import model_with_payload
 
 # Dumbbells of 4, 6 and 8 lb (1.81-3.63 kg) and three COM offsets in the payload (flange) frame, m.
@@ -155,8 +157,6 @@ def lagged(t, tau, delay_s) -> np.ndarray:
 def payload_row_error(robot, run: Run, tau_payload, pi, delay_s) -> float:
     """Largest ``|sum(tau_payload dt) - Y pi|`` over the run's momentum windows (no exclusions; the
     effort taken ``delay_s`` later, as the calibrated rows take it), N m s."""
-    from ..core.calibration import calibration_of, momentum_window
-    from ..core.signals.momentum import MomentumWindows
     h = momentum_window(robot, calibration_of(robot))
     worst, start = 0.0, 0
     for seg in split_at_gaps(run):
@@ -174,7 +174,6 @@ def excluded_windows(messages, run, robot) -> int:
     """Windows dropped at plateaus: those the run would give minus those formed (a window per
     ``window`` samples of each stretch between gaps; the last ones of a stretch, whose delayed
     effort never arrives, count too)."""
-    from ..core.calibration import calibration_of, momentum_window
     h = momentum_window(robot, calibration_of(robot))
     possible = sum((seg.n_samples - 1) // h for seg in split_at_gaps(run))
     return possible - len([m for m in messages if m.kind == "momentum"])

@@ -17,18 +17,22 @@ with an index.html (summary, final interval table, the figures):
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..core.robot import params
+from ..core.robot.model import ProfileError, load_robot
+from ..core import offline
+from ..core.data import bags
 from ..defaults import NO_OBSTACLES_CLEARANCE_M
 
 # a condition number above this is an information matrix that is not yet full rank (numerically)
 RANK_DEFICIENT_CONDITION = 1e12
 MARGINS = {"min_joint_margin": "joint position margin (rad)", "min_velocity_margin": "velocity margin (rad/s)",
            "min_torque_margin": "torque margin (N m)", "min_obstacle_clearance": "obstacle clearance (m)"}
-_UNITS = {"m": "kg", "mcx": "kg m", "mcy": "kg m", "mcz": "kg m"}
 
 
 @dataclass
@@ -62,12 +66,6 @@ class RunData:
     summary: dict = field(default_factory=dict)   # further facts for index.html
 
 
-def parameter_unit(name: str) -> str:
-    """SI unit of a payload/body parameter named in pinocchio order (``payload.mcx`` -> ``kg m``)."""
-    short = name.split(".")[-1]
-    return _UNITS.get(short, "kg m²" if short.startswith("I") else "")
-
-
 def _seconds_from(t, t0):
     return np.asarray(t, dtype=float) - t0
 
@@ -88,8 +86,6 @@ def executing_margins(state, columns: dict) -> dict:
 
 def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
     """Everything a bag offers for the report (the profile gives limits and the estimator)."""
-    from ..core.data import bags
-    from ..core import offline
     topics = bags.topics_in(path)
     method = method or robot.profile["identification"]["method"]
     live = bags.read_estimates(path) if bags.ESTIMATE in topics else None
@@ -143,7 +139,6 @@ def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
 def check_profile_fits_bag(path, robot, topics, live) -> None:
     """ValueError when the bag's estimates or truth are in another frame than the profile's payload
     frame: a bag read with another robot's profile gives residuals and limits of the wrong robot."""
-    from ..core.data import bags
     truth = bags.read_topics(path, [bags.TRUTH])[bags.TRUTH] if bags.TRUTH in topics else None
     frames = {live.frame_id if live is not None else "", truth[0][1].header.frame_id if truth else ""} - {""}
     if frames and frames != {robot.payload_frame}:
@@ -168,7 +163,6 @@ def residual_ratios(estimator, x, rows) -> np.ndarray | None:
 
 def from_json(path) -> RunData:
     """A ``demo`` or ``estimate`` JSON result: final bounds, and the history when it has one."""
-    import json
     d = json.loads(Path(path).read_text())
     names = d.get("parameter_names") if isinstance(d, dict) else None
     if not names or "lower" not in d:
@@ -182,7 +176,6 @@ def from_json(path) -> RunData:
 def _payload_frame_of(profile) -> str:
     """The payload frame of a robot profile name ('' when it is not one): an ``estimate`` result
     is in its profile's payload frame but does not name it."""
-    from ..core.robot.model import ProfileError, load_robot
     try:
         return load_robot(str(profile)).payload_frame if profile else ""
     except (ProfileError, OSError, ValueError):
@@ -232,9 +225,9 @@ def _run_from_result(path, d: dict, names) -> RunData:
 # ---------------------------------------------------------------------------------------- figures
 
 def _figure(rows: int, cols: int, title: str, size=(12, 8)):
-    import matplotlib
+    import matplotlib      # optional: matplotlib (~0.7 s), for the figures only
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt    # optional: after the backend is chosen
     fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False)
     fig.suptitle(title, fontsize=11)
     return fig, axes
@@ -265,7 +258,7 @@ def plot_bounds(run: RunData):
     t = np.append(run.t, max([run.t[-1], *(x[-1] for x in (run.joint_t, run.status_t) if x is not None and len(x))]))
     lower, upper, est = (np.vstack([a, a[-1:]]) for a in map(_finite, (run.lower, run.upper, run.estimate)))
     for k, name in enumerate(run.parameter_names):
-        unit = parameter_unit(name)
+        unit = params.parameter_unit(name)
         short = name.split(".")[-1]
         ax = axes[k, 0]
         ax.fill_between(t, lower[:, k], upper[:, k], step="post", alpha=0.25, color="tab:blue", linewidth=0)
@@ -529,7 +522,7 @@ def interval_table_html(run: RunData) -> str:
     rows = []
     for k, name in enumerate(run.parameter_names):
         lo, hi, x = run.lower[-1, k], run.upper[-1, k], run.estimate[-1, k]
-        cells = f"<td>{html.escape(name)}</td><td>{html.escape(parameter_unit(name))}</td>"
+        cells = f"<td>{html.escape(name)}</td><td>{html.escape(params.parameter_unit(name))}</td>"
         if run.truth is not None:
             cells += f"<td class='num'>{_num(run.truth[k])}</td>"
         cells += "".join(f"<td class='num'>{_num(v)}</td>" for v in (x, lo, hi, hi - lo))
@@ -556,7 +549,7 @@ def index_html(run: RunData, figure_names) -> str:
 
 def write_report(run: RunData, out) -> list[Path]:
     """Write the figures the data allow and index.html into ``out``; the files written."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt    # optional: matplotlib (~0.7 s), for the figures only
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []

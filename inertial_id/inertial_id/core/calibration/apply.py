@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...defaults import BOUNDS_PERIOD_S
 from .file import Calibration
+from ..offline import RowIntake, rows_from_stream
 
 if TYPE_CHECKING:
     from ..robot.model import Robot
@@ -27,7 +28,6 @@ def robot_naming_calibration(robot: Robot, path) -> Robot:
 def run_pipeline(robot, run, tau=None, bounds_period_s: float = BOUNDS_PERIOD_S):
     """``(intake, result, messages)``: the run (its torques, or ``tau``) through the builder's rows and
     the guaranteed estimator of ``robot`` (:class:`~..offline.RowIntake`)."""
-    from ..offline import RowIntake, rows_from_stream
     intake = RowIntake(robot, "guaranteed", bounds_period_s=bounds_period_s)
     messages = list(rows_from_stream(robot, intake.estimator.kinds, run.t, run.q, run.qd,
                                      run.tau if tau is None else tau))

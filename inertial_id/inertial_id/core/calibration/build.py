@@ -12,6 +12,7 @@ import numpy as np
 from ...defaults import HELD_OUT_MARGIN, MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR, SINGLE_RUN_FACTOR
 from ..data.data_io import Run
 from . import fit as F
+from .apply import robot_with_calibration, run_pipeline
 from .file import Calibration
 from .plateaus import fit_detector
 
@@ -151,7 +152,6 @@ def payload_bias_rms(robot, runs: list[Run], safety_factor: float, windows_s, of
     runs rather than selected again: fewer runs support less structure (a 14 s real Gen3 run in
     thirds kept no delay on four joints where two runs halve the error with one), and the bias
     is that of the calibration's values, not of a sparser model."""
-    from .apply import robot_with_calibration, run_pipeline
     estimates = []
     with tempfile.TemporaryDirectory() as tmp:
         for k, run in enumerate(runs):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..signals.momentum import robot_parameters
+from ..robot.params import robot_parameters
 from ..robot.profile import ProfileError
 from .plateaus import PlateauDetector
 

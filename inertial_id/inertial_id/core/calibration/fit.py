@@ -33,7 +33,8 @@ from itertools import product
 import numpy as np
 
 from ..data.data_io import Run, split_at_gaps
-from ..signals.momentum import MomentumWindows, robot_parameters
+from ..robot.params import robot_parameters
+from ..signals.momentum import MomentumWindows
 from .plateaus import PlateauDetector
 
 TERMS = ("Fc", "Fv", "Ia")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import yaml
 from rosbags.highlevel import AnyReader
 from rosbags.interfaces import Connection, Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -33,8 +34,9 @@ from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
 from ...share import MSGS_PACKAGE, share_dirs
 from ..signals.row_builder import RowMessage
+from ..signals.sensor_inputs import JointStateParser, Rejected
 from .joint_state_cdr import JointStateBlock, decode
-from .stamps import stamp_s
+from ..signals.stamps import stamp_s
 # The suite's topics, also read as ``bags.<NAME>`` by the CLI and the tests.
 from .topics import (DIAGNOSTICS, ESTIMATE, JOINT_ACCELERATIONS, JOINT_STATES, MARKERS, ROWS,  # noqa: F401
                      STATUS, TRUTH, WRENCH)
@@ -270,7 +272,6 @@ def is_bag(path) -> bool:
 
 def topics_in(path) -> dict[str, str]:
     """topic -> message type of a bag (from its metadata.yaml: no need to open the storage)."""
-    import yaml
     try:
         # libyaml's loader: ruamel's pure-Python one takes ~40 ms on a bag's metadata
         meta = yaml.load((bag_dir(path) / "metadata.yaml").read_text(),
@@ -316,7 +317,6 @@ def check_readable(path) -> int:
     """Read every message of the bag (not deserialized) before a command streams it: the number of
     messages, or :class:`BagError` if any part is damaged, including chunks the reader skips
     without a word (fewer messages than metadata.yaml counts)."""
-    import yaml
     with _reader(path) as reader:
         read = sum(1 for _ in reader.messages())
     try:
@@ -404,7 +404,6 @@ def joint_states_of(msgs, joint_names=None, empty_error: str = "no usable joint 
     takes effort when present. Joints not named (a gripper's) are ignored, as live. Messages the
     parser rejects are counted by reason in ``dropped``, not returned; none left raises
     :class:`BagError` (``empty_error``). ``tau`` is None unless every message kept has effort."""
-    from ..signals.sensor_inputs import JointStateParser, Rejected
     # pieces of the stream, in order: (t, log_time_ns, q, qd, tau or None), one per message or block
     pieces: list[tuple] = []
     dropped: dict[str, int] = {}

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from ..signals.driver_streams import DriverEmulator
+
 from .topics import (CLOCK, DIAGNOSTICS, ESTIMATE, EXTERNAL_EFFORT, INERTIA, MARKERS, ROBOT_DESCRIPTION, ROWS,
                      STATUS, TF, TRUTH, WRENCH_COMPENSATED)
 
@@ -60,7 +62,6 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
                                 + (ESTIMATE, CLOCK), "services": ()},
     }
     if sim:
-        from ..signals.driver_streams import DriverEmulator
         streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
         # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
         nodes["sim_robot"] = {"publish": streams + (TRUTH, ROBOT_DESCRIPTION, TF, CLOCK, DIAGNOSTICS),

@@ -21,10 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..robot import params
+from ..calibration import calibration_of, momentum_window
+from ..pmd.estimator import PmdEstimator
 from ..signals.momentum import WindowRows, robot_parameter_names
 from ..robot.profile import ProfileError
+from ..robot.model import relative_placement
 from ..robot.regressor import PayloadRegressor
 from ..signals.sensors import NoiseModel
+from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
+from .log_cholesky import LogCholeskyEstimator
 from .payload import PayloadEstimator
 from .protocol import EstimationMethod, method_class, method_names, register
 from .row_checks import NoiseFloors
@@ -125,7 +130,6 @@ def _momentum(robot) -> bool:
 
 def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
     """``cls`` (a momentum estimator) on the profile's window, calibration and robot box."""
-    from ..calibration import calibration_of, momentum_window
     calibration = calibration_of(robot)
     if calibration is not None:
         kw["calibration"] = calibration
@@ -180,8 +184,6 @@ class PointMassMethod(EstimationMethod):
     @classmethod
     def create(cls, robot, max_bound_rows: int | None = None) -> RowsEstimator:
         """The PMD estimator in the F/T sensor's frame; ProfileError without an F/T sensor."""
-        from ..robot.model import relative_placement
-        from ..pmd.estimator import PmdEstimator
         if robot.ft_frame_id is None:
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
@@ -204,7 +206,6 @@ class GuaranteedMethod(EstimationMethod):
         """:class:`~.guaranteed.GuaranteedEstimator` on momentum windows, or the consistent row
         estimator on wrench rows; ProfileError when the profile has neither."""
         if _momentum(robot):
-            from .guaranteed import MAX_LP_ROWS, GuaranteedEstimator
             return _momentum_estimator(robot, GuaranteedEstimator, max_rows=max_bound_rows or MAX_LP_ROWS)
         if robot.ft_frame_id is None:
             raise ProfileError("method 'guaranteed' needs momentum rows (joint torque sensing) or an F/T sensor")
@@ -224,7 +225,6 @@ class LogCholeskyMethod(EstimationMethod):
         if not _momentum(robot):
             raise ProfileError("method 'log_cholesky' needs joint torque sensing and "
                                "identification.momentum_window_s > 0")
-        from .log_cholesky import LogCholeskyEstimator
         return _momentum_estimator(robot, LogCholeskyEstimator)
 
 

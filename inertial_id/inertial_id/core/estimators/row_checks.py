@@ -33,6 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..calibration import calibration_of
+from ..signals.sensors import NoiseModel
+
 ABSURD_FACTOR = 10.0
 MAX_REGRESSOR = 1e6
 MAX_WRENCH = 1e4                 # N (and N m): as the builder's wrench check
@@ -74,7 +77,6 @@ class NoiseFloors:
     def __init__(self, profile: dict, calibration=None):
         """``calibration``: the robot's :class:`~..calibration.Calibration`, if its profile names one
         (it lowers only the implausibility threshold of momentum rows, never the floor)."""
-        from ..signals.sensors import NoiseModel
         noise = NoiseModel.from_profile(profile)
         n = profile["noise"]
         self.wrench = noise.bound_sigmas * noise.wrench_sigma() + \
@@ -86,7 +88,6 @@ class NoiseFloors:
     @classmethod
     def of_robot(cls, robot) -> NoiseFloors:
         """The floors of ``robot``'s profile, with the calibration it names."""
-        from ..calibration import calibration_of
         return cls(robot.profile, calibration_of(robot))
 
     def implausible_below(self, kind: str, rows: int, samples: int) -> np.ndarray:

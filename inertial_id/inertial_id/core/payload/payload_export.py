@@ -10,7 +10,6 @@ import yaml
 
 from ..robot import params
 from .payload_apply import PayloadInertia, com_interval
-from ...studies.report import parameter_unit
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ def yaml_text(identified: Identified) -> str:
                                      ("iyz", (1, 2)), ("izz", (2, 2)))},
         "parameters": {
             "order": "pinocchio [m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], inertia about the frame origin",
-            **{name: {**_interval(e, lo, hi), "unit": parameter_unit(name)} for name, e, lo, hi in
+            **{name: {**_interval(e, lo, hi), "unit": params.parameter_unit(name)} for name, e, lo, hi in
                zip(params.PARAMETER_NAMES, identified.estimate, identified.lower, identified.upper)}},
     }
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..calibration import calibration_of, momentum_window
+from ..signals.row_builder import SampleRows
+
 from .interval import down, up
 
 
@@ -46,7 +49,6 @@ def anchor_from_samples(robot, t, q, qd, tau) -> TorqueAnchor | None:
     no window closes (too few samples, or every window excluded) or the robot senses no joint torque."""
     if not robot.sensing["joint_torque"]:
         return None
-    from ..signals.row_builder import SampleRows
     windows = SampleRows.from_profile(robot, kinds={"momentum"}).windows
     if windows is None:
         return None
@@ -71,7 +73,6 @@ class RecentSamples:
     (as the row builder's), starts the stream again."""
 
     def __init__(self, robot, max_gap_s: float = 0.05):
-        from ..calibration import calibration_of, momentum_window
         calibration = calibration_of(robot)
         delay_s = 0.0 if calibration is None else float(np.max(calibration.delays(), initial=0.0))
         rate_hz = float(robot.sensing["joint_states_hz"])

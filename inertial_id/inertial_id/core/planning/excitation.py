@@ -137,7 +137,7 @@ class PayloadExcitation:
     def weighted_rows(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows ``A`` (N, nv, size): ``W_e`` then, with momentum rows, the robot's columns (bodies,
         then ``Fc sign(qd) + Fv qd + Ia qdd + beta`` per joint: the order of
-        :func:`~..momentum.robot_parameters`); the payload-free torque (N, nv); row weights (N, nv)."""
+        :func:`~..params.robot_parameters`); the payload-free torque (N, nv); row weights (N, nv)."""
         Y = self._regressor(q, qd, qdd)
         W = self._payload_rows(Y)
         tau = self.robot_torque(q, qd, qdd)

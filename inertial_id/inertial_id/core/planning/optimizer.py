@@ -33,7 +33,9 @@ import numpy as np
 import pinocchio as pin
 
 from .anchor import TorqueAnchor
+from . import enclosure
 from .bezier import BezierPlan, bernstein_basis, restriction_matrices
+from .certifier import certify
 from .config import PlannerSettings
 from ..robot.model import model_with_payload
 from .excitation import PayloadExcitation
@@ -128,8 +130,6 @@ def tube_margins(cert_settings, n: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def cached_certify(robot, cert_settings):
     """``certify`` with the model-derived constants built once (for one robot and settings)."""
-    from . import enclosure
-    from .certifier import certify
     context = enclosure.TorqueContext.build(robot, cert_settings)
 
     def run(robot_, settings_, plan, lower, upper, torque_anchor=None):

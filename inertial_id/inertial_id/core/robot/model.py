@@ -7,6 +7,7 @@ profiles are ``config/robots/<name>.yaml`` and payloads ``config/payloads.yaml``
 from __future__ import annotations
 
 import sysconfig
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _example_robot_data_roots() -> list[Path]:
     ``cmeel.prefix``, a source build in a ROS workspace under its share directory."""
     roots = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"]
     try:
-        from ament_index_python.packages import get_package_share_directory
+        from ament_index_python.packages import get_package_share_directory   # optional: a ROS install only
         roots.append(Path(get_package_share_directory("example-robot-data")) / "robots")
     except Exception:  # no ROS install, or the package is not in its index: the wheel's folder remains
         pass
@@ -107,7 +108,6 @@ _URDF_NUMBERS = {"mass": ("value",), "inertia": ("ixx", "ixy", "ixz", "iyy", "iy
 
 
 def _check_urdf_numbers(path: Path) -> None:
-    import xml.etree.ElementTree as ET
     try:
         root = ET.parse(path).getroot()
     except (ET.ParseError, OSError) as exc:

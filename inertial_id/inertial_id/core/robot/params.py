@@ -28,6 +28,7 @@ import pinocchio as pin
 PARAMETER_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
 LOG_CHOLESKY_NAMES = ("alpha", "d1", "d2", "d3", "s12", "s13", "s23", "s14", "s24", "s34")
+_UNITS = {"m": "kg", "mcx": "kg m", "mcy": "kg m", "mcz": "kg m"}
 
 
 def parameter_names(body: str) -> list[str]:
@@ -38,6 +39,20 @@ def parameter_names(body: str) -> list[str]:
 def friction_names(joint: str) -> list[str]:
     """``joint.Fc``, ``joint.Fv``, ``joint.Ia``, ``joint.beta``."""
     return [f"{joint}.{n}" for n in FRICTION_NAMES]
+
+
+def parameter_unit(name: str) -> str:
+    """SI unit of a payload/body parameter named in pinocchio order (``payload.mcx`` -> ``kg m``)."""
+    short = name.split(".")[-1]
+    return _UNITS.get(short, "kg m²" if short.startswith("I") else "")
+
+
+def robot_parameters(model: pin.Model) -> np.ndarray:
+    """Nominal ``theta`` of a model: its body parameters and friction ``[0, 0, armature, 0]``."""
+    bodies = [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
+    friction = np.zeros((model.nv, 4))
+    friction[:, 2] = model.armature
+    return np.concatenate(bodies + [friction.ravel()])
 
 
 # Other orders, named by their layout. Index maps: other = pi[PERM]; pi = other[argsort(PERM)].

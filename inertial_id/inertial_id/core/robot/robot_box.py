@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..signals.momentum import robot_parameters
+from .params import robot_parameters
+from ..calibration import calibration_of
 
 ROBOT_RELATIVE_ERROR = 0.05
 
@@ -62,7 +63,6 @@ def estimator_robot_box(robot, relative: float | None = None) -> tuple[np.ndarra
     """(nominal, lower, upper) of ``theta_r`` as the guaranteed estimators of ``robot`` take it: the
     calibration's box when the profile names one, else :func:`robot_parameter_box` with ``relative``
     (default: the profile's ``identification.robot_relative_error``)."""
-    from ..calibration import calibration_of
     calibration = calibration_of(robot)
     if calibration is not None:
         return calibration.robot_box(robot.model)

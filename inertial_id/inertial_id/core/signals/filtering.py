@@ -17,13 +17,13 @@ def butterworth_sos(cutoff_hz: float, fs_hz: float, order: int = 4) -> np.ndarra
     """Second-order sections of a low-pass Butterworth filter (cutoff and sampling rate in Hz)."""
     if not 0 < cutoff_hz < fs_hz / 2:
         raise ValueError(f"cutoff {cutoff_hz} Hz must lie in (0, {fs_hz / 2}) Hz (Nyquist)")
-    import scipy.signal     # here: importing it costs about a second, and most runs filter nothing
+    import scipy.signal     # optional: its import costs about a second, and most runs filter nothing
     return scipy.signal.butter(order, cutoff_hz, fs=fs_hz, output="sos")
 
 
 def zero_phase_lowpass(x, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
     """Zero-phase Butterworth low-pass along axis 0 (forward-backward, so the order doubles)."""
-    import scipy.signal
+    import scipy.signal     # optional: as in butterworth_sos
     x = np.asarray(x, dtype=float)
     return scipy.signal.sosfiltfilt(butterworth_sos(cutoff_hz, fs_hz, order), x, axis=0)
 
@@ -84,7 +84,7 @@ class StreamingDifferentiator:
     def _lowpass(self, x: np.ndarray) -> np.ndarray:
         if self._sos is None:
             return x
-        import scipy.signal     # loaded by butterworth_sos already: a dictionary lookup
+        import scipy.signal     # optional: loaded by butterworth_sos already (a dictionary lookup)
         if self._zi is None:
             # start from steady state at the first sample: no start-up transient
             self._zi = scipy.signal.sosfilt_zi(self._sos)[:, :, None] * x[None, None, :]

@@ -45,14 +45,6 @@ def robot_parameter_names(model: pin.Model) -> list[str]:
     return names + [f"{model.names[j]}.{n}" for j in range(1, model.njoints) for n in params.FRICTION_NAMES]
 
 
-def robot_parameters(model: pin.Model) -> np.ndarray:
-    """Nominal ``theta`` of a model: its body parameters and friction ``[0, 0, armature, 0]``."""
-    bodies = [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]
-    friction = np.zeros((model.nv, 4))
-    friction[:, 2] = model.armature
-    return np.concatenate(bodies + [friction.ravel()])
-
-
 class MomentumRegressor:
     """``W_m`` and ``W_c`` of a model (constant) with its own scratch data.
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..robot import params
+from ..calibration import calibration_of, momentum_window
 from .acceleration_bound import acceleration_error_bound, reversal_joints
 from .filtering import StreamingDifferentiator
 from .momentum import MomentumWindows, robot_parameter_names
@@ -207,7 +208,6 @@ class SampleRows:
     def from_profile(cls, robot, kinds=None, **overrides) -> SampleRows:
         """As the regressor_builder node builds them with its default parameters (momentum windows
         as the profile's robot calibration says, when it names one)."""
-        from ..calibration import calibration_of, momentum_window
         sensing = robot.sensing
         args = dict(use_joint_torque=sensing["joint_torque"], use_wrench=sensing["wrench"],
                     rate_hz=sensing["joint_states_hz"], cutoff_hz=sensing["filter_cutoff_hz"] or None,
@@ -218,7 +218,6 @@ class SampleRows:
     def _new_windows(self):
         if not self.window:
             return None
-        from ..calibration import calibration_of
         nz = self.rows.noise
         calibration = calibration_of(self.robot)
         return MomentumWindows(self.robot, self.window, nz.torque_relative, nz.torque_absolute_Nm,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data.stamps import stamp_s
+from .stamps import stamp_s
 
 # Readings beyond these multiples of the profile limits are not physical: a unit or driver fault.
 ABSURD_FACTOR = 10.0
