@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from ..threads import single_threaded_math
 
@@ -94,12 +96,21 @@ def current_words(argv: list[str]) -> list[str]:
     return [*words, *argv[1:]]
 
 
+def _interrupt(number, frame):
+    raise KeyboardInterrupt(signal.Signals(number).name)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = current_words(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
     single_threaded_math()
     from ..core.robot.model import ProfileError
+    # SIGTERM (a service manager, `timeout`, a CI job cancelled) stops a command as Ctrl-C does; a
+    # SIGTERM handler someone else installed, or an ignored SIGTERM, stays as it is
+    previous = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return int(args.func(args) or 0)
     except (UserError, ProfileError, FileNotFoundError) as exc:
@@ -108,9 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     except RunFailed as exc:
         print(f"inertial-id {args.command}: failed: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"inertial-id {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # the project's rule for SIGINT and SIGTERM: a stop asked for, exit code 0, one line
+        print(f"inertial-id {args.command}: stopped by {exc.args[0] if exc.args else 'SIGINT'}", file=sys.stderr)
+        return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
