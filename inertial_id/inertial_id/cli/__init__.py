@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def current_words(argv: list[str]) -> list[str]:
+def _current_words(argv: list[str]) -> list[str]:
     """``argv`` with a renamed command's old name replaced by its words now, saying so on stderr."""
     if not argv or argv[0] not in RENAMED:
         return argv
@@ -101,7 +101,7 @@ def _interrupt(number, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = current_words(list(sys.argv[1:] if argv is None else argv))
+    argv = _current_words(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
     single_threaded_math()
