@@ -17,7 +17,7 @@ from inertial_id.core.robot.model import payload_params
 
 
 def payload_example(workdir: Path) -> bool:
-    from inertial_id.cli.record_sim import record      # what `inertial-id record-sim` writes
+    from inertial_id.cli.record_sim import record      # what `inertial-id bag record-sim` writes
     robot = load_robot("xarm7")
     bag = workdir / "xarm7_dumbbell"
     record(robot, "dumbbell_5lb", 6.0, bag, "mcap", seed=1)

@@ -25,10 +25,10 @@ BOUNDS_PERIOD_S = 2.0
 SAFETY_FACTOR = 1.0
 # The margin covers what the largest ratio among two or three runs cannot show: a new run may go
 # further than the furthest of so few, and a payload adds torque no payload-free run had. On the real
-# Gen3 (realdata-study's leave-one-run-out: calibrated on two runs, the third held out) the held-out
+# Gen3 (study realdata's leave-one-run-out: calibrated on two runs, the third held out) the held-out
 # run's largest error reached 1.42x the bound without margin (joint 2, 0.2 s windows; 1.38x on joint
 # 7 at 0.1 s, the windows the estimator uses); 1.5 covers every joint and window length of the three
-# folds. Measured on those folds, so realdata-study checks it rather than tests it blind.
+# folds. Measured on those folds, so study realdata checks it rather than tests it blind.
 HELD_OUT_MARGIN = 1.5
 # With one calibration run nothing is left out: every joint's factor (the former blanket factor;
 # real Gen3 held-out runs went 1.2-1.8x beyond one run's largest error, bound x1.2 let the truth out).

@@ -3,7 +3,7 @@
 The suite's numerics are many small products (information matrices of a few hundred rows, LPs of a
 few hundred rows, 7x7 dynamics): a BLAS thread pool wakes its threads for each and costs more than it
 saves. Measured on this project's 2-core machine with the default pool (two OpenBLAS threads):
-``plan-study --trials 2`` took 0.57 s CPU per plan (p50) against 0.17 s with one thread, and the
+``study plan --trials 2`` took 0.57 s CPU per plan (p50) against 0.17 s with one thread, and the
 planner's budget is wall time, which the pool's wake-ups also eat. On a robot's computer the
 nodes share the cores with the drivers and the controller, where spinning pool threads do harm.
 A user who sets one of :data:`THREAD_VARIABLES` keeps that choice.

@@ -1,5 +1,5 @@
 """The real Kinova Gen3 runs (../shared/data/kinova_gen3_real) as rosbag2 recordings: converted
-with ``convert-run``, read back by ``identify --data BAG`` with the same content as the run folders."""
+with ``bag convert``, read back by ``identify --data BAG`` with the same content as the run folders."""
 import json
 from pathlib import Path
 
@@ -22,7 +22,7 @@ def converted(tmp_path_factory):
         folder = root / f"run{i}"
         write_run(folder, Run(f"run{i}", load("t"), load("q"), load("q_d"), load("tau"), load("q_dd")))
         bag = root / f"run{i}_bag"
-        assert main(["convert-run", str(folder), "--out", str(bag), "--storage", storage]) == 0
+        assert main(["bag", "convert", str(folder), "--out", str(bag), "--storage", storage]) == 0
         folders.append(folder)
         bag_paths.append(bag)
     return folders, bag_paths

@@ -19,7 +19,7 @@ KEYS = ("containment_rate", "median_width", "final_mass_width", "update_time_p50
 def test_reduced_study_reports_both_methods_side_by_side(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(study, "TRAJECTORIES", 1)
     out = tmp_path / "study.json"
-    assert main(["bounds-study", "--payloads", "4lb,8lb", "--trials", "3", "--overnoise-every", "3",
+    assert main(["study", "bounds", "--payloads", "4lb,8lb", "--trials", "3", "--overnoise-every", "3",
                  "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["trials"] == 3 and report["trials_within_noise_bounds"] == 2 and report["trials_overnoise"] == 1
@@ -47,5 +47,5 @@ def test_perturbed_robot_stays_in_the_box_and_differs_from_nominal():
 
 
 def test_unknown_payload_is_a_user_error(capsys):
-    assert main(["bounds-study", "--payloads", "9lb"]) == 2
+    assert main(["study", "bounds", "--payloads", "9lb"]) == 2
     assert "unknown payloads" in capsys.readouterr().err

@@ -29,7 +29,7 @@ def real_runs(tmp_path_factory):
     folders, bags = [], []
     for run in read_downsampled_runs(DATA):
         write_run(root / run.name, run)
-        assert main(["convert-run", str(root / run.name), "--out", str(root / f"{run.name}_bag")]) == 0
+        assert main(["bag", "convert", str(root / run.name), "--out", str(root / f"{run.name}_bag")]) == 0
         folders.append(str(root / run.name))
         bags.append(str(root / f"{run.name}_bag"))
     return folders, bags

@@ -91,20 +91,20 @@ CASES = [
     ("identify-torques-1e300", lambda p: ["identify", "--model", write_urdf(p), "--data", damaged_run(p, huge_tau)]),
     ("identify-nan-inertia-urdf", lambda p: ["identify", "--model", write_urdf(p, iyy="nan"), "--data",
                                              str(write_good_run(p / "run"))]),
-    ("identifiability-zero-joint-urdf", lambda p: ["identifiability", write_urdf(p, joints=0)]),
-    ("identifiability-nan-inertia-urdf", lambda p: ["identifiability", write_urdf(p, mass="nan")]),
-    ("identifiability-samples-negative", lambda p: ["identifiability", "planar_2r", "--method", "svd",
+    ("identifiability-zero-joint-urdf", lambda p: ["study", "identifiability", write_urdf(p, joints=0)]),
+    ("identifiability-nan-inertia-urdf", lambda p: ["study", "identifiability", write_urdf(p, mass="nan")]),
+    ("identifiability-samples-negative", lambda p: ["study", "identifiability", "planar_2r", "--method", "svd",
                                                     "--samples", "-4"]),
-    ("identifiability-gear-ratio-nan", lambda p: ["identifiability", "planar_2r", "--motors", "--gear-ratio", "nan"]),
-    ("identifiability-gear-ratio-0", lambda p: ["identifiability", "planar_2r", "--motors", "--gear-ratio", "0"]),
-    ("pmd-study-speeds-nan", lambda p: ["pmd-study", "--speeds", "nan", "--trials", "1"]),
-    ("bounds-study-xarm7", lambda p: ["bounds-study", "--robot", "xarm7", "--trials", "1"]),
+    ("identifiability-gear-ratio-nan", lambda p: ["study", "identifiability", "planar_2r", "--motors", "--gear-ratio", "nan"]),
+    ("identifiability-gear-ratio-0", lambda p: ["study", "identifiability", "planar_2r", "--motors", "--gear-ratio", "0"]),
+    ("pmd-study-speeds-nan", lambda p: ["study", "pmd", "--speeds", "nan", "--trials", "1"]),
+    ("bounds-study-xarm7", lambda p: ["study", "bounds", "--robot", "xarm7", "--trials", "1"]),
 ]
 # Profiles that are not valid YAML or have the wrong types: configuration errors, exit 2.
 PROFILE_CASES = [
-    ("identifiability-bad-yaml-profile", lambda p: ["identifiability", bad_yaml_profile(p)]),
-    ("identifiability-scalar-joints-profile", lambda p: ["identifiability", scalar_joints_profile(p)]),
-    ("bounds-study-bad-yaml-profile", lambda p: ["bounds-study", "--robot", bad_yaml_profile(p), "--trials", "1"]),
+    ("identifiability-bad-yaml-profile", lambda p: ["study", "identifiability", bad_yaml_profile(p)]),
+    ("identifiability-scalar-joints-profile", lambda p: ["study", "identifiability", scalar_joints_profile(p)]),
+    ("bounds-study-bad-yaml-profile", lambda p: ["study", "bounds", "--robot", bad_yaml_profile(p), "--trials", "1"]),
     ("identify-scalar-joints-profile", lambda p: ["identify", "--model", scalar_joints_profile(p), "--data",
                                                   str(write_good_run(p / "run"))]),
 ]
@@ -145,7 +145,7 @@ def test_one_joint_urdf_is_analysed(tmp_path, capsys, method):
     identifies the inertia about its axis and the two first moments off the axis (3 of 10)."""
     import json
     out = tmp_path / "r.json"
-    assert main(["identifiability", write_urdf(tmp_path, joints=1), "--method", method, "--json", str(out)]) == 0
+    assert main(["study", "identifiability", write_urdf(tmp_path, joints=1), "--method", method, "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["num_base_parameters"] == 3
     assert sorted(report["base_parameters"]) == ["Iyy1", "mcx1", "mcz1"]

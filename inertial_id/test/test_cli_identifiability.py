@@ -1,4 +1,5 @@
-"""``inertial-id identifiability`` / ``minimal-parameters`` / ``bench identifiability``, in process."""
+"""``inertial-id study identifiability`` / ``study minimal-parameters`` / ``bench identifiability``, in
+process."""
 import json
 
 import pytest
@@ -26,7 +27,7 @@ def run(tmp_path, *args):
     (["planar_2r_perp"], 8), (["stanford"], 33), (["puma560", "--no-gravity"], 34)])
 @pytest.mark.parametrize("method", ["rpna", "svd"])
 def test_identifiability_counts(tmp_path, args, count, method):
-    rc, report = run(tmp_path, "identifiability", *args, "--method", method)
+    rc, report = run(tmp_path, "study", "identifiability", *args, "--method", method)
     assert rc == 0
     assert report["num_base_parameters"] == count and report["method"] == method
     assert len(report["combinations"]) == count
@@ -36,7 +37,7 @@ def test_identifiability_counts(tmp_path, args, count, method):
 
 
 def test_identifiability_report_fields(tmp_path):
-    rc, report = run(tmp_path, "identifiability", "planar_2r")
+    rc, report = run(tmp_path, "study", "identifiability", "planar_2r")
     assert rc == 0 and report["model"] == "planar_2r"
     assert [(b["name"], b["dim_V"], b["dim_K"], b["dim_T"]) for b in report["per_body"]] == [
         ("joint1", 2, 1, 9), ("joint2", 4, 4, 7)]
@@ -45,7 +46,7 @@ def test_identifiability_report_fields(tmp_path):
 
 def test_floating_cheetah_counts_the_leg_as_the_paper(tmp_path):
     for extra, count in (([], 21), (["--motors"], 24)):
-        rc, report = run(tmp_path, "identifiability", "cheetah_leg", "--floating-base", *extra)
+        rc, report = run(tmp_path, "study", "identifiability", "cheetah_leg", "--floating-base", *extra)
         assert rc == 0 and report["floating_base"]
         assert report["num_base_parameters_excluding_floating_base"] == count
         assert report["num_base_parameters"] == count + 10
@@ -54,9 +55,9 @@ def test_floating_cheetah_counts_the_leg_as_the_paper(tmp_path):
 def test_urdf_and_profile_models(tmp_path):
     urdf = tmp_path / "limb.urdf"
     urdf.write_text(LIMB.format(extra=""))
-    rc, report = run(tmp_path, "identifiability", str(urdf))
+    rc, report = run(tmp_path, "study", "identifiability", str(urdf))
     assert rc == 0 and report["num_base_parameters"] == 4
-    rc, report = run(tmp_path, "identifiability", "xarm7")
+    rc, report = run(tmp_path, "study", "identifiability", "xarm7")
     assert rc == 0 and len(report["per_body"]) == 7
 
 
@@ -70,18 +71,18 @@ def test_urdf_and_profile_models(tmp_path):
 def test_bad_urdf_is_a_one_line_user_error(tmp_path, capsys, content, message):
     urdf = tmp_path / "bad.urdf"
     urdf.write_text(content)
-    assert main(["identifiability", str(urdf)]) == 2
+    assert main(["study", "identifiability", str(urdf)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
 
 
 def test_unknown_model_is_a_user_error(capsys):
-    assert main(["identifiability", "no_such_robot"]) == 2
+    assert main(["study", "identifiability", "no_such_robot"]) == 2
     assert "neither a built-in model" in capsys.readouterr().err
 
 
 def test_minimal_parameters_stanford(tmp_path):
-    rc, report = run(tmp_path, "minimal-parameters", "stanford")
+    rc, report = run(tmp_path, "study", "minimal-parameters", "stanford")
     assert rc == 0
     assert len(report["parameters"]) == 33 and report["parameters"][0] == "U1_33"
     errors = [abs(a - b) for a, b in zip(report["true_values"], report["identified_values"])]
@@ -93,10 +94,10 @@ def test_minimal_parameters_stanford(tmp_path):
 
 
 def test_minimal_parameters_noise_study_and_refusal(tmp_path, capsys):
-    rc, report = run(tmp_path, "minimal-parameters", "stanford", "--noise", "0.01", "--trials", "4")
+    rc, report = run(tmp_path, "study", "minimal-parameters", "stanford", "--noise", "0.01", "--trials", "4")
     assert rc == 0 and report["noise_study"]["torque_noise"] == 0.01
     assert max(abs(a - b) for a, b in zip(report["true_values"], report["identified_values"])) > 1e-6
-    assert main(["minimal-parameters", "stanford", "--q-base", "0.7,0,0,0.7,0.7,0.7"]) == 2
+    assert main(["study", "minimal-parameters", "stanford", "--q-base", "0.7,0,0,0.7,0.7,0.7"]) == 2
     assert "step 2.2" in capsys.readouterr().err
 
 

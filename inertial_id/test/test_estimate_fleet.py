@@ -19,7 +19,7 @@ def cli(*args):
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
     for seed in (1, 2):
-        done = cli("record-sim", "--robot", "xarm7", "--duration", "3", "--seed", str(seed),
+        done = cli("bag", "record-sim", "--robot", "xarm7", "--duration", "3", "--seed", str(seed),
                    "--out", str(root / f"arm{seed}"))
         assert done.returncode == 0, done.stderr
     return root

@@ -60,7 +60,7 @@ def test_map_tasks_keeps_order(cluster):
 
 
 def test_bounds_study_on_a_dask_cluster_equals_the_local_run(cluster, tmp_path):
-    common = ["bounds-study", "--payloads", "4lb,8lb", "--trials", "2", "--seed", "5"]
+    common = ["study", "bounds", "--payloads", "4lb,8lb", "--trials", "2", "--seed", "5"]
     local, dask = tmp_path / "local.json", tmp_path / "dask.json"
     assert main(common + ["--json", str(local)]) == 0
     assert main(common + ["--scheduler", cluster.scheduler_address, "--json", str(dask)]) == 0
@@ -70,7 +70,7 @@ def test_bounds_study_on_a_dask_cluster_equals_the_local_run(cluster, tmp_path):
 
 
 def test_pmd_study_on_a_dask_cluster_equals_the_local_run(cluster, tmp_path):
-    common = ["pmd-study", "--speeds", "1,2", "--samples", "60", "--trials", "2", "--density", "0.02", "--seed", "3"]
+    common = ["study", "pmd", "--speeds", "1,2", "--samples", "60", "--trials", "2", "--density", "0.02", "--seed", "3"]
     local, dask = tmp_path / "local.json", tmp_path / "dask.json"
     assert main(common + ["--json", str(local)]) == 0
     assert main(common + ["--scheduler", cluster.scheduler_address, "--json", str(dask)]) == 0
@@ -85,7 +85,7 @@ def test_pmd_draws_depend_on_their_place_only(tmp_path):
     seeded by the object, speed and trial), and a different seed gives different draws."""
     def study(*argv):
         path = tmp_path / "r.json"
-        assert main(["pmd-study", "--samples", "60", "--trials", "1", "--density", "0.02", *argv,
+        assert main(["study", "pmd", "--samples", "60", "--trials", "1", "--density", "0.02", *argv,
                      "--json", str(path)]) == 0
         return without_timings(json.loads(path.read_text()))
     one, two, other = study("--speeds", "1"), study("--speeds", "1,2"), study("--speeds", "1", "--seed", "1")
@@ -98,7 +98,7 @@ def test_unreachable_scheduler_is_an_error(capsys, monkeypatch):
     monkeypatch.setattr(fanout, "CONNECT_TIMEOUT_S", 2.0)
     with pytest.raises(OSError):
         map_tasks(_square, [1], scheduler="tcp://127.0.0.1:9")
-    assert main(["bounds-study", "--trials", "1", "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert main(["study", "bounds", "--trials", "1", "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "Dask scheduler" in capsys.readouterr().err
-    assert main(["pmd-study", "--speeds", "1", "--trials", "1", "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    assert main(["study", "pmd", "--speeds", "1", "--trials", "1", "--scheduler", "tcp://127.0.0.1:9"]) == 2
     assert "Dask scheduler" in capsys.readouterr().err

@@ -63,7 +63,7 @@ BAG_DAMAGE = ["corrupted-chunk", "flipped-bytes", "truncated", "empty-metadata"]
 def test_damaged_bags_are_one_line(bag, tmp_path, capsys, damage, command):
     path = damaged_bag(bag, tmp_path, damage)
     argv = {"estimate": ["estimate", "--bag", path, "--robot", "xarm7"],
-            "replay": ["replay", path],
+            "replay": ["bag", "replay", path],
             "report": ["report", path, "--out", tmp_path / "report", "--robot", "xarm7"]}[command]
     code, err = run_cli(argv, capsys)
     assert_one_line(code, err)
@@ -97,7 +97,7 @@ NUMBERS = [
     ["bench", "bounds", "--minutes", "-1"],
     ["bench", "estimate", "--seconds", "0"],
     ["bench", "estimate", "--bag", "no_such_bag"],
-    ["record-sim", "--rate-hz", "0", "--out", "x"],      # no such option any more: still one line
+    ["bag", "record-sim", "--rate-hz", "0", "--out", "x"],      # no such option any more: still one line
 ]
 
 
@@ -109,7 +109,7 @@ def test_meaningless_numbers_are_one_line(capsys, argv):
 def test_estimate_bounds_period_nan_and_replay_tail_nan(bag, capsys):
     """Both used to exit 0 (NaN in the JSON; a replay without a tail)."""
     assert_one_line(*run_cli(["estimate", "--bag", bag, "--robot", "xarm7", "--bounds-period", "nan"], capsys))
-    assert_one_line(*run_cli(["replay", bag, "--tail", "nan"], capsys))
+    assert_one_line(*run_cli(["bag", "replay", bag, "--tail", "nan"], capsys))
 
 
 def xarm7_profile(tmp_path: Path, urdf_edit=None, text_edit=None) -> Path:
@@ -155,7 +155,7 @@ def test_impossible_models_and_profiles_are_refused(bag, tmp_path, capsys, case,
     """record-sim used to write a bag of NaN joint states for the 1e300 kg link and exit 0; the
     others ran with an impossible robot or a silently chosen duplicate."""
     profile = xarm7_profile(tmp_path, **PROFILES[case])
-    argv = {"record-sim": ["record-sim", "--robot", profile, "--duration", "0.2", "--out", tmp_path / "bag"],
+    argv = {"record-sim": ["bag", "record-sim", "--robot", profile, "--duration", "0.2", "--out", tmp_path / "bag"],
             "estimate": ["estimate", "--bag", bag, "--robot", profile]}[command]
     code, err = run_cli(argv, capsys)
     assert_one_line(code, err)

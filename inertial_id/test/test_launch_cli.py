@@ -1,6 +1,6 @@
 """``inertial-id launch`` as a user meets it: ``--help`` lists the launch arguments, arguments the
 nodes would refuse are refused before any node starts, each node's output is shown prefixed like
-``ros2 launch`` and a node that exits is named with its reason; ``inertial-id start|stop|status``
+``ros2 launch`` and a node that exits is named with its reason; ``inertial-id planner start|stop|status``
 drive the planner of a running launch."""
 import re
 import signal
@@ -26,7 +26,7 @@ def test_help_lists_the_launch_arguments():
     out = cli("launch", "--help").stdout
     for name, _, description in LAUNCH_ARGUMENTS + SIM_ARGUMENTS:
         assert re.search(rf"^  {name} +{re.escape(description)}", out, re.M), name
-    assert "inertial-id start" in out
+    assert "inertial-id planner start" in out
     shown = cli("launch", "xarm7.launch.py", "--show-args").stdout
     assert "'robot_profile':" in shown and "(default: 'xarm7')" in shown and "'payload'" not in shown
 
@@ -121,20 +121,20 @@ def test_start_status_stop_drive_a_launched_planner(ros_env):
     watch = StatusWatch()
     try:
         assert watch.wait_for(("idle",), 90.0), watch.states[-5:]
-        status = cli("status", env=ros_env)
+        status = cli("planner", "status", env=ros_env)
         assert status.returncode == 0 and status.stdout.startswith("state: idle"), status.stdout + status.stderr
         for _ in range(5):                    # the planner refuses until it has joint states
-            started = cli("start", env=ros_env)
+            started = cli("planner", "start", env=ros_env)
             if started.returncode == 0:
                 break
             assert "joint states" in started.stderr, started.stderr
             time.sleep(1.0)
         assert started.returncode == 0 and started.stdout.startswith("start: "), started.stderr
         assert watch.wait_for(("planning", "executing"), 30.0), watch.states[-5:]
-        stopped = cli("stop", env=ros_env)
+        stopped = cli("planner", "stop", env=ros_env)
         assert stopped.returncode == 0 and stopped.stdout.startswith("stop: "), stopped.stderr
         assert watch.wait_for(("braking", "done"), 30.0), watch.states[-5:]
-        status = cli("status", env=ros_env)
+        status = cli("planner", "status", env=ros_env)
         print(status.stdout)
         assert status.returncode == 0 and re.match(r"state: (braking|done) .*stop requested", status.stdout), \
             status.stdout

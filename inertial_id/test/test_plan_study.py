@@ -63,13 +63,13 @@ def test_a_trial_on_mujoco_is_safe_and_identifies():
 
 
 def test_cli_refuses_mujoco_for_an_arm_estimated_from_joint_torque(capsys):
-    assert main(["plan-study", "--trials", "1", "--engine", "mujoco"]) == 2
+    assert main(["study", "plan", "--trials", "1", "--engine", "mujoco"]) == 2
     err = capsys.readouterr().err
     assert "joint torques" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_rejects_an_unknown_scenario(capsys):
-    assert main(["plan-study", "--trials", "1", "--obstacles", "no_such_scenario"]) == 2
+    assert main(["study", "plan", "--trials", "1", "--obstacles", "no_such_scenario"]) == 2
     assert "no_such_scenario" in capsys.readouterr().err
 
 

@@ -14,7 +14,7 @@ SPEEDS = ("1", "1.5", "2")
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     path = tmp_path_factory.mktemp("pmd") / "study.json"
-    assert main(["pmd-study", "--trials", "1", "--json", str(path)]) == 0
+    assert main(["study", "pmd", "--trials", "1", "--json", str(path)]) == 0
     return json.loads(path.read_text())
 
 
@@ -46,13 +46,13 @@ def test_stop_and_go_mass_and_com_errors_are_below_a_tenth_of_a_percent(report):
     assert s["mass_err_pct"] < 0.1 and s["com_err_pct"] < 0.1
 
 
-@pytest.mark.parametrize("argv", [["pmd-study", "--speeds", "0"], ["pmd-study", "--samples", "3"],
-                                  ["pmd-study", "--density", "0.00001", "--speeds", "1"],
-                                  ["pmd-study", "--seed", "-1"], ["pmd-study", "--workers", "0"]])
+@pytest.mark.parametrize("argv", [["study", "pmd", "--speeds", "0"], ["study", "pmd", "--samples", "3"],
+                                  ["study", "pmd", "--density", "0.00001", "--speeds", "1"],
+                                  ["study", "pmd", "--seed", "-1"], ["study", "pmd", "--workers", "0"]])
 def test_bad_study_arguments_are_one_line_errors(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("inertial-id pmd-study: error:") and "\n" not in err
+    assert err.startswith("inertial-id study pmd: error:") and "\n" not in err
 
 
 def test_pmd_benchmark_reports_the_solve_time_of_56_points(tmp_path):

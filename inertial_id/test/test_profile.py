@@ -77,7 +77,7 @@ def test_a_bad_field_is_named(change, field, words):
 def test_cli_reports_a_broken_profile_in_one_line_with_exit_2(text, tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text(text)
-    assert main(["identifiability", str(bad)]) == 2
+    assert main(["study", "identifiability", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.yaml" in err[0], err
 

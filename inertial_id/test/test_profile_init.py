@@ -215,7 +215,7 @@ def test_estimate_accepts_the_written_profile_on_a_simulated_run(tmp_path, urdf,
     """record-sim then estimate on the profile as written: guaranteed, consistent, the truth inside."""
     profile = str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml", sensing=sensing))
     bag, result = str(tmp_path / "bag"), tmp_path / "result.json"
-    assert main(["record-sim", "--robot", profile, "--duration", "4", "--out", bag, "--start-time", "0"]) == 0
+    assert main(["bag", "record-sim", "--robot", profile, "--duration", "4", "--out", bag, "--start-time", "0"]) == 0
     assert main(["estimate", "--bag", bag, "--robot", profile, "--json", str(result)]) == 0
     data = json.loads(result.read_text())
     assert data["bounds_guaranteed"] and data["data_consistent"] and data["truth_inside_bounds"], data["message"]

@@ -1,4 +1,4 @@
-"""The real-data study (inertial-id realdata-study) on the real Kinova Gen3 runs, reduced for CI:
+"""The real-data study (inertial-id study realdata) on the real Kinova Gen3 runs, reduced for CI:
 leave one run out over all three runs, three payload masses (1.81, 2.72, 3.63 kg) at one COM offset
 plus the case without payload, 60 bootstrap replicates. The figures are computed by running the
 method; the Done-when targets that the method meets are asserted, those it does not are strict
@@ -20,7 +20,7 @@ def report(tmp_path_factory):
     if not DATA.is_dir():
         pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
     out = tmp_path_factory.mktemp("realdata") / "study.json"
-    assert main(["realdata-study", "--data", str(DATA), "--com-offsets", "1", "--replicates", "60",
+    assert main(["study", "realdata", "--data", str(DATA), "--com-offsets", "1", "--replicates", "60",
                  "--json", str(out)]) == 0
     return json.loads(out.read_text())
 

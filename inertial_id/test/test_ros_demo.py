@@ -12,7 +12,7 @@ pytestmark = pytest.mark.ros
 
 @pytest.mark.parametrize("robot, method, guaranteed, max_mass_width_kg", [
     # momentum rows, robot known to +-5 %: LP over both. The certified planner moves less freely than
-    # the former fixed Fourier trajectory: plan-study median 0.65 kg after 4 plans (issue 9 report)
+    # the former fixed Fourier trajectory: study plan median 0.65 kg after 4 plans (issue 9 report)
     ("kinova_gen3", "guaranteed", True, 0.7),
     # wrench rows: the robot model does not enter, but the differentiated acceleration's error and the
     # unknown F/T offset do (core.acceleration_bound). The data leave the offset at its stated box, so
@@ -26,7 +26,7 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     except RuntimeError as exc:
         # a loaded machine can starve the simulated arm until it leaves the certified tube; the planner
         # then brakes, which is its job. Once more. (The 0.406 against 0.400 rad/s^2 once seen here was
-        # the tube, not the load: plan-study measured the same without load; the profiles now state 0.6.)
+        # the tube, not the load: study plan measured the same without load; the profiles now state 0.6.)
         if "tracking error" not in str(exc):
             raise
         print(f"first run stopped by the planner's tracking monitor, run again: {exc}")

@@ -1,4 +1,4 @@
-"""``inertial-id sim-study``: cases across the payload range on MuJoCo, scored; no silent wrong answer."""
+"""``inertial-id study sim``: cases across the payload range on MuJoCo, scored; no silent wrong answer."""
 import json
 from dataclasses import replace
 
@@ -22,7 +22,7 @@ def test_cases_span_the_payload_range_with_offsets_inside_the_stated_box():
 
 def test_a_short_study_reports_its_figures(tmp_path, capsys):
     out = tmp_path / "study.json"
-    assert main(["sim-study", "--cases", "2", "--duration", "3", "--json", str(out)]) == 0
+    assert main(["study", "sim", "--cases", "2", "--duration", "3", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     s = report["summary"]
     assert s["cases"] == 2 and len(report["cases"]) == 2
@@ -91,12 +91,12 @@ def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_it
 
 
 def test_a_meaningless_duration_is_a_one_line_error(capsys):
-    assert main(["sim-study", "--duration", "0"]) == 2
+    assert main(["study", "sim", "--duration", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_a_rate_that_does_not_divide_the_steps_is_a_one_line_error(capsys):
-    assert main(["sim-study", "--rate-hz", "300"]) == 2
+    assert main(["study", "sim", "--rate-hz", "300"]) == 2
     assert "does not divide" in capsys.readouterr().err
 
 

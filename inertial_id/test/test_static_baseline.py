@@ -92,7 +92,7 @@ def test_still_segments_of_a_recording_with_holds_are_the_poses():
 def test_small_study_carries_the_comparison_table(name, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sb, "TRAJECTORIES", 2)        # 6 s of excitation keeps the test short
     out = tmp_path / "baseline.json"
-    assert main(["baseline-study", "--robot", name, "--cases", "2", "--poses", "4", "--json", str(out)]) == 0
+    assert main(["study", "baseline", "--robot", name, "--cases", "2", "--poses", "4", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     robot = load_robot(name)
     assert report["robot"] == name and len(report["table"]) == len(report["cases"]) == 2
@@ -131,7 +131,7 @@ def test_small_study_carries_the_comparison_table(name, tmp_path, monkeypatch, c
                                         (["--robot", "digit_arm"], "7-joint arms"), (["--seed", "-1"], "--seed")])
 def test_meaningless_arguments_are_one_line_user_errors(argv, says, capsys):
     try:
-        code = main(["baseline-study", *argv])
+        code = main(["study", "baseline", *argv])
     except SystemExit as exc:          # argparse's own checks exit from the parser
         code = exc.code
     err = capsys.readouterr().err
@@ -167,5 +167,5 @@ def test_real_recordings_say_why_the_baseline_has_no_poses_and_ours_keeps_the_tr
 
 
 def test_real_needs_a_torque_sensing_robot(capsys):
-    assert main(["baseline-study", "--robot", "xarm7", "--real"]) == 2
+    assert main(["study", "baseline", "--robot", "xarm7", "--real"]) == 2
     assert "joint torque" in capsys.readouterr().err

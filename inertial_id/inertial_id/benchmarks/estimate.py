@@ -1,6 +1,6 @@
 """``estimate --bag`` speed: how many times faster than real time a recording is estimated, and where the time goes.
 
-The recording is ``record-sim``'s (the profile's driver streams) unless ``--bag`` names one.
+The recording is ``bag record-sim``'s (the profile's driver streams) unless ``--bag`` names one.
 
 Timed in this process (CPU seconds of this process, so other load on the machine does not count):
 the whole of :func:`~..core.offline.estimate_from_bag` (what ``estimate --bag`` times), and its
@@ -72,7 +72,7 @@ def run(args) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench_estimate_") as folder:
         bag = args.bag or str(Path(folder) / "bag")
         if not args.bag:    # in a process of its own: the simulator's objects would slow this one down
-            subprocess.run([sys.executable, "-m", "inertial_id.cli", "record-sim", "--robot", args.robot,
+            subprocess.run([sys.executable, "-m", "inertial_id.cli", "bag", "record-sim", "--robot", args.robot,
                             "--duration", str(args.seconds), "--out", bag, "--start-time", "1.7e9"],
                            check=True, capture_output=True)
         js_topic = robot.sensing["joint_states_topic"]

@@ -1,18 +1,42 @@
 """The ``inertial-id`` command. Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a function of the parsed args
-returning the exit code."""
+returning the exit code. The top level lists what a robot user runs; the planner's services, the bag
+tools and the research studies are groups (``inertial-id GROUP NAME``) whose members are registered by
+their modules as any subcommand is."""
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from ..threads import single_threaded_math
 
-# Subcommand modules, in the order they are listed by --help.
-COMMANDS = ("demo", "launch", "planner_services", "bench", "identifiability", "pmd_study", "identify", "minimal_parameters", "bounds_study", "baseline_study",
-            "record_sim", "estimate", "plan_study", "replay", "convert_run", "calibrate", "profile", "realdata_study", "sim_study", "report",
-            "security_policy", "export")
+# The top level, in the order --help lists it (issue 49: at most 12 entries): a subcommand module, or
+# a name of GROUPS.
+COMMANDS = ("demo", "launch", "planner", "profile", "calibrate", "bag", "estimate", "report", "export", "identify",
+            "study", "bench")
+# group -> (its help, the modules of its members, in the order its --help lists them)
+GROUPS = {
+    "planner": ("the excitation planner: start the exciting motion, stop it, show its status",
+                ("planner_services",)),
+    "bag": ("rosbag2 tools: record the simulated arm, replay a bag, convert a run folder",
+            ("record_sim", "replay", "convert_run")),
+    "study": ("research: the studies behind the published figures, identifiability analyses",
+              ("sim_study", "realdata_study", "baseline_study", "bounds_study", "plan_study", "pmd_study",
+               "identifiability", "minimal_parameters")),
+}
+# Top-level names from before the groups, still accepted so that users' scripts keep running: old
+# name -> the words of the command now. Not in the parser, so no Python version's --help lists them.
+RENAMED = {
+    "start": ("planner", "start"), "stop": ("planner", "stop"), "status": ("planner", "status"),
+    "record-sim": ("bag", "record-sim"), "replay": ("bag", "replay"), "convert-run": ("bag", "convert"),
+    "security-policy": ("profile", "security-policy"),
+    "sim-study": ("study", "sim"), "realdata-study": ("study", "realdata"), "baseline-study": ("study", "baseline"),
+    "bounds-study": ("study", "bounds"), "plan-study": ("study", "plan"), "pmd-study": ("study", "pmd"),
+    "identifiability": ("study", "identifiability"), "minimal-parameters": ("study", "minimal-parameters"),
+}
 
 
 class UserError(Exception):
@@ -31,22 +55,62 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _add_group(sub, name: str) -> None:
+    text, modules = GROUPS[name]
+    group = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
+    members = group.add_subparsers(dest="member", metavar="NAME", required=True)
+    for module in modules:
+        importlib.import_module(f"{__name__}.{module}").register(members)
+
+
+def _name_commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> None:
+    """Each subcommand's parser defaults ``command`` to its words (``study sim``, ``profile init``):
+    argparse keeps the deepest parser's default, so a message names the whole command."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                sub.set_defaults(command=" ".join((*words, name)))
+                _name_commands(sub, (*words, name))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="inertial-id",
         description="Identify the inertial parameters of robots and payloads (ROS 2 node suite).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        importlib.import_module(f"{__name__}.{name}").register(sub)
+        if name in GROUPS:
+            _add_group(sub, name)
+        else:
+            importlib.import_module(f"{__name__}.{name}").register(sub)
+    _name_commands(parser)
     return parser
 
 
+def _current_words(argv: list[str]) -> list[str]:
+    """``argv`` with a renamed command's old name replaced by its words now, saying so on stderr."""
+    if not argv or argv[0] not in RENAMED:
+        return argv
+    words = RENAMED[argv[0]]
+    print(f"note: `inertial-id {argv[0]}` is now `inertial-id {' '.join(words)}`", file=sys.stderr)
+    return [*words, *argv[1:]]
+
+
+def _interrupt(number, frame):
+    raise KeyboardInterrupt(signal.Signals(number).name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _current_words(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
     single_threaded_math()
     from ..core.robot.model import ProfileError
+    # SIGTERM (a service manager, `timeout`, a CI job cancelled) stops a command as Ctrl-C does; a
+    # SIGTERM handler someone else installed, or an ignored SIGTERM, stays as it is
+    previous = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return int(args.func(args) or 0)
     except (UserError, ProfileError, FileNotFoundError) as exc:
@@ -55,9 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     except RunFailed as exc:
         print(f"inertial-id {args.command}: failed: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"inertial-id {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # the project's rule for SIGINT and SIGTERM: a stop asked for, exit code 0, one line
+        print(f"inertial-id {args.command}: stopped by {exc.args[0] if exc.args else 'SIGINT'}", file=sys.stderr)
+        return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

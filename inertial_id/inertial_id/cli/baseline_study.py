@@ -1,4 +1,4 @@
-"""``inertial-id baseline-study``: the static-pose mass and COM identification users run otherwise
+"""``inertial-id study baseline``: the static-pose mass and COM identification users run otherwise
 (a few wrist poses, held still, gravity only) against the suite's guaranteed pipeline, on the same
 simulated cases (or, with ``--real``, the real Gen3 recordings): per case mass error, COM error,
 seconds of motion and time to a usable estimate, side by side, plus medians."""
@@ -11,7 +11,7 @@ from .realdata_study import DEFAULT_DATA
 
 
 def register(sub) -> None:
-    p = sub.add_parser("baseline-study", help="static-pose mass + COM baseline vs ours: errors and seconds of motion",
+    p = sub.add_parser("baseline", help="static-pose mass + COM baseline vs ours: errors and seconds of motion",
                        description=__doc__)
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path (xarm7, kinova_gen3)")
     p.add_argument("--cases", type=positive_int, default=5, help="simulated cases (payload and robot draws)")

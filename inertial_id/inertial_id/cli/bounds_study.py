@@ -1,4 +1,4 @@
-"""``inertial-id bounds-study``: Monte Carlo of guaranteed payload bounds against the log-Cholesky
+"""``inertial-id study bounds``: Monte Carlo of guaranteed payload bounds against the log-Cholesky
 estimator's Mean Value Form bounds.
 
 References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
@@ -10,7 +10,7 @@ from .common import add_json_option, str_list, write_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bounds-study",
+    p = sub.add_parser("bounds",
                        help="payload bounds in simulation: guaranteed LP bounds vs the log-Cholesky Mean Value Form")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path (joint torque sensing)")
     p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],

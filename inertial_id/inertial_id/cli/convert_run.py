@@ -1,4 +1,4 @@
-"""``inertial-id convert-run RUN_DIR --out BAG``: a recorded run folder (t.csv, q.csv, qd.csv, tau.csv,
+"""``inertial-id bag convert RUN_DIR --out BAG``: a recorded run folder (t.csv, q.csv, qd.csv, tau.csv,
 optional qdd.csv; see ``identify``) as a rosbag2: /joint_states (position, velocity, effort, joint
 names of the profile, stamped with t) and, with qdd.csv, the recording's own accelerations on
 /joint_accelerations (Float64MultiArray, one message per joint state). ``identify --data`` and
@@ -11,7 +11,7 @@ from . import UserError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("convert-run", help="convert a run folder into a rosbag2", description=__doc__)
+    p = sub.add_parser("convert", help="convert a run folder into a rosbag2", description=__doc__)
     p.add_argument("run", metavar="RUN_DIR", help="run folder")
     p.add_argument("--out", required=True, metavar="BAG", help="bag folder to create")
     p.add_argument("--robot", default="kinova_gen3", help="profile whose joint names label the columns")

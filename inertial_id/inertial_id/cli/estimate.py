@@ -34,7 +34,7 @@ def register(sub) -> None:
                    help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
     p.add_argument("--statistical", action="store_true",
                    help="also a statistical interval (moving-block bootstrap plus the calibration's run-to-run bias; "
-                        "nominal 95%%, its coverage not validated on this run: inertial-id realdata-study measures it; "
+                        "nominal 95%%, its coverage not validated on this run: inertial-id study realdata measures it; "
                         "NOT guaranteed; guaranteed momentum method)")
     p.add_argument("--momentum-wrench", action="store_true",
                    help="also the box of the integrated F/T rows (no differentiated acceleration, one LP over "

@@ -1,4 +1,4 @@
-"""``inertial-id identifiability MODEL``: which inertial parameters any motion can determine."""
+"""``inertial-id study identifiability MODEL``: which inertial parameters any motion can determine."""
 from __future__ import annotations
 
 import time

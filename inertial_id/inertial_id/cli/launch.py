@@ -34,8 +34,8 @@ def arguments_help() -> str:
             shown += f" with sim.launch.py, {robot_default!r} otherwise"
         lines.append(f"  {name:20s} {description} (default {shown})"
                      + ("; sim.launch.py only" if (name, default, description) in sim_only else ""))
-    lines += ["", "The robot moves only after `inertial-id start` (the planner's ~/start service);",
-              "`inertial-id status` shows the planner's state, `inertial-id stop` brakes."]
+    lines += ["", "The robot moves only after `inertial-id planner start` (the planner's ~/start service);",
+              "`inertial-id planner status` shows the planner's state, `inertial-id planner stop` brakes."]
     return "\n".join(lines)
 
 

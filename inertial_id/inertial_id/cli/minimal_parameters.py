@@ -1,4 +1,4 @@
-"""``inertial-id minimal-parameters stanford``: Lin's minimal inertia constants, identified one
+"""``inertial-id study minimal-parameters stanford``: Lin's minimal inertia constants, identified one
 joint at a time in simulation (Algorithm 2), with Table I and an optional noise study.
 
 References: Lin, "An Identification Method for Estimating the Inertia Parameters of a Manipulator" (seed 002).

@@ -1,4 +1,4 @@
-"""``inertial-id plan-study``: closed-loop simulation of the certified excitation planner."""
+"""``inertial-id study plan``: closed-loop simulation of the certified excitation planner."""
 from __future__ import annotations
 
 from . import UserError
@@ -7,7 +7,7 @@ from .common import add_json_option, write_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("plan-study",
+    p = sub.add_parser("plan",
                        help="certified excitation planner in closed loop: safety checks, excitation vs random plans")
     p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
     p.add_argument("--trials", type=int, default=10, help="Monte Carlo trials (cycling through the 4..8 lb dumbbells)")

@@ -1,4 +1,4 @@
-"""``inertial-id start|stop|status``: the excitation planner's ``~/start`` and ``~/stop`` services
+"""``inertial-id planner start|stop|status``: the excitation planner's ``~/start`` and ``~/stop`` services
 (std_srvs/Trigger) and its ``excitation_status``, for installs without the ros2 CLI (the same as
 ``ros2 service call /excitation_planner/start std_srvs/srv/Trigger`` and ``ros2 topic echo
 /excitation_status``). They reach the nodes of the current ROS_DOMAIN_ID."""

@@ -1,4 +1,4 @@
-"""``inertial-id pmd-study``: the point-mass-discretization simulation study (Table III of the
+"""``inertial-id study pmd``: the point-mass-discretization simulation study (Table III of the
 reference) on the eight test objects.
 
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
@@ -11,7 +11,7 @@ from ..defaults import PMD_NOISE_LEVELS
 
 
 def register(sub) -> None:
-    p = sub.add_parser("pmd-study", help="fast object identification at low SNR: OLS, RTLS, GEO, PMD in simulation")
+    p = sub.add_parser("pmd", help="fast object identification at low SNR: OLS, RTLS, GEO, PMD in simulation")
     p.add_argument("--speeds", type=float_list, default=[1.0, 1.5, 2.0],
                    help="average angular speeds of the wrist, rad/s (comma separated)")
     p.add_argument("--noise", choices=sorted(PMD_NOISE_LEVELS), default="moderate", help="noise level of Table II")

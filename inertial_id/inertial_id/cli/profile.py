@@ -14,21 +14,25 @@ writes the calibration beside the profile and names it there.
 
 ``profile tube --robot PROFILE [--write]``: the tracking tube of the arm's simulated controller,
 measured by running the planner on MuJoCo with the profile's simulated payload (round by round until
-the errors fit the tube the plans were certified for); ``--write`` puts it into the profile file."""
+the errors fit the tube the plans were certified for); ``--write`` puts it into the profile file.
+
+``profile security-policy --robot PROFILE``: the SROS2 policy of the node suite on the profile's
+robot (:mod:`.security_policy`)."""
 from __future__ import annotations
 
 import os
 import sys
 from pathlib import Path
 
+from . import UserError, security_policy
 from .common import non_negative_float, positive_float, positive_int
-from . import UserError
 
 TUBE_SECONDS = 20.0
 
 
 def register(sub) -> None:
-    p = sub.add_parser("profile", help="write a robot profile for your own arm from its URDF", description=__doc__)
+    p = sub.add_parser("profile", help="a robot profile for your own arm from its URDF, its tracking tube, its SROS2 policy",
+                       description=__doc__)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     init = actions.add_parser("init", help="write a complete, commented profile from a URDF",
                               description=__doc__)
@@ -56,6 +60,8 @@ def register(sub) -> None:
     tube.add_argument("--seed", type=positive_int, default=1, help="noise seed of the first round")
     tube.add_argument("--write", action="store_true", help="write the tube into the profile file (a YAML path)")
     tube.set_defaults(func=run_tube)
+    # the topics and services the policy allows follow from the profile's sensing, as the tube from its controller
+    security_policy.register(actions)
 
 
 def _measure(robot, seconds: float, seed: int):

@@ -1,4 +1,4 @@
-"""``inertial-id realdata-study``: guaranteed payload bounds on real Kinova Gen3 recordings with known
+"""``inertial-id study realdata``: guaranteed payload bounds on real Kinova Gen3 recordings with known
 virtual payloads, leave one run out (calibrate on the others, test on the held-out run plus the exact
 torques of each payload); per case containment, row consistency of the truth, widths, point errors
 and the statistical interval's coverage (always computed), by which it is labelled; the summary holds
@@ -13,7 +13,7 @@ DEFAULT_DATA = SOURCE_ROOT.parent / ".." / "shared" / "data" / "kinova_gen3_real
 
 
 def register(sub) -> None:
-    p = sub.add_parser("realdata-study", help="payload bounds on real Gen3 runs with virtual payloads (leave one run out)",
+    p = sub.add_parser("realdata", help="payload bounds on real Gen3 runs with virtual payloads (leave one run out)",
                        description=__doc__)
     p.add_argument("--data", nargs="+", default=[str(DEFAULT_DATA)], metavar="RUN",
                    help="recordings without payload: run folders, bags or a shared-layout folder (default: ../shared/data/kinova_gen3_real)")

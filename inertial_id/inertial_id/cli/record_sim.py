@@ -1,4 +1,4 @@
-"""``inertial-id record-sim``: a rosbag2 of the simulated arm playing the profile's exciting
+"""``inertial-id bag record-sim``: a rosbag2 of the simulated arm playing the profile's exciting
 trajectory (no nodes, no DDS): every stream the robot's real driver publishes, as the profile's
 ``driver`` section states them (e.g. ros2_kortex: 1 kHz /joint_states, wrapped positions, a gripper
 joint with NaN effort; xarm_ros2: /joint_states at the broadcaster's rate without effort,

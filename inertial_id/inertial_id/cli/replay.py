@@ -1,4 +1,4 @@
-"""``inertial-id replay BAG``: publish a rosbag2 onto live topics with /clock, so nodes started with
+"""``inertial-id bag replay BAG``: publish a rosbag2 onto live topics with /clock, so nodes started with
 ``use_sim_time:=true`` (``ros2 launch inertial_id <robot>.launch.py`` plus ``use_sim_time``, or
 the nodes of ``demo``) run on the recorded data; RViz shows it as it would live. By default only
 the sensor streams (JointState, WrenchStamped) and the simulator's truth are published: never the

@@ -1,8 +1,8 @@
-"""``inertial-id security-policy --robot R --out policy.xml``: the SROS2 access-control policy of the
-node suite on a robot profile (one enclave per node under /inertial_id/, allowing exactly the
-topics and services it uses, and an operator enclave that alone may call ~/start, ~/stop, ~/reset
-and ~/end_streams). Turn it into a keystore's permissions with ``ros2 security generate_artifacts``
-(README: Security)."""
+"""``inertial-id profile security-policy --robot R --out policy.xml``: the SROS2 access-control
+policy of the node suite on a robot profile (one enclave per node under /inertial_id/, allowing
+exactly the topics and services it uses, and an operator enclave that alone may call ~/start,
+~/stop, ~/reset and ~/end_streams). Turn it into a keystore's permissions with ``ros2 security
+generate_artifacts`` (docs: Security)."""
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,4 @@
-"""``inertial-id sim-study``: the guarantee tested on MuJoCo, a simulator whose model is not the
+"""``inertial-id study sim``: the guarantee tested on MuJoCo, a simulator whose model is not the
 estimator's (armature, damping, Coulomb friction, a controller that does not know the payload,
 sensor errors at the stated bounds and an unknown F/T offset). Each case's samples go through the
 offline estimation path (as ``estimate --bag``); per case: containment of each parameter, the
@@ -12,7 +12,7 @@ from .common import add_json_option, positive_int, write_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("sim-study", help="the guarantee on MuJoCo: payloads, friction, sensor errors, offsets",
+    p = sub.add_parser("sim", help="the guarantee on MuJoCo: payloads, friction, sensor errors, offsets",
                        description=__doc__)
     p.add_argument("--robot", default="xarm7", help="robot profile (name)")
     p.add_argument("--cases", type=positive_int, default=30, help="cases across the payload range")

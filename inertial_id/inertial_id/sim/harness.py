@@ -27,7 +27,7 @@ the run's torque sensor errs as it did in the calibration runs (a constant bias 
 never saw is an error its bound does not cover), so the calibration runs carry the cases' sensor
 errors, the worst bias with the same signs (one sensor per study).
 
-``inertial-id sim-study`` runs :func:`study_cases` (or the fixed :func:`default_cases`,
+``inertial-id study sim`` runs :func:`study_cases` (or the fixed :func:`default_cases`,
 :func:`stress_cases`, :func:`sweep_cases`) and prints :func:`table` and :func:`summary`.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A sim-study case scored on the integrated wrench rows' box (:mod:`~..core.estimators.wrench_momentum_box`),
+"""A case of ``study sim`` scored on the integrated wrench rows' box (:mod:`~..core.estimators.wrench_momentum_box`),
 beside the estimator's: the same recording, one LP over every row, the F/T offset identified along.
 Its error-free width is the same LP on the true wrench plus the case's offset: every sensor error
 removed (the quadrature and the simulator's own integration left), what no sound box of these rows beats on

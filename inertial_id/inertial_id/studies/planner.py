@@ -223,7 +223,7 @@ def make_simulator(robot, pi, true_model, friction, seed: int, engine: str):
     sim = robot.profile["sim"]
     if engine == "mujoco":
         if float(sim["step_hz"]) != STEP_HZ:        # the loop's sampling and commands count its steps
-            raise ValueError(f"plan-study on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
+            raise ValueError(f"study plan on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
         return MujocoSimulator.as_simulated_robot(robot, pi, seed)
     return Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
                      seed, q0=sim["home"], true_model=true_model, friction=friction)
@@ -357,7 +357,7 @@ def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obsta
     calibration ``demo --engine mujoco`` makes)."""
     obstacles = load_scenario(obstacles_file)
     if engine == "mujoco" and isinstance(make_estimator(load_robot(robot), "guaranteed"), MomentumEstimator):
-        raise ValueError(f"plan-study on MuJoCo takes an arm with a wrist F/T sensor: '{robot}' is estimated from "
+        raise ValueError(f"study plan on MuJoCo takes an arm with a wrist F/T sensor: '{robot}' is estimated from "
                          "its joint torques, which the engine's joint friction moves (demo --engine mujoco "
                          "calibrates it first)")
     if plans is None:

@@ -12,7 +12,7 @@ differs from run to run): the calibration measures that bias on its own runs
 Student-t quantile of the few runs that RMS rests on (:func:`bias_quantile`).
 
 The level is nominal until held-out runs with known payloads show the coverage:
-:func:`interval_label` says which (on the real Gen3, ``inertial-id realdata-study`` measures it).
+:func:`interval_label` says which (on the real Gen3, ``inertial-id study realdata`` measures it).
 Per-window normal equations are kept (their cumulative sums give any block in O(1)).
 """
 from __future__ import annotations

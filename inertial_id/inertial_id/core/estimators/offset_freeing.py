@@ -31,7 +31,7 @@ EDGE_FRACTION = 1e-6
 FREED_FACTOR = 1e3
 # The offset's axes, as messages name them: force (N), then moment (N m), sensor frame.
 OFFSET_AXES = ("fx", "fy", "fz", "nx", "ny", "nz")
-# Rounds of shares over the last box: xArm7 sim-study cases narrow by 0.4, 0.03, 0.003 kg in rounds 2..4.
+# Rounds of shares over the last box: xArm7 cases of study sim narrow by 0.4, 0.03, 0.003 kg in rounds 2..4.
 SHARE_ROUNDS = 3
 
 

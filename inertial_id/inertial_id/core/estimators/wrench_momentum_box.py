@@ -23,7 +23,7 @@ from .offset_freeing import free_offsets, rows_box
 
 # Steps per window at the sensor's rate: the velocity error at a window's two ends is paid once per
 # window, the sensor's bound on every step; with no velocity error stated, one step a window keeps every
-# sample's own constraint (xArm7 sim-study cases: mass width 0.12 kg at 1 step, 0.20 kg at 10).
+# sample's own constraint (xArm7 cases of study sim: mass width 0.12 kg at 1 step, 0.20 kg at 10).
 WINDOW_STEPS = 1
 
 

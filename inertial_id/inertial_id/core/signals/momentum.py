@@ -217,7 +217,7 @@ class MomentumWindows:
     sensor-model bound of every row by the calibrated per-joint bound of a window of
     ``window_duration_s`` (scaled up for a longer window). That bound was measured on runs whose
     torque stayed within ``torque_range_Nm`` (nv,): a heavier payload's rows went beyond it by up
-    to 27 % on MuJoCo (sim-study, a 2.9 kg payload on the Gen3), so each sample's torque beyond
+    to 27 % on MuJoCo (study sim, a 2.9 kg payload on the Gen3), so each sample's torque beyond
     that range adds the profile's relative error on the excess, ``relative max(0, |tau| - range)``,
     integrated over the window. ``exclude`` (a
     :class:`~..calibration.plateaus.PlateauDetector`) drops the windows touching a sample the
