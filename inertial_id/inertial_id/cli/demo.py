@@ -50,7 +50,8 @@ def register(sub) -> None:
     p.add_argument("--real-time-factor", type=positive_float, default=1.0,
                    help="simulated seconds per wall second at most (the nodes run on the simulation's /clock: "
                         "a machine too slow for it slows the simulation down)")
-    p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder)")
+    p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder, "
+                   "removed when the run passes, kept and named when it fails)")
     p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
     p.add_argument("--record", metavar="BAG", default=None,
                    help="record the suite's topics into this rosbag2 folder (the final estimate then "
