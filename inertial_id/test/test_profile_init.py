@@ -265,10 +265,14 @@ def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_
 
 def test_runs_are_refused_for_a_wrench_profile_and_validate_needs_runs(tmp_path, capsys):
     urdf = str(beside(tmp_path, "fr3.urdf"))
+    out = tmp_path / "fr3.yaml"
     base = ["profile", "init", "--urdf", urdf, "--payload-link", "fr3_link8", "--rated-payload-kg", "3",
-            "--tube-seconds", "0", "--force"]
+            "--tube-seconds", "0", "--force", "--out", str(out)]
     assert main([*base, "--sensing", "wrench", "--runs", str(tmp_path)]) == 2
     assert "no joint torque sensing" in capsys.readouterr().err
     assert main([*base, "--validate", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert "--validate" in err and len(err.splitlines()) == 1
+    # runs that are no recordings: the calibration fails, and no profile is left half made
+    assert main([*base, "--runs", str(tmp_path / "nothing")]) != 0
+    assert not out.exists()

@@ -89,20 +89,28 @@ def run_init(args) -> int:
     if args.validate and not args.runs:
         raise UserError("--validate checks the calibration of --runs: give the runs to calibrate on")
     out = Path(args.out) if args.out else Path(Path(args.urdf).stem + ".yaml")
+    if args.runs and args.sensing != "joint_torque":
+        raise UserError("--runs calibrates the joint torque rows: a profile with --sensing wrench has no joint "
+                        "torque sensing to calibrate")
     written = init_profile(args.urdf, args.payload_link, args.rated_payload_kg, out, sensing=args.sensing,
                            ft_frame=args.ft_frame, force=args.force)
-    if args.runs:
-        cal, runs = calibration_of(load_robot(str(written)), args.runs, args.validate)
-        cal_path = written.with_name(f"{written.stem}_calibration.yaml")
-        cal.write(cal_path)
-        validated = cal.provenance.get("validation", {}).get("passed")
-        note = (f"inertial-id calibrate on {len(runs)} payload-free runs"
-                + ("" if validated is None else ", held-out validation " + ("passed" if validated else "FAILED")))
-        write_profile_text(written, with_calibration(read_profile_text(written), cal_path.name, note))
-        print(f"calibrated on {', '.join(r.name for r in runs)}: wrote {cal_path}", file=sys.stderr)
-    if args.tube_seconds > 0:
-        tube, note = _measure(load_robot(str(written)), args.tube_seconds, 1)
-        write_profile_text(written, with_tracking_tube(read_profile_text(written), tube, note))
+    try:
+        if args.runs:
+            cal, runs = calibration_of(load_robot(str(written)), args.runs, args.validate)
+            cal_path = written.with_name(f"{written.stem}_calibration.yaml")
+            cal.write(cal_path)
+            validated = cal.provenance.get("validation", {}).get("passed")
+            note = (f"inertial-id calibrate on {len(runs)} payload-free runs"
+                    + ("" if validated is None else ", held-out validation " + ("passed" if validated else "FAILED")))
+            write_profile_text(written, with_calibration(read_profile_text(written), cal_path.name, note))
+            print(f"calibrated on {', '.join(r.name for r in runs)}: wrote {cal_path}", file=sys.stderr)
+        if args.tube_seconds > 0:
+            tube, note = _measure(load_robot(str(written)), args.tube_seconds, 1)
+            write_profile_text(written, with_tracking_tube(read_profile_text(written), tube, note))
+    except BaseException:
+        # a profile whose calibration or tube failed is not the one asked for: none is left behind
+        written.unlink(missing_ok=True)
+        raise
     print(f"wrote {written}: replace the placeholders its comments name"
           + ("" if args.runs else " (sensor bounds: inertial-id calibrate, or --runs)"), file=sys.stderr)
     return 0
