@@ -42,6 +42,10 @@ ROBOT ?= kinova_gen3
 ENGINE ?= mujoco
 PYTEST_ARGS ?=
 TESTS := inertial_id/test
+# The lists of test modules below name them as test_NAME.py is named: $(TESTS) mirrors the package
+# (docs/development.rst), every basename once; $(call test_modules,params launch) gives their paths.
+test_module = $(or $(wildcard $(addsuffix /test_$(1).py,$(TESTS) $(TESTS)/* $(TESTS)/*/*)),$(error no test module test_$(1).py under $(TESTS)))
+test_modules = $(foreach name,$(1),$(call test_module,$(name)))
 
 # What a sourced ROS environment would set, here for the wheels in the venv.
 ROS_ENV = export VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH AMENT_PREFIX_PATH=$(abspath $(VENV)) \
@@ -130,7 +134,7 @@ test-unit: test-deps
 # all of them: DDS, launch, demo, recording, planner, ...) and the ROS-free tests of the core numerics
 # and of the rclpy API use (DISTRO_CORE_TESTS).
 DISTRO_ROS_TESTS ?= $(TESTS)
-DISTRO_CORE_TESTS := $(patsubst %,$(TESTS)/test_%.py,params regressor log_cholesky minimal_parameters model \
+DISTRO_CORE_TESTS = $(call test_modules,params regressor log_cholesky minimal_parameters model \
     profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
     planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
     identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
@@ -139,7 +143,7 @@ DISTRO_CORE_TESTS := $(patsubst %,$(TESTS)/test_%.py,params regressor log_choles
 # CI's Jazzy leg (.ci/run): what a distribution changes under the nodes — the demo over DDS on both
 # arms, the planner's refusals (spoofed and inconsistent estimates, stalls), the launch files and the
 # clean stop on SIGINT/SIGTERM, the lifecycle transitions.
-CI_DISTRO_ROS_TESTS := $(patsubst %,$(TESTS)/test_%.py,ros_demo ros_planner launch launch_cli ros_lifecycle)
+CI_DISTRO_ROS_TESTS = $(call test_modules,ros_demo ros_planner launch launch_cli ros_lifecycle)
 DISTRO_REPORTS := build/test-distro$(DISTRO_SUFFIX)
 test-distro: test-deps
 	rm -rf $(DISTRO_REPORTS) && mkdir -p $(DISTRO_REPORTS)
@@ -191,7 +195,7 @@ HUMBLE_MAIN_LEG_ONLY := typecheck
 ci-humble: $(HUMBLE_VENV)/.setup-done
 	$(HUMBLE_VENV)/bin/python scripts/import_all.py
 	cd inertial_id && ../$(HUMBLE_VENV)/bin/python -m pytest -q -n 2 -p no:cacheprovider -m "not ros and not bench" test \
-	    $(patsubst %,--ignore=test/test_%.py,$(HUMBLE_NEEDS_ROS) $(HUMBLE_MAIN_LEG_ONLY))
+	    $(patsubst $(TESTS)/%,--ignore=test/%,$(call test_modules,$(HUMBLE_NEEDS_ROS) $(HUMBLE_MAIN_LEG_ONLY)))
 
 $(HUMBLE_VENV)/.setup-done: requirements-humble.lock requirements-humble-ci.lock inertial_id/pyproject.toml
 	@test -n "$(PYTHON310)" || { echo "ci-humble: no Python 3.10 (set PYTHON310=...)"; exit 1; }

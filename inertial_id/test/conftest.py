@@ -1,5 +1,6 @@
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -7,7 +8,15 @@ import pytest
 
 # The project's shared folder beside the repository (recordings, reference models, vendored launch
 # packages). `make test` fails on any skip while it is present (scripts/test_summary.py).
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+from paths import SHARED, TESTS    # test/, this file's folder, is on sys.path: pytest puts it there
+
+# test/ mirrors the package (docs/development.rst): a test module imports the helpers of another by its
+# basename (``from test_integrity_core import forged``), whatever folder either is in, so every folder of
+# tests is on sys.path, not only the one pytest puts there when it collects the importing module. The
+# basenames are unique: pytest's default import mode (prepend) refuses two test modules of one name.
+for _folder in sorted({TESTS} | {p.parent for p in TESTS.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 
 # The tiers: a test is ``unit`` (pytest -m unit, minutes) unless it runs nodes (ros), reads recordings

@@ -6,6 +6,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from paths import SHARED
+
+
 # messages the planner tests' status subscription keeps (the planner publishes it at 10 Hz)
 STATUS_DEPTH = 1000
 
@@ -74,10 +77,9 @@ def require_launch_ros() -> None:
     """launch_ros is not on PyPI: `make test` installs it from ../shared/vendor/ros2_launch. Skip (and
     say so) only when that folder is absent; fail when it is present but was not installed."""
     import importlib.util
-    from pathlib import Path
 
     import pytest
-    vendor = Path(__file__).resolve().parents[3] / "shared" / "vendor" / "ros2_launch"
+    vendor = SHARED / "vendor" / "ros2_launch"
     if importlib.util.find_spec("launch_ros") is None:
         if vendor.is_dir():
             pytest.fail(f"launch_ros is not installed although {vendor} is present: run `make test-deps`")
@@ -257,8 +259,6 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
     finally:
         node.destroy_node()
         procs.stop()
-
-
 
 
 def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_result, info: dict, rate: float, ros_env):

@@ -2,14 +2,15 @@
 in, whole-robot model out) and its results hold; every public function has a docstring."""
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from inertial_id import api
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "python_api.py"
+from paths import PACKAGE
+
+EXAMPLE = PACKAGE / "examples" / "python_api.py"
 
 
 def test_the_example_runs_and_its_results_hold():

@@ -1,6 +1,6 @@
 """The one place that knows how rclpy differs between the ROS 2 distributions the suite runs on:
 Humble (rclpy 3.3), Jazzy (7.1) and Kilted (9.1). Every other module uses only what all three have
-(``test/test_distro_compat.py`` checks that on the source).
+(``test/project/test_distro_compat.py`` checks that on the source).
 
 - Event callbacks of a subscription (``message_lost`` and the like): the class
   ``SubscriptionEventCallbacks`` lives in ``rclpy.event_handler`` from Iron on (Jazzy keeps

@@ -7,7 +7,7 @@ as the base accelerating by ``-model.gravity``, dynamic parameters ``[m, m c, I_
 I_xz, I_yz, I_zz]`` about the joint frame's origin), read from the model's kinematic tree: joint
 placements, joint axes, inertias, armature. One-degree-of-freedom revolute and prismatic joints
 (every shipped arm). Checked against ``pin.rnea`` and ``pin.computeJointTorqueRegressor`` by
-``test/test_casadi_dynamics.py``.
+``test/core/robot/test_casadi_dynamics.py``.
 """
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """scripts/test_summary.py: the verdict of `make test` from the JUnit report. With the shared folder
 present, any skip not in the skip list (with its reason) fails the run; without it, skips pass."""
 import importlib.util
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "test_summary.py"
+from paths import REPO, TESTS
+
+SCRIPT = REPO / "scripts" / "test_summary.py"
 spec = importlib.util.spec_from_file_location("test_summary", SCRIPT)
 summary = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(summary)
@@ -73,4 +74,4 @@ def test_failures_and_empty_runs_fail_strict_xfails_do_not(tmp_path, dirs, capsy
 
 
 def test_the_checked_in_skip_list_is_well_formed():
-    summary.read_skip_list(Path(__file__).with_name("skip_list.txt"))
+    summary.read_skip_list(TESTS / "skip_list.txt")

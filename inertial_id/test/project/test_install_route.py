@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from paths import REPO
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
-INSTALL = ROOT / "docs" / "install.rst"
+INSTALL = REPO / "docs" / "install.rst"
 ROUTE_MARK = ".. checked-by-test: ros-install-route"
 # what the wheels need that apt's packages do not: cmake/drop_stale_include_dirs.cmake
-WHEEL_FIX = (f"-DCMAKE_PROJECT_INCLUDE={ROOT / 'cmake' / 'drop_stale_include_dirs.cmake'} "
+WHEEL_FIX = (f"-DCMAKE_PROJECT_INCLUDE={REPO / 'cmake' / 'drop_stale_include_dirs.cmake'} "
              "-DINERTIAL_ID_DEFER_INCLUDE_FIX=ON")
 
 
@@ -40,7 +41,7 @@ def here(line: str) -> tuple[str | None, str]:
     if re.fullmatch(r"source /opt/ros/(humble|jazzy)/setup\.bash", line):
         return None, "the wheels' environment is the sourced ROS install"
     if line == "git clone <this repository> src/inertial_id":
-        return (f"mkdir src/inertial_id && ln -s {ROOT / 'inertial_id_msgs'} {ROOT / 'inertial_id'} src/inertial_id/",
+        return (f"mkdir src/inertial_id && ln -s {REPO / 'inertial_id_msgs'} {REPO / 'inertial_id'} src/inertial_id/",
                 "this checkout's two packages as the clone's")
     if line.startswith("rosdep install "):
         return None, "make check-rosdep simulates it against the rosdistro snapshot"
@@ -48,7 +49,7 @@ def here(line: str) -> tuple[str | None, str]:
         return f"{sys._base_executable} -m venv --system-site-packages venv", "the base interpreter as the system's"
     match = re.fullmatch(r"venv/bin/pip install -r src/inertial_id/(requirements-[\w-]+\.lock)", line)
     if match:
-        assert (ROOT / match.group(1)).is_file(), f"{INSTALL.name}: no {match.group(1)}"
+        assert (REPO / match.group(1)).is_file(), f"{INSTALL.name}: no {match.group(1)}"
         return None, "make check-locks resolves the lock, make ci-humble installs Humble's"
     if line == "colcon build":
         return f"colcon build --event-handlers console_cohesion- --cmake-args {WHEEL_FIX}", "with the wheels' fix"

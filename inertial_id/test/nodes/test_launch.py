@@ -8,18 +8,17 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from inertial_id.core.robot.model import load_robot
 
+from paths import PACKAGE
 from ros_helpers import diagnostic_counts, require_launch_ros, spin_until
 
 pytestmark = pytest.mark.ros
 
-ROOT = Path(__file__).resolve().parents[1]      # the inertial_id package
 LAUNCH_FILES = ["sim.launch.py", "kinova_gen3.launch.py", "xarm7.launch.py", "digit.launch.py"]
 
 
@@ -28,16 +27,16 @@ def test_launch_file_is_one_call_to_the_shared_description(name):
     """Each file states only its profile and whether the simulator runs (what `inertial-id launch`
     reads when launch_ros is absent); robot facts live in the profile."""
     from inertial_id.cli.launch import declared_node_set
-    profile, with_sim = declared_node_set(ROOT / "launch" / name)
+    profile, with_sim = declared_node_set(PACKAGE / "launch" / name)
     load_robot(profile)
     assert with_sim is (name == "sim.launch.py")
-    tree = ast.parse((ROOT / "launch" / name).read_text())
+    tree = ast.parse((PACKAGE / "launch" / name).read_text())
     assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == ["generate_launch_description"]
 
 
 def test_cmake_installs_an_executable_per_node():
     from inertial_id.nodes.launch import NODES
-    cmake = (ROOT / "CMakeLists.txt").read_text()
+    cmake = (PACKAGE / "CMakeLists.txt").read_text()
     assert f"foreach(NODE {' '.join(NODES)})" in cmake
 
 
@@ -245,7 +244,7 @@ def test_the_launch_files_need_nothing_of_the_venv(name):
     :data:`VENV_ONLY` blocked: it runs in the interpreter of ``ros2 launch`` on a ROS install, where
     only the nodes run in the route's venv (their executables name its interpreter)."""
     require_launch_ros()
-    done = subprocess.run([sys.executable, "-c", FORM_NODES, str(ROOT / "launch" / name), *VENV_ONLY],
+    done = subprocess.run([sys.executable, "-c", FORM_NODES, str(PACKAGE / "launch" / name), *VENV_ONLY],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     expected = 5 if name == "sim.launch.py" else 4
@@ -316,10 +315,10 @@ def test_a_signal_to_the_launch_stops_every_node_cleanly(mode, sig, ros_env):
 
 
 def test_a_bad_profile_stops_a_node_with_one_line_naming_the_field(tmp_path, ros_env):
-    text = (ROOT / "config" / "robots" / "kinova_gen3.yaml").read_text()
+    text = (PACKAGE / "config" / "robots" / "kinova_gen3.yaml").read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text(text.replace("torque: [39.0, 39.0, 39.0, 39.0, 9.0, 9.0, 9.0]", "torque: [39.0, 39.0]"))
-    env = dict(ros_env, INERTIAL_ID_CONFIG=str(ROOT / "config"))
+    env = dict(ros_env, INERTIAL_ID_CONFIG=str(PACKAGE / "config"))
     proc = subprocess.run([sys.executable, "-m", "inertial_id.nodes.entry", "estimator", "--ros-args",
                            "-p", f"robot_profile:={bad}"], env=env, capture_output=True, text=True, timeout=120)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
@@ -331,7 +330,7 @@ def test_without_launch_ros_the_declared_node_set_runs_as_processes(ros_env):
     """What `inertial-id launch` does on a pure wheel install (launch_ros is not on PyPI)."""
     from inertial_id.nodes.monitor import MonitorNode
     code = ("import sys; from pathlib import Path; from inertial_id.cli.launch import run_embedded; "
-            f"sys.exit(run_embedded(Path({str(ROOT / 'launch' / 'sim.launch.py')!r}), {{'robot_profile': 'xarm7'}}))")
+            f"sys.exit(run_embedded(Path({str(PACKAGE / 'launch' / 'sim.launch.py')!r}), {{'robot_profile': 'xarm7'}}))")
     proc = subprocess.Popen([sys.executable, "-c", code], env=ros_env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     monitor = MonitorNode()

@@ -1,6 +1,5 @@
 """Run folders, the preprocessing pipeline and the identify command's handling of bad input."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +10,8 @@ from inertial_id.core.robot import model as robot_model
 from inertial_id.core.data.data_io import DataError, Pipeline, Run, read_run, write_run
 from inertial_id.core.identification import problem as P
 from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
+
+from paths import PACKAGE
 
 
 def make_run(n=200, joints=3, seed=0):
@@ -110,7 +111,7 @@ def test_identify_command_on_the_four_bar(four_bar_runs, tmp_path):
 ])
 def test_identify_bad_input_is_one_line(four_bar_runs, capsys, monkeypatch, args, message):
     folders, _, _ = four_bar_runs
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.chdir(PACKAGE)
     assert main(["identify", "--data", folders[0], *args]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err

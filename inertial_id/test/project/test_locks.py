@@ -1,9 +1,9 @@
 """The locks, one per install route (docs/install.rst). What `make check-locks` does not see: the Jazzy
 apt route's lock must be the Jazzy wheel route's environment (which CI runs) less what apt brings there."""
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from paths import REPO
+
 # What apt brings on the Jazzy apt route and the wheel route's lock pins: ROS (ros-*) and its build
 # tools, pinocchio 3 and what its wheels need
 APT_ON_JAZZY = re.compile(r"ros-.*|pin|libpinocchio|eigenpy|coal|libcoal|cmeel(-.*)?|jrl-cmakemodules|catkin-pkg|empy|"
@@ -12,7 +12,7 @@ APT_ON_JAZZY = re.compile(r"ros-.*|pin|libpinocchio|eigenpy|coal|libcoal|cmeel(-
 
 def read_lock(name: str) -> dict[str, str]:
     pins = {}
-    for line in (ROOT / name).read_text().splitlines():
+    for line in (REPO / name).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             package, version = line.split("==")

@@ -1,7 +1,6 @@
 """Real Kinova Gen3 data (../shared/data/kinova_gen3_real, three runs): identify on runs 1 and 2,
 validate on run 3 against the nominal URDF model without friction."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,19 +8,19 @@ import pytest
 from inertial_id.cli import main
 from inertial_id.core.data.data_io import Run, write_run
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+from paths import REAL_GEN3
 
 
 @pytest.fixture(scope="module")
 def run_folders(tmp_path_factory):
     """The shared files converted into run folders (t, q, qd, qdd, tau)."""
-    if not DATA.is_dir():
-        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()} (/work/shared/data/kinova_gen3_real "
+    if not REAL_GEN3.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {REAL_GEN3.resolve()} (/work/shared/data/kinova_gen3_real "
                     "in the project's layout)")
     root = tmp_path_factory.mktemp("gen3")
     folders = []
     for i in (1, 2, 3):
-        load = lambda stem: np.loadtxt(DATA / f"{stem}_downsampled_{i}.csv")  # noqa: E731
+        load = lambda stem: np.loadtxt(REAL_GEN3 / f"{stem}_downsampled_{i}.csv")  # noqa: E731
         write_run(root / f"run{i}", Run(f"run{i}", load("t"), load("q"), load("q_d"), load("tau"), load("q_dd")))
         folders.append(str(root / f"run{i}"))
     return folders

@@ -4,23 +4,23 @@ plus the case without payload, 60 bootstrap replicates. The figures are computed
 method; the Done-when targets that the method meets are asserted, those it does not are strict
 xfails carrying the measured figure (they fail loudly the day they pass)."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from inertial_id.cli import main
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+from paths import REAL_GEN3
+
 pytestmark = pytest.mark.shared_data
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    if not DATA.is_dir():
-        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    if not REAL_GEN3.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {REAL_GEN3.resolve()}")
     out = tmp_path_factory.mktemp("realdata") / "study.json"
-    assert main(["study", "realdata", "--data", str(DATA), "--com-offsets", "1", "--replicates", "60",
+    assert main(["study", "realdata", "--data", str(REAL_GEN3), "--com-offsets", "1", "--replicates", "60",
                  "--json", str(out)]) == 0
     return json.loads(out.read_text())
 
@@ -74,10 +74,10 @@ def test_fold_bias_is_measured_without_the_held_out_run(tmp_path):
 
     from inertial_id.core.robot.model import load_robot
     from inertial_id.studies.realdata import make_fold, read_downsampled_runs
-    if not DATA.is_dir():
-        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    if not REAL_GEN3.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {REAL_GEN3.resolve()}")
     robot = load_robot("kinova_gen3")
-    runs = read_downsampled_runs(DATA)
+    runs = read_downsampled_runs(REAL_GEN3)
     altered = [*runs[:1], replace(runs[1], tau=runs[1].tau + 5.0), *runs[2:]]
     fold, other = make_fold(robot, runs, 1, tmp_path), make_fold(robot, altered, 1, tmp_path)
     np.testing.assert_array_equal(fold.calibration.payload_bias_rms, other.calibration.payload_bias_rms)

@@ -1,5 +1,4 @@
 """RViz: the payload markers (content and frames) and the shipped .rviz configuration."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,7 +8,9 @@ from inertial_id.core.data import markers
 from inertial_id.core.robot import params
 from inertial_id.core.robot.model import load_robot, payload_params
 
-CONFIG = Path(__file__).resolve().parents[1] / "config" / "rviz" / "kinova_gen3.rviz"
+from paths import PACKAGE
+
+CONFIG = PACKAGE / "config" / "rviz" / "kinova_gen3.rviz"
 
 
 def box_inertia(m, sides):

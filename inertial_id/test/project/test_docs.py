@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from paths import PACKAGE, REPO
+
 pytestmark = pytest.mark.slow          # Sphinx builds the site
 
-ROOT = Path(__file__).resolve().parents[2]       # the repository
-PACKAGE = Path(__file__).resolve().parents[1]    # the inertial_id package in it
-DOCS = ROOT / "docs"
-README = ROOT / "README.md"
+DOCS = REPO / "docs"
+README = REPO / "README.md"
 README_MAX_LINES = 150
 RUN_MARK = ".. checked-by-test: run"
 RUN_DURATION_S = 4.0
@@ -114,7 +114,7 @@ def documented_commands() -> list[Command]:
         for body, run in blocks:
             for number, text in body:
                 for words in _commands_of_line(text):
-                    commands.append(Command(str(path.relative_to(ROOT)), number, tuple(words), run))
+                    commands.append(Command(str(path.relative_to(REPO)), number, tuple(words), run))
     return commands
 
 
@@ -157,7 +157,7 @@ def check_launch(file: str, items: list[str]) -> None:
     declared = {name for name, _, _ in launch_arguments(with_sim)}
     assert set(arguments) <= declared, f"{path.name} declares no {sorted(set(arguments) - declared)}"
     own = arguments.get("robot_profile", "")
-    if own.endswith(".yaml") and not (ROOT / own).is_file() and not (PACKAGE / own).is_file() and not Path(own).is_file():
+    if own.endswith(".yaml") and not (REPO / own).is_file() and not (PACKAGE / own).is_file() and not Path(own).is_file():
         arguments["robot_profile"] = profile
     try:
         launch.check_arguments(arguments, profile)
@@ -178,7 +178,7 @@ def check_inertial_id(args: list[str]) -> None:
 
 
 def check_make(args: list[str]) -> None:
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text()
     targets = set(re.findall(r"^([\w.-]+)\s*:(?!=)", makefile, re.M))
     for word in args:
         if "=" in word:
@@ -239,7 +239,7 @@ def check_ros2(args: list[str]) -> None:
     elif verb == "param":
         _node(args[2], nodes)
     else:
-        raise AssertionError(f"ros2 {verb}: a command this test does not know; teach test/test_docs.py")
+        raise AssertionError(f"ros2 {verb}: a command this test does not know; teach test/project/test_docs.py")
 
 
 def _repository_path(word: str) -> Path:
@@ -248,8 +248,8 @@ def _repository_path(word: str) -> Path:
     if "share/inertial_id/" in word:
         return PACKAGE / word.split("share/inertial_id/", 1)[1]
     if "src/inertial_id/" in word:
-        return ROOT / word.split("src/inertial_id/", 1)[1]
-    return ROOT / word
+        return REPO / word.split("src/inertial_id/", 1)[1]
+    return REPO / word
 
 
 def check_command(command: Command) -> None:
@@ -268,7 +268,7 @@ def check_command(command: Command) -> None:
         path = words[words.index("-r") + 1]
         assert _repository_path(path).is_file(), f"no file {path}"
     elif program not in NOT_CHECKED:
-        raise AssertionError(f"{program}: a command this test does not know; teach test/test_docs.py")
+        raise AssertionError(f"{program}: a command this test does not know; teach test/project/test_docs.py")
 
 
 # --- the tests -----------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_readme_is_short_and_its_links_exist():
     links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README.read_text())
     local = [link for link in links if "://" not in link]
     assert local, "README.md links to no docs page"
-    missing = [link for link in local if not (ROOT / link).exists()]
+    missing = [link for link in local if not (REPO / link).exists()]
     assert not missing, f"README.md links to missing files: {missing}"
     assert "make test" in README.read_text()
 

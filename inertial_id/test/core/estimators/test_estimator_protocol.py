@@ -1,7 +1,6 @@
 """One estimator interface: every registered method builds an Estimator, names are looked up in one
 place, and the estimator node and the offline pipeline check messages in the same session (test_estimator_session)."""
 import ast
-import pathlib
 
 import numpy as np
 import pytest
@@ -14,7 +13,8 @@ from inertial_id.core.estimators.protocol import EstimationMethod, Estimator, me
 from inertial_id.core.estimators.row_checks import RowLimits
 from inertial_id.core.robot.profile import ProfileError
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "inertial_id"
+from paths import SOURCES
+
 ROBOTS = ("kinova_gen3", "xarm7")
 
 
@@ -97,8 +97,8 @@ def test_check_rows_takes_drops_and_passes_over():
 
 
 def _sources():
-    return [ROOT / "core" / "offline.py", ROOT / "nodes" / "estimator.py",
-            *sorted((ROOT / "core" / "estimators").glob("*.py"))]
+    return [SOURCES / "core" / "offline.py", SOURCES / "nodes" / "estimator.py",
+            *sorted((SOURCES / "core" / "estimators").glob("*.py"))]
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: p.name)

@@ -1,7 +1,6 @@
 """The profile schema: every shipped profile validates; a wrong type, a missing required field, a
 vector of the wrong length or an unknown key anywhere is one line naming the field (CLI: exit 2)."""
 import copy
-from pathlib import Path
 
 import pytest
 import yaml
@@ -10,7 +9,9 @@ from inertial_id.cli import main
 from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
 from inertial_id.core.robot.profile import ProfileError, validate
 
-GEN3 = Path(__file__).resolve().parents[1] / "config" / "robots" / "kinova_gen3.yaml"
+from paths import PACKAGE
+
+GEN3 = PACKAGE / "config" / "robots" / "kinova_gen3.yaml"
 
 
 @pytest.mark.parametrize("name", available_profiles())

@@ -1,13 +1,13 @@
 """Every public class and function of inertial_id/core has a docstring; papers are named only in
 docstrings' References lines, never by their seed number in text, help or messages."""
 import ast
-import pathlib
 import re
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "inertial_id"
-MSG = PACKAGE.parent / "msg"
+from paths import SOURCES
+
+MSG = SOURCES.parent / "msg"
 SEED = re.compile(r"seed 00\d")
 # "References: Authors, "Title" (seed 00N)." or a list item "- Authors, "Title" (seed 00N)"
 REFERENCE = re.compile(r'^\s*(References:\s*|-\s+)[^"]+"[^"]+"\s*\(seed 00\d\)\.?\s*$')
@@ -50,15 +50,15 @@ def misplaced_seeds(text: str, path: str) -> list[str]:
 
 
 def test_every_public_definition_of_core_has_a_docstring():
-    core = PACKAGE / "core"
+    core = SOURCES / "core"
     missing = [m for p in sorted(core.rglob("*.py")) for m in undocumented(ast.parse(p.read_text()), str(p.relative_to(core)))]
     assert not missing, f"{len(missing)} public definitions without a docstring:\n" + "\n".join(missing)
 
 
 def test_paper_numbers_only_in_references():
-    files = sorted(PACKAGE.rglob("*.py")) + sorted(MSG.rglob("*.msg"))
+    files = sorted(SOURCES.rglob("*.py")) + sorted(MSG.rglob("*.msg"))
     assert len(files) > 50
-    found = [m for p in files for m in misplaced_seeds(p.read_text(), str(p.relative_to(PACKAGE.parent)))]
+    found = [m for p in files for m in misplaced_seeds(p.read_text(), str(p.relative_to(SOURCES.parent)))]
     assert not found, "paper numbers outside a References line:\n" + "\n".join(found)
 
 

@@ -3,9 +3,9 @@ of the package imports an rclpy module or name that Humble's rclpy lacks, uses a
 Humble and Jazzy lack, or subscribes with a callback taking a second parameter (message info: Humble
 never passes it). ROS-free: the sources are read with ``ast``."""
 import ast
-import pathlib
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "inertial_id"
+from paths import SOURCES
+
 COMPAT = "nodes/compat.py"
 
 # --- Facts about Humble's rclpy, read from github.com/ros2/rclpy, branch humble (3.3.15, commit
@@ -229,7 +229,7 @@ def problems(sources: dict, skip=(COMPAT,)) -> tuple[list, int]:
 
 
 def package_sources() -> dict:
-    return {str(p.relative_to(PACKAGE)): p.read_text() for p in sorted(PACKAGE.rglob("*.py"))}
+    return {str(p.relative_to(SOURCES)): p.read_text() for p in sorted(SOURCES.rglob("*.py"))}
 
 
 def test_no_api_missing_on_humble_outside_compat():
@@ -239,9 +239,9 @@ def test_no_api_missing_on_humble_outside_compat():
 
 
 def test_compat_module_exists_and_is_the_exception():
-    assert (PACKAGE / COMPAT).is_file()
+    assert (SOURCES / COMPAT).is_file()
     # compat itself reaches the distribution-specific modules (that is its job)
-    found, _ = problems({COMPAT: (PACKAGE / COMPAT).read_text()}, skip=())
+    found, _ = problems({COMPAT: (SOURCES / COMPAT).read_text()}, skip=())
     assert any("rclpy.event_handler" in f for f in found) and any("rclpy.experimental" in f for f in found)
 
 

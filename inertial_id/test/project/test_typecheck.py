@@ -4,12 +4,11 @@ which the main leg installs. Humble's leg does not run this test (Makefile, ci-h
 install on Python 3.10); mypy.ini checks the code as Python 3.10 code (python_version) on the main leg."""
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]       # the repository (mypy.ini)
+from paths import REPO
 
 
 def test_mypy_on_core_is_clean():
-    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "mypy.ini")],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(REPO / "mypy.ini")],
+                          cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,7 +1,6 @@
 """The real Kinova Gen3 runs (../shared/data/kinova_gen3_real) as rosbag2 recordings: converted
 with ``bag convert``, read back by ``identify --data BAG`` with the same content as the run folders."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ from inertial_id.cli import main
 from inertial_id.core.data import bags
 from inertial_id.core.data.data_io import Run, read_run, write_run
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+from paths import REAL_GEN3
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +17,7 @@ def converted(tmp_path_factory):
     root = tmp_path_factory.mktemp("gen3bags")
     folders, bag_paths = [], []
     for i, storage in ((1, "mcap"), (2, "sqlite3"), (3, "mcap")):
-        load = lambda stem: np.loadtxt(DATA / f"{stem}_downsampled_{i}.csv")  # noqa: E731
+        load = lambda stem: np.loadtxt(REAL_GEN3 / f"{stem}_downsampled_{i}.csv")  # noqa: E731
         folder = root / f"run{i}"
         write_run(folder, Run(f"run{i}", load("t"), load("q"), load("q_d"), load("tau"), load("q_dd")))
         bag = root / f"run{i}_bag"

@@ -15,8 +15,9 @@ from inertial_id.core.robot.model import load_profile, load_robot, resolve_model
 from inertial_id.core.robot.profile import ProfileError, validate
 from inertial_id.core.robot.profile_init import RATED_PAYLOAD_SAFETY, init_profile, payload_prior
 
-DATA = Path(__file__).resolve().parent / "data"
-GEN3 = Path(__file__).resolve().parents[1] / "config" / "robots" / "kinova_gen3.yaml"
+from paths import DATA, PACKAGE
+
+GEN3 = PACKAGE / "config" / "robots" / "kinova_gen3.yaml"
 # (URDF, payload link, rated payload kg): the manufacturers' figures (sources in each URDF)
 ARMS = [("ur5e.urdf", "tool0", 5.0), ("fr3.urdf", "fr3_link8", 3.0)]
 

@@ -8,10 +8,10 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]       # the repository
-SOURCES = Path(__file__).resolve().parents[1] / "inertial_id"
+from paths import REPO, SOURCES
+
 PACKAGE = SOURCES.name
-TABLE = ROOT / "docs" / "development.rst"
+TABLE = REPO / "docs" / "development.rst"
 
 # A ratchet: lower it with every import that leaves a function, never raise it. cli/ holds 149 of
 # them; the command is being regrouped on another branch, and its imports are counted but not yet

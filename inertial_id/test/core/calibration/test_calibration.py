@@ -16,18 +16,18 @@ from inertial_id.core.calibration.plateaus import PlateauDetector, find_plateaus
 from inertial_id.core.data.data_io import write_run
 from inertial_id.defaults import HELD_OUT_MARGIN, SAFETY_FACTOR
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
+from paths import REAL_GEN3
 
 
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory):
     """Run folders and bags of the three real runs."""
-    if not DATA.is_dir():
-        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    if not REAL_GEN3.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {REAL_GEN3.resolve()}")
     from inertial_id.studies.realdata import read_downsampled_runs
     root = tmp_path_factory.mktemp("gen3cal")
     folders, bags = [], []
-    for run in read_downsampled_runs(DATA):
+    for run in read_downsampled_runs(REAL_GEN3):
         write_run(root / run.name, run)
         assert main(["bag", "convert", str(root / run.name), "--out", str(root / f"{run.name}_bag")]) == 0
         folders.append(str(root / run.name))

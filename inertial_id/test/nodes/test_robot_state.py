@@ -8,6 +8,8 @@ import yaml
 from inertial_id.core.robot import robot_state
 from inertial_id.core.robot.model import load_robot, payload_params
 
+from paths import PACKAGE
+
 LAUNCHED = ("kinova_gen3", "xarm7", "digit_arm")       # the profiles of launch/*.launch.py
 
 
@@ -122,8 +124,7 @@ def test_markers_are_replaced_not_accumulated():
 def test_an_rviz_config_per_launched_robot_with_its_base_as_fixed_frame():
     """config/rviz/<profile>.rviz: the robot's base as fixed frame, in one TF tree with the payload
     frame the markers are stamped in; the files differ in nothing else."""
-    from pathlib import Path
-    folder = Path(__file__).resolve().parents[1] / "config" / "rviz"
+    folder = PACKAGE / "config" / "rviz"
     assert sorted(p.stem for p in folder.glob("*.rviz")) == sorted(LAUNCHED)
     shared = None
     for name in LAUNCHED:

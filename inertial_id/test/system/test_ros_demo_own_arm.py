@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from paths import DATA
+
 pytestmark = pytest.mark.ros
 
-DATA = Path(__file__).resolve().parent / "data"
 # both sense joint torque, as the real arms do (the FR3's torque sensors, the UR5e's motor currents).
 # An FR3 profile written for a wrist F/T sensor does not start: at rest the wrench rows cannot tell
 # the sensor's offset from the payload, and the box they leave does not certify holding the heaviest

@@ -1,6 +1,5 @@
 """The static-pose baseline (gravity-only mass and COM from a few held poses) and the baseline study."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -11,6 +10,8 @@ from inertial_id.core.robot.model import load_robot, model_with_payload
 from inertial_id.core.robot.regressor import PayloadRegressor
 from inertial_id.studies import static_baseline as sb
 from inertial_id.studies.bounds import PAYLOADS, grasped_payload
+
+from paths import REAL_GEN3
 
 pytestmark = pytest.mark.slow          # a reduced study
 
@@ -139,17 +140,14 @@ def test_meaningless_arguments_are_one_line_user_errors(argv, says, capsys):
     assert says in err and len(err.strip().splitlines()) == 1
 
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "kinova_gen3_real"
-
-
 @pytest.mark.shared_data
 def test_real_recordings_say_why_the_baseline_has_no_poses_and_ours_keeps_the_truth():
-    if not DATA.is_dir():
-        pytest.skip(f"real Gen3 recordings absent: {DATA.resolve()}")
+    if not REAL_GEN3.is_dir():
+        pytest.skip(f"real Gen3 recordings absent: {REAL_GEN3.resolve()}")
     from inertial_id.studies.realdata import read_downsampled_runs
     from inertial_id.studies.static_baseline_real import STILL_SPEED_RAD_S, run_real_study
     robot = load_robot("kinova_gen3")
-    runs = read_downsampled_runs(DATA)
+    runs = read_downsampled_runs(REAL_GEN3)
     report = run_real_study(robot, runs, masses=(2.72,), com_offsets=((0.04, -0.03, 0.08),), folds=[0, 2])
     assert len(report["table"]) == 2
     for r in runs:

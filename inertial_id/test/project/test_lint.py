@@ -5,16 +5,15 @@ import ast
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]       # the repository (ruff.toml)
-PACKAGE = Path(__file__).resolve().parents[1]
+from paths import PACKAGE, REPO
+
 MAX_ATTRIBUTES = 30
 
 
 def test_ruff_check_is_clean():
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+                          cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
