@@ -43,10 +43,7 @@ class MomentumWrenchBox:
 
 def sample_bound(robot) -> np.ndarray:
     """(6,) per-sample bound of the reading's error apart from the offset: stated noise and model error."""
-    nz = NoiseModel.from_profile(robot.profile)
-    err = robot.profile["noise"]
-    model_error = np.array([err.get("model_error_N", 0.0)] * 3 + [err.get("model_error_Nm", 0.0)] * 3)
-    return nz.bound_sigmas * nz.wrench_sigma() + model_error
+    return robot.spec.noise.wrench_row_floor()
 
 
 def momentum_wrench_box(robot, t, q, qd, wrench, extra_bound=None, window: int = WINDOW_STEPS) -> MomentumWrenchBox:
