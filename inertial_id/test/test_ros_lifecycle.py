@@ -173,7 +173,7 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
         node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
         lifecycle = Lifecycle(node, "excitation_planner")
         start = node.create_client(Trigger, "/excitation_planner/start")
-        topic = robot.profile["controller"]["topic"]
+        topic = robot.spec.controller.topic
 
         # unconfigured: no command publisher, no status, no start service
         assert lifecycle.state() == "unconfigured"

@@ -1,14 +1,14 @@
 """Robot profile schema: every field of ``config/robots/<name>.yaml``, its type and its default, as
 pydantic models.
 
-A profile is validated once, when it is loaded (:func:`validate`): a wrong type, a missing required
+A profile is validated once, when it is loaded (:func:`parse`): a wrong type, a missing required
 field, a vector of the wrong length or an unknown key anywhere (a typo would otherwise be silently
 ignored) raises :class:`ProfileError` with one line naming the field, e.g.
 ``kinova_gen3.yaml: limits.torque: expected 7 numbers (one per joint), got 5`` or
-``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`validate` returns the
-profile as a plain mapping with the defaults filled in, so consumers read
-``profile["section"]["key"]`` without guessing; :func:`parse` returns the typed
-:class:`RobotProfile` (the planner and the certifier read their settings from it).
+``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`parse` returns the
+typed :class:`RobotProfile`, complete with its defaults, and the code reads its attributes
+(``profile.noise.model_error_Nm``); :func:`validate` gives the same as a plain mapping, for what
+edits or writes YAML.
 
 Sections and what they are for:
 
@@ -583,21 +583,21 @@ def parse(raw, source: str) -> RobotProfile:
 
 
 def validate(raw, source: str) -> dict:
-    """The checked profile as a mapping with defaults filled in; ``source`` (file name) prefixes
-    errors. A validated profile validates again (it may be passed around as a mapping)."""
-    return checked(raw, source)[1]
-
-
-def checked(raw, source: str) -> tuple[RobotProfile, dict]:
-    """The typed profile and its mapping (:func:`validate`), from one parse."""
-    typed = parse(raw, source)
-    profile = typed.model_dump()
+    """The checked profile as a mapping with defaults filled in, for what edits or writes YAML;
+    ``source`` (file name) prefixes errors. A validated profile validates again."""
+    profile = parse(raw, source).model_dump()
     if isinstance(raw, dict) and raw.get("_path") is not None:
         profile["_path"] = raw["_path"]
-    return typed, profile
+    return profile
 
 
-def momentum_window_samples(profile: dict) -> int:
+def edited(profile: RobotProfile, source: str, **sections) -> RobotProfile:
+    """``profile`` with the named sections replaced (typed, or as mappings to validate), checked
+    again as a whole: a section's edit may break a rule that spans sections."""
+    return parse({**dict(profile), **sections}, source)
+
+
+def momentum_window_samples(profile: RobotProfile) -> int:
     """Samples per momentum window at the driver's joint-state rate (0: no momentum rows)."""
-    window_s = profile["identification"]["momentum_window_s"]
-    return int(round(window_s * profile["sensing"]["joint_states_hz"])) if window_s > 0 else 0
+    window_s = profile.identification.momentum_window_s
+    return int(round(window_s * profile.sensing.joint_states_hz)) if window_s > 0 else 0

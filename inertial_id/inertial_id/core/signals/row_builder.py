@@ -75,7 +75,7 @@ class RowBuilder:
         self.robot = robot
         self.use_joint_torque = use_joint_torque
         self.use_wrench = use_wrench
-        self.noise = NoiseModel.from_profile(robot.profile)
+        self.noise = NoiseModel.from_profile(robot.spec)
         self.model_error_Nm = float(robot.spec.noise.model_error_Nm)
         self.wrench_floor = robot.spec.noise.wrench_row_floor()
         self.core = PayloadRegressor(robot)
@@ -206,9 +206,9 @@ class SampleRows:
         """As the regressor_builder node builds them with its default parameters (momentum windows
         as the profile's robot calibration says, when it names one)."""
         sensing = robot.sensing
-        args = dict(use_joint_torque=sensing["joint_torque"], use_wrench=sensing["wrench"],
-                    rate_hz=sensing["joint_states_hz"], cutoff_hz=sensing["filter_cutoff_hz"] or None,
-                    momentum_window=momentum_window(robot, calibration_of(robot)) if sensing["joint_torque"] else 0)
+        args = dict(use_joint_torque=sensing.joint_torque, use_wrench=sensing.wrench,
+                    rate_hz=sensing.joint_states_hz, cutoff_hz=sensing.filter_cutoff_hz or None,
+                    momentum_window=momentum_window(robot, calibration_of(robot)) if sensing.joint_torque else 0)
         args.update(overrides)
         return cls(robot, kinds=kinds, **args)
 
