@@ -35,23 +35,32 @@ def available_profiles() -> list[str]:
     return sorted(names)
 
 
-def load_profile(name_or_path: str) -> dict:
-    """A profile by name (``kinova_gen3``) or by path to a YAML file, as a checked mapping with its
-    defaults and ``_path``: the form to edit before :func:`load_robot` (the code reads the typed
-    :attr:`Robot.spec`)."""
+def profile_file(name_or_path: str) -> Path:
+    """The YAML file of a profile given by name (``kinova_gen3``) or by path."""
     path = Path(name_or_path)
-    if not (path.suffix in (".yaml", ".yml") and path.exists()):
-        try:
-            path = _find_config(f"robots/{name_or_path}.yaml")
-        except ProfileError:
-            raise ProfileError(f"unknown robot profile '{name_or_path}' "
-                               f"(available: {', '.join(available_profiles())})") from None
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return path
+    try:
+        return _find_config(f"robots/{name_or_path}.yaml")
+    except ProfileError:
+        raise ProfileError(f"unknown robot profile '{name_or_path}' "
+                           f"(available: {', '.join(available_profiles())})") from None
+
+
+def _read_yaml(path: Path):
     try:
         with open(path, encoding="utf-8") as f:
-            raw = strict_yaml.load(f)
+            return strict_yaml.load(f)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ProfileError(f"{path.name}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
-    return {**validate(raw, path.name), "_path": str(path)}
+
+
+def load_profile(name_or_path: str) -> dict:
+    """A profile by name or path (:func:`profile_file`) as a checked mapping with its defaults and
+    ``_path``: the form to edit before :func:`load_robot` (the code reads the typed
+    :attr:`Robot.spec`)."""
+    path = profile_file(name_or_path)
+    return {**validate(_read_yaml(path), path.name), "_path": str(path)}
 
 
 EXAMPLE_ROBOT_DATA = "example-robot-data://"
@@ -256,7 +265,8 @@ def load_robot(profile: dict | str | RobotProfile, path: str | None = None) -> R
     """Build a :class:`Robot` from a profile (a mapping, typed, a name or a YAML path); ``path``:
     where a profile given as such was read (a mapping may say it as ``_path``)."""
     if isinstance(profile, str):
-        profile = load_profile(profile)
+        file = profile_file(profile)
+        profile, path = parse(_read_yaml(file), file.name), str(file)
     if isinstance(profile, dict):
         path = profile.get("_path", path)
         profile = parse(profile, profile.get("name", "profile"))
