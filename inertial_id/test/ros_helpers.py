@@ -204,13 +204,13 @@ def planner_test_profile(tmp_path):
     hold still, and a command lead a test process standing in for the arm can meet."""
     import yaml
 
-    from inertial_id.core.robot.model import load_profile, load_robot
+    from inertial_id.core.robot.model import load_robot, profile_file
     from inertial_id.core.planning.config import PlannerSettings
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
     # still with it is certified (leaning back, wrist turned), for a payload known to be light (at most
     # 1.5 kg, first moment a quarter of the profile's): with the robot box, friction and acceleration
     # tube the certifier covers, the wrist actuators cannot hold the Gen3's whole prior still anywhere
-    profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
+    profile = yaml.safe_load(profile_file("kinova_gen3").read_text())
     profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
     # this test's process stands in for the arm and may take its commands late on a loaded machine: a
     # longer command lead than a controller needs (the arm not following is a tube breach, rightly)

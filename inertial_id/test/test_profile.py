@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from inertial_id.cli import main
-from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
+from inertial_id.core.robot.model import available_profiles, load_profile, load_robot, profile_file
 from inertial_id.core.robot.profile import ProfileError, validate
 
 GEN3 = Path(__file__).resolve().parents[1] / "config" / "robots" / "kinova_gen3.yaml"
@@ -114,7 +114,7 @@ def _at(profile, path):
     return node, parts[-1]
 
 
-SHIPPED = {name: yaml.safe_load(open(load_profile(name)["_path"]).read()) for name in available_profiles()}
+SHIPPED = {name: yaml.safe_load(profile_file(name).read_text()) for name in available_profiles()}
 EVERY_SECTION = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path, _ in _sections(raw_profile)})
 EVERY_FIELD = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path in _leaves(raw_profile)})
 
