@@ -27,8 +27,8 @@ def payload_example(workdir: Path) -> bool:
     print(from_bag.table())
 
     sensing = robot.sensing                                    # the same samples as numpy arrays
-    js = bags.read_joint_states(bag, robot.joint_names, topic=sensing["joint_states_topic"])
-    t_w, _, w = bags.read_wrenches(bag, sensing["wrench_topic"])
+    js = bags.read_joint_states(bag, robot.joint_names, topic=sensing.joint_states_topic)
+    t_w, _, w = bags.read_wrenches(bag, sensing.wrench_topic)
     from_arrays = payload_bounds(robot, js.t, js.q, js.qd, js.tau, wrench=(t_w, w))
     same = np.allclose(from_arrays.lower, from_bag.lower) and np.allclose(from_arrays.upper, from_bag.upper)
     inside = bool(np.all(from_bag.contains(truth)))
@@ -42,7 +42,7 @@ def robot_example() -> bool:
     from inertial_id.core.identification import problem as P
     from inertial_id.core.identification.synthetic import fourier_joint_motion, synthesize
     robot = load_robot("kinova_gen3")
-    chain = cc.chain_from_profile(robot.model, robot.profile)
+    chain = cc.chain_from_profile(robot.model, robot.spec)
     layout = P.make_layout(chain, True)
     theta_true = layout.nominal.copy()
     theta_true[layout.n_inertial:] = np.tile([0.5, 1.0, 0.3, 0.1], 7)      # [Fc, Fv, Ia, beta] per joint

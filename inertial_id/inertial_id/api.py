@@ -87,7 +87,7 @@ def payload_bounds(robot, t_s, q_rad, qd_rad_s, tau_Nm=None, wrench=None, method
     frame, for profiles with a wrist sensor. ``method``: default the profile's
     ``identification.method``."""
     robot = _robot(robot)
-    intake = RowIntake(robot, method or robot.profile["identification"]["method"], None, bounds_period_s)
+    intake = RowIntake(robot, method or robot.spec.identification.method, None, bounds_period_s)
     for message in rows_from_stream(robot, intake.estimator.kinds, t_s, q_rad, qd_rad_s, tau_Nm, wrench):
         intake.add(message)
     if not intake.accepted:
@@ -101,7 +101,7 @@ def payload_bounds_from_bag(bag, robot, method: str | None = None, source: str =
     (``/regressor_samples``) or, without them or with ``source="samples"``, its joint states and
     wrenches; what ``inertial-id estimate --bag`` computes."""
     robot = _robot(robot)
-    intake, result, _ = estimate_from_bag(bag, robot, method or robot.profile["identification"]["method"],
+    intake, result, _ = estimate_from_bag(bag, robot, method or robot.spec.identification.method,
                                           source, bounds_period_s=bounds_period_s)
     return _bounds(robot, intake, result)
 
@@ -126,8 +126,8 @@ def _chain(model: str):
     """(closed chain, rotor inertias) of a profile name, profile YAML or URDF path."""
     if str(model).endswith(".urdf"):
         return cc.ClosedChain(robot_model.build_model_from_urdf(model)), {}
-    profile = robot_model.load_profile(model)
-    return cc.chain_from_profile(robot_model.load_robot(profile).model, profile), profile.get("rotor_inertia") or {}
+    robot = robot_model.load_robot(model)
+    return cc.chain_from_profile(robot.model, robot.spec), robot.spec.rotor_inertia
 
 
 def identify_robot(model: str, runs, validate=(), method: str = DEFAULT_SOLVER, friction: bool = False,

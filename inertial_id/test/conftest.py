@@ -93,7 +93,7 @@ def gen3():
     from inertial_id.core.identification import problem as P
     from inertial_id.core.robot.model import load_robot
     robot = load_robot("kinova_gen3")
-    chain = cc.chain_from_profile(robot.model, robot.profile)
+    chain = cc.chain_from_profile(robot.model, robot.spec)
     layout = P.make_layout(chain, True)
     theta = layout.nominal.copy()
     theta[layout.n_inertial:] = np.tile([0.5, 1.0, 0.3, 0.1], 7)

@@ -132,11 +132,11 @@ class FakeArm:
         self.commands = []
         self.steps = []           # step of the reference when each command after the first arrived
         self.arrived = []         # when each command arrived (node clock, s)
-        self.lead_s = float(robot.profile["planner"]["command_lead_s"])
+        self.lead_s = float(robot.spec.planner.command_lead_s)
         self.ticks = [self.now()]  # when the arm's timer ran (node clock, s): gaps are this process starved
         self.taken_late = 0       # commands this arm took late because its own process stood still
-        self.pub = node.create_publisher(JointState, robot.profile["sensing"]["joint_states_topic"], SENSOR_QOS)
-        node.create_subscription(JointTrajectory, robot.profile["controller"]["topic"], self.on_command, RELIABLE_QOS)
+        self.pub = node.create_publisher(JointState, robot.spec.sensing.joint_states_topic, SENSOR_QOS)
+        node.create_subscription(JointTrajectory, robot.spec.controller.topic, self.on_command, RELIABLE_QOS)
         self.publishing = True
         node.create_timer(0.01, self.publish)
 
@@ -206,13 +206,13 @@ def planner_test_profile(tmp_path):
     hold still, and a command lead a test process standing in for the arm can meet."""
     import yaml
 
-    from inertial_id.core.robot.model import load_profile, load_robot
+    from inertial_id.core.robot.model import load_robot, profile_file
     from inertial_id.core.planning.config import PlannerSettings
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
     # still with it is certified (leaning back, wrist turned), for a payload known to be light (at most
     # 1.5 kg, first moment a quarter of the profile's): with the robot box, friction and acceleration
     # tube the certifier covers, the wrist actuators cannot hold the Gen3's whole prior still anywhere
-    profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
+    profile = yaml.safe_load(profile_file("kinova_gen3").read_text())
     profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
     # this test's process stands in for the arm and may take its commands late on a loaded machine: a
     # longer command lead than a controller needs (the arm not following is a tube breach, rightly)
@@ -248,7 +248,7 @@ def planner_with_fake_arm(ros_env, tmp_path, **planner_parameters):
         # deep enough that no status is lost while this process stands still on a loaded machine (at
         # 10 Hz, a depth of 10 kept one second)
         node.create_subscription(ExcitationStatus, "excitation_status", status.append, STATUS_DEPTH)
-        topic = robot.profile["controller"]["topic"]
+        topic = robot.spec.controller.topic
         on_topic = planner_parameters.get("command_interface", "topic") == "topic"
         counters = node_counters(node, "excitation_planner")
         # up, and holding joint states: a start is refused until the planner has recent ones (on a
@@ -277,7 +277,7 @@ def live_estimate_of_bag(launch_file: str, profile: str, robot, bag, offline_res
     builder_stamps: list[float] = []
     builder = node_counters(monitor, stamps=builder_stamps)
     try:
-        js_topic = robot.sensing["joint_states_topic"]
+        js_topic = robot.sensing.joint_states_topic
         assert spin_until(monitor, lambda: monitor.count_subscribers(js_topic) >= 1
                           and monitor.count_publishers(bags.ESTIMATE) >= 1, 90.0), "launched nodes not up"
         spin_for(monitor, 3.0)

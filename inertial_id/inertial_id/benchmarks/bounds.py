@@ -46,8 +46,8 @@ def _time_update(cls, robot, rows) -> tuple[float, int]:
 
 
 def long_run(robot, minutes: float, max_rows: int = MAX_LP_ROWS, seed: int = 0) -> dict:
-    noise = NoiseModel.from_profile(robot.profile)
-    model_error = float(robot.profile["noise"]["model_error_Nm"])
+    noise = NoiseModel.from_profile(robot.spec)
+    model_error = float(robot.spec.noise.model_error_Nm)
     rng = np.random.default_rng(seed)
     pi = study.grasped_payload(study.PAYLOADS["5lb"], rng)
     t, q, qd, tau = study.simulate(robot, pi, study.perturbed_model(robot.model, rng), seed)
@@ -104,8 +104,8 @@ def run(args) -> dict:
     robot = load_robot(args.robot)
     if args.minutes > 0:
         return {"robot": robot.name, **long_run(robot, args.minutes, args.max_rows)}
-    noise = NoiseModel.from_profile(robot.profile)
-    model_error = float(robot.profile["noise"]["model_error_Nm"])
+    noise = NoiseModel.from_profile(robot.spec)
+    model_error = float(robot.spec.noise.model_error_Nm)
     n = int(round(PHASE_S * study.STEP_HZ)) + 1          # + the state closing the last window
     payloads = list(study.PAYLOADS)
     lp_times, lp_iterations, nlp_times, row_times, n_rows = [], [], [], [], 0

@@ -45,7 +45,7 @@ def _stream(robot, rate_hz: float):
     velocities and the rigid-body torques of the nominal model."""
     t = np.arange(int(round(rate_hz))) / rate_hz
     w = 2.0 * np.pi * np.arange(1, robot.nv + 1)          # whole periods in one second
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     q = home + 0.2 * np.sin(np.outer(t, w))
     qd = 0.2 * np.cos(np.outer(t, w)) * w
     qdd = -0.2 * np.sin(np.outer(t, w)) * w ** 2
@@ -56,7 +56,7 @@ def _stream(robot, rate_hz: float):
 
 def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir: str | None = None) -> dict:
     robot = load_robot(profile)
-    if not robot.sensing["joint_torque"]:
+    if not robot.sensing.joint_torque:
         raise ValueError(f"profile '{profile}' has no joint torque sensing (no momentum rows)")
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
@@ -67,8 +67,8 @@ def stream_through_builder(profile: str, rate_hz: float, seconds: float, log_dir
     from sensor_msgs.msg import JointState
 
     from ..nodes.common import RELIABLE_QOS, SENSOR_QOS, s_to_stamp   # optional: rclpy, as above
-    window = int(round(robot.profile["identification"]["momentum_window_s"] * rate_hz))
-    topic = robot.sensing["joint_states_topic"]
+    window = int(round(robot.spec.identification.momentum_window_s * rate_hz))
+    topic = robot.sensing.joint_states_topic
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_bench_builder_")
     nodes = start_node_set(profile, env, log_dir, nodes=("regressor_builder",),
                            regressor_builder={"joint_states_hz": float(rate_hz), "momentum_window": window})

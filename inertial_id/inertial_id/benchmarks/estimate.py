@@ -68,14 +68,14 @@ def _same(a, b) -> bool:
 
 def run(args) -> dict:
     robot = load_robot(args.robot)
-    method = robot.profile["identification"]["method"]
+    method = robot.spec.identification.method
     with tempfile.TemporaryDirectory(prefix="bench_estimate_") as folder:
         bag = args.bag or str(Path(folder) / "bag")
         if not args.bag:    # in a process of its own: the simulator's objects would slow this one down
             subprocess.run([sys.executable, "-m", "inertial_id.cli", "bag", "record-sim", "--robot", args.robot,
                             "--duration", str(args.seconds), "--out", bag, "--start-time", "1.7e9"],
                            check=True, capture_output=True)
-        js_topic = robot.sensing["joint_states_topic"]
+        js_topic = robot.sensing.joint_states_topic
         data_s = bags.time_span_s(bags.read_topics(bag, [], times_only=[js_topic])[js_topic])
         whole_s, (_, result, info) = _cpu(lambda: offline.estimate_from_bag(bag, robot, method), args.repeats)
         kinds = offline.RowIntake(robot, method).estimator.kinds

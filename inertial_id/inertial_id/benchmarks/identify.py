@@ -25,8 +25,8 @@ def run(args) -> dict:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     robot = robot_model.load_robot(args.robot)
-    chain = cc.chain_from_profile(robot.model, robot.profile)
-    rotor = robot.profile.get("rotor_inertia") or {}
+    chain = cc.chain_from_profile(robot.model, robot.spec)
+    rotor = robot.spec.rotor_inertia
     layout = P.make_layout(chain, True, rotor)
     rng = np.random.default_rng(0)
     theta = layout.nominal.copy()

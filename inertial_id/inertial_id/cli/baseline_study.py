@@ -65,7 +65,7 @@ def run(args) -> int:
         raise UserError(f"--poses must be 2..{len(WRIST_OFFSETS_RAD)}")
     robot = load_robot(args.robot)
     s = robot.sensing
-    if not (s.get("wrench") or s.get("joint_torque")):
+    if not (s.wrench or s.joint_torque):
         raise UserError(f"robot '{robot.name}' senses neither a wrist wrench nor joint torques: no payload rows")
     if robot.nv != len(POSTURE_SPREAD_RAD):
         raise UserError(f"the study's postures are those of the 7-joint arms (xarm7, kinova_gen3); "
@@ -73,7 +73,7 @@ def run(args) -> int:
     if args.real:
         from ..studies.static_baseline_real import run_real_study
         from .calibrate import leave_one_out_runs
-        if not s.get("joint_torque"):
+        if not s.joint_torque:
             raise UserError("--real uses the Gen3 recordings (joint torques): choose a joint torque sensing robot")
         report = run_real_study(robot, leave_one_out_runs(args.data, robot.nv))
     else:

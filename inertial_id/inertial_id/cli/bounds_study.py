@@ -41,7 +41,7 @@ def run(args) -> int:
                         "--update-period must be finite")
     from ..core.robot.model import load_robot
     robot = load_robot(args.robot)
-    if not robot.profile["sensing"]["joint_torque"]:
+    if not robot.spec.sensing.joint_torque:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: the study's momentum rows need it")
     try:
         report = run_study(args.robot, args.payloads, args.trials, args.seed, args.overnoise_every,

@@ -74,7 +74,7 @@ def calibration_of(robot, paths, validate=(), safety_factor: float = SAFETY_FACT
     import numpy as np
     from ..core.calibration.build import calibrate
     from ..core.data.data_io import DataError
-    if not robot.sensing["joint_torque"]:
+    if not robot.sensing.joint_torque:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
     try:
         runs, sources = read_recordings(paths, robot.nv)

@@ -75,11 +75,11 @@ def run(args) -> int:
     if not 0 < args.duration <= 60:
         raise UserError("--duration must be in (0, 60] seconds")
     robot = load_robot(args.robot)   # validates the profile before anything starts
-    payload = args.payload or robot.profile["payload"]["sim"]
+    payload = args.payload or robot.spec.payload.sim
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
     from ..core.estimators.factory import make_estimator
-    method = args.method or robot.profile["identification"]["method"]
+    method = args.method or robot.spec.identification.method
     try:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
     except ValueError as exc:
@@ -117,7 +117,7 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
     is (the calibration and a copy of the profile naming it go to ``log_dir``; the copy is returned)."""
     from ..core.robot.model import load_robot
     robot = load_robot(profile)
-    if engine != "mujoco" or not robot.sensing["joint_torque"] or robot.profile["identification"]["calibration"]:
+    if engine != "mujoco" or not robot.sensing.joint_torque or robot.spec.identification.calibration:
         return profile
     from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
     from ..sim.calibration import calibrated_profile
@@ -277,7 +277,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         interrupted = exc
     finally:
         if recorder is not None:
-            recording = recorder.stop(settle_topics=(robot.sensing["joint_states_topic"], bags.ROWS))
+            recording = recorder.stop(settle_topics=(robot.sensing.joint_states_topic, bags.ROWS))
         monitor.destroy_node()
         rclpy.try_shutdown()
         if nodes is not None:
@@ -328,7 +328,7 @@ def recorded_topics(robot) -> dict:
     from ..nodes.sim_robot import RELIABLE_SENSOR_DEPTH
     topics = bags.suite_topics(robot)
     sensing = robot.sensing
-    for topic in (sensing["joint_states_topic"], sensing["wrench_topic"] if sensing["wrench"] else None):
+    for topic in (sensing.joint_states_topic, sensing.wrench_topic if sensing.wrench else None):
         if topic is not None:
             topics[topic] = (topics[topic][0], bags.qos(reliable=True, depth=RELIABLE_SENSOR_DEPTH))
     return topics
@@ -338,7 +338,7 @@ def consumers_of_sensor_streams(robot, recording: bool) -> dict:
     """Subscriptions the simulated arm's streams get in a demo: /joint_states by the builder, the
     planner and the recorder; the wrench (profiles with wrench rows) by the builder and the recorder."""
     counts = {"joint_state": 2 + recording}
-    if robot.sensing["wrench"]:
+    if robot.sensing.wrench:
         counts["wrench"] = 1 + recording
     return counts
 

@@ -132,7 +132,7 @@ def estimate_bag(args):
         from ..core.calibration.apply import robot_naming_calibration
         load_calibration(args.calibration)        # a bad file: one line, before any work
         robot = robot_naming_calibration(robot, args.calibration)
-    method = args.method or robot.profile["identification"]["method"]
+    method = args.method or robot.spec.identification.method
     period = BOUNDS_PERIOD_S if args.bounds_period is None else args.bounds_period
     if period < 0:
         raise UserError("--bounds-period must be >= 0")
@@ -199,7 +199,7 @@ def momentum_wrench_report(bag, robot, truth) -> dict:
     import numpy as np
     from ..core import offline
     from ..core.data import bags
-    if not robot.sensing["wrench"]:
+    if not robot.sensing.wrench:
         raise UserError(f"--momentum-wrench needs an F/T sensor; profile '{robot.name}' has none")
     try:
         box = offline.momentum_wrench_from_bag(bag, robot)
@@ -305,7 +305,7 @@ def guarantee_notes(r, robot, estimator, info) -> list[str]:
             ("validated on " + ", ".join(v["runs"]) if v["passed"] else "FAILED validation on " + ", ".join(v["runs"]))
         notes.append(f"robot calibration {calibration.path} ({state}; largest factor {calibration.safety_factor:g}); "
                      "run torque offsets estimated as unknowns")
-    elif robot.sensing["joint_torque"] and hasattr(estimator, "robot_nominal"):
+    elif robot.sensing.joint_torque and hasattr(estimator, "robot_nominal"):
         notes.append("no robot calibration: the robot box is the profile's (friction within its floors); on a real "
                      "arm run 'inertial-id calibrate' and name the file (identification.calibration or --calibration)")
     return notes

@@ -68,9 +68,8 @@ def load_chain(model_arg: str):
         if not Path(model_arg).exists():
             raise UserError(f"model file '{model_arg}' not found")
         return cc.ClosedChain(robot_model.build_model_from_urdf(Path(model_arg))), {}
-    profile = robot_model.load_profile(model_arg)
-    robot = robot_model.load_robot(profile)
-    return cc.chain_from_profile(robot.model, profile), profile.get("rotor_inertia") or {}
+    robot = robot_model.load_robot(model_arg)
+    return cc.chain_from_profile(robot.model, robot.spec), robot.spec.rotor_inertia
 
 
 def check_arguments(args) -> None:

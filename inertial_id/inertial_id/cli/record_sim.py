@@ -45,7 +45,7 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
     if not report.ok:
         raise UserError(f"the profile's excitation does not pass the limits: {report.message}")
     t0 = time.time() if start_time_s is None else float(start_time_s)
-    controller = robot.profile["controller"]["topic"]
+    controller = robot.spec.controller.topic
     suite = bags.suite_topics(robot)
     topics = {k: suite[k] for k in (bags.TRUTH, controller)}
     for topic, kind in driver.topics().items():
@@ -60,7 +60,7 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
             samples_used=0, condition_number=0.0)
         w.write(bags.TRUTH, ns(0.0), truth_msg)
         w.write(controller, ns(0.0), trajectory_msg(store, t0, robot.joint_names,
-                                                    traj.resample(float(robot.profile["excitation"]["point_hz"]))))
+                                                    traj.resample(float(robot.spec.excitation.point_hz))))
         sim.command(traj)
         n_steps = int(round(duration_s * step_hz))
         with progress_bar(total=n_steps, desc="simulating", unit="step", enabled=progress) as bar:
@@ -101,7 +101,7 @@ def run(args) -> int:
     if not 0 < args.duration <= 600:
         raise UserError("--duration must be in (0, 600] seconds")
     robot = load_robot(args.robot)
-    payload = args.payload or robot.profile["payload"]["sim"]
+    payload = args.payload or robot.spec.payload.sim
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
     try:

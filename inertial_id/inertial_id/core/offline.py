@@ -129,7 +129,7 @@ def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_
     keep = np.ones(t.size, dtype=bool)
     w = extra = None
     if use_wrench:
-        gap = max_gap_s(robot.sensing["wrench_hz"]) if wrench_max_gap_s is None else wrench_max_gap_s
+        gap = max_gap_s(robot.sensing.wrench_hz) if wrench_max_gap_s is None else wrench_max_gap_s
         pairs = pair_wrenches(t, wrenches[0], wrenches[1], gap, wrench_sample_bound(robot))
         keep = pairs.ok
         for r in pairs.reason:
@@ -199,7 +199,7 @@ def bag_rows(path, robot, kinds, source: str = "auto", info: dict | None = None,
     if source not in ("samples", "auto"):
         raise ValueError(f"unknown source '{source}' (rows, samples or auto)")
     needs_effort = SampleRows.from_profile(robot, kinds).needs_effort
-    js, wrenches = bag_samples(path, robot, robot.sensing["wrench"] and "momentum" not in kinds, needs_effort, info)
+    js, wrenches = bag_samples(path, robot, robot.sensing.wrench and "momentum" not in kinds, needs_effort, info)
     counts: dict[str, int] = {}
     info["sample_counts"] = counts
     yield from rows_from_stream(robot, kinds, js.t, js.q, js.qd, js.tau, wrenches, progress=progress, counts=counts)
@@ -209,7 +209,7 @@ def bag_samples(path, robot, use_wrench: bool, needs_effort: bool, info: dict):
     """``(joint_states, wrenches)`` of a bag's sensor streams, parsed as the live nodes parse them
     (``wrenches``: ``(t_w, w)``, None unless ``use_wrench``); ``info`` receives the counts."""
     sensing = robot.sensing
-    js_topic, wrench_topic = sensing["joint_states_topic"], sensing["wrench_topic"]
+    js_topic, wrench_topic = sensing.joint_states_topic, sensing.wrench_topic
     topics = bags.topics_in(path)
     if js_topic not in topics:
         raise bags.BagError(f"bag '{path}' has no {js_topic}")
@@ -235,7 +235,7 @@ def momentum_wrench_from_bag(path, robot):
     of a bag's joint states and wrenches, each joint sample paired with the wrench interpolated at its
     stamp (unpaired samples left out; a window across them gives no rows)."""
     js, (t_w, w) = bag_samples(path, robot, True, False, {})
-    pairs = pair_wrenches(js.t, t_w, w, max_gap_s(robot.sensing["wrench_hz"]), wrench_sample_bound(robot))
+    pairs = pair_wrenches(js.t, t_w, w, max_gap_s(robot.sensing.wrench_hz), wrench_sample_bound(robot))
     keep = pairs.ok
     return momentum_wrench_box(robot, js.t[keep], js.q[keep], js.qd[keep], pairs.wrench[keep], pairs.extra_bound[keep])
 

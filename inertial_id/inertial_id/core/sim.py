@@ -152,7 +152,7 @@ class Simulator(ControlledArm):
         self.friction = np.zeros((robot.nv, 4)) if friction is None else np.asarray(friction, float).reshape(robot.nv, 4)
         self._ft = PayloadRegressor(robot) if robot.ft_frame_id is not None else None
         self.t = 0.0
-        self.q = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], float).copy()
+        self.q = np.asarray(q0 if q0 is not None else robot.spec.sim.home, float).copy()
         self.v = np.zeros(robot.nv)
         zero = np.zeros(robot.nv)
         self.tau = pin.rnea(self.model_true, self.data_true, self.q, zero, zero)
@@ -163,9 +163,9 @@ class Simulator(ControlledArm):
     @classmethod
     def from_profile(cls, robot: Robot, pi_payload, seed: int = 0, noise: bool = True) -> Simulator:
         """Step rate, gains and sensor noise from the profile's ``sim:`` and ``noise:`` sections."""
-        sim = robot.profile["sim"]
-        return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"],
-                   SensorNoise.from_profile(robot.profile) if noise else SensorNoise(), seed)
+        sim = robot.spec.sim
+        return cls(robot, pi_payload, float(sim.step_hz), sim.kp, sim.kd, sim.ki,
+                   SensorNoise.from_profile(robot.spec) if noise else SensorNoise(), seed)
 
     def step(self) -> None:
         """Advance the simulation one step of ``1 / step_hz`` s."""

@@ -127,7 +127,7 @@ DEFAULT_AMPLITUDE_CAP_RAD = 1.0
 def excitation_amplitude_rad(robot) -> np.ndarray:
     """Per joint, the peak amplitude (rad) of the Fourier excitation: the profile's
     ``excitation.amplitude_rad``, else :data:`DEFAULT_AMPLITUDE_SHARE` of the position range."""
-    stated = robot.profile["excitation"]["amplitude_rad"]
+    stated = robot.spec.excitation.amplitude_rad
     if stated is not None:
         return np.asarray(stated, dtype=float)
     span = np.asarray(robot.position_upper, dtype=float) - np.asarray(robot.position_lower, dtype=float)
@@ -137,12 +137,12 @@ def excitation_amplitude_rad(robot) -> np.ndarray:
 def excitation_from_profile(robot, duration_s: float) -> tuple[SampledTrajectory, LimitReport]:
     """The profile's fixed Fourier excitation, shrunk in amplitude until its samples (at the
     profile's sample rate) pass the position, velocity and acceleration limits."""
-    ex = robot.profile["excitation"]
-    home = np.asarray(robot.profile["sim"]["home"], float)
+    ex = robot.spec.excitation
+    home = np.asarray(robot.spec.sim.home, float)
     amp = excitation_amplitude_rad(robot)
     for _ in range(40):
-        traj = fourier_excitation(home, amp, ex["period_s"], ex["harmonics"], duration_s,
-                                  ex["sample_hz"], ex.get("seed", 0))
+        traj = fourier_excitation(home, amp, ex.period_s, ex.harmonics, duration_s,
+                                  ex.sample_hz, ex.seed)
         report = check_limits(traj, robot.position_lower, robot.position_upper,
                               robot.velocity_limit, robot.acceleration_limit)
         if report.ok:

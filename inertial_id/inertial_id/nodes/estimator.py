@@ -74,7 +74,7 @@ class EstimatorNode(ManagedNode):
     def configure(self) -> None:
         self.InertialEstimate = InertialEstimate
         self.robot = declare_robot(self)
-        profile_method = self.robot.profile["identification"]["method"]
+        profile_method = self.robot.spec.identification.method
         self.method = declare(self, "method", profile_method,
                               f"estimation method: {' | '.join(METHODS)}; empty: the profile's",
                               choices=("", *METHODS)) or profile_method

@@ -113,7 +113,7 @@ class ExcitationPlannerNode(ManagedNode):
                               low=0.0, high=86400.0)
         self.point_hz = declare(self, "point_hz", 100.0, "points per second of the published trajectories",
                                  low=1.0, high=10000.0)
-        topic = declare(self, "joint_states_topic", self.robot.profile["sensing"]["joint_states_topic"],
+        topic = declare(self, "joint_states_topic", self.robot.spec.sensing.joint_states_topic,
                         "JointState topic")
         self.settings = PlannerSettings.from_profile(self.robot)
         cert = CertifierSettings.from_profile(self.robot)
@@ -137,23 +137,23 @@ class ExcitationPlannerNode(ManagedNode):
                             "how plans reach the controller: 'topic' (JointTrajectory on controller.topic) or "
                             "'action' (FollowJointTrajectory goals on controller.action, tolerances from the "
                             "certified tube; a rejected or aborted goal brakes)")
-        controller = self.robot.profile["controller"]
+        controller = self.robot.spec.controller
         if interface not in INTERFACES:
             raise ProfileError(f"command_interface must be one of {', '.join(INTERFACES)}, not '{interface}'")
         if interface == "action":
-            if not controller.get("action"):
+            if not controller.action:
                 raise ProfileError("command_interface 'action' needs controller.action in the robot profile")
-            self.commands = ActionCommands(self, controller["action"], self.robot.joint_names, self.rh.tube,
+            self.commands = ActionCommands(self, controller.action, self.robot.joint_names, self.rh.tube,
                                            declare(self, "goal_time_tolerance_s", 0.5,
                                                    "FollowJointTrajectory goal_time_tolerance, s", low=0.0, high=60.0), self.on_controller_fault)
         else:
-            self.commands = TopicCommands(self, controller["topic"])
+            self.commands = TopicCommands(self, controller.topic)
         self.worker = PlanWorkerProcess(self.robot, self.settings, cert)     # once the configuration holds
         self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
         self.last_js = None          # (receipt, ROS time s; sample)
         # an arm that senses joint torque: the last window's measured torque anchors every
         # certificate of a run (core.planning.anchor), read on the joint-state thread, used at a start
-        self.recent = RecentSamples(self.robot) if self.robot.sensing["joint_torque"] else None
+        self.recent = RecentSamples(self.robot) if self.robot.sensing.joint_torque else None
         self.unchecked = deque(maxlen=10_000)     # samples not yet checked against the tube and limits
         # joint states in a group of their own: they keep arriving (and staleness stays meaningful)
         # while the main group certifies a braking plan or a hold; from here on, on the other thread

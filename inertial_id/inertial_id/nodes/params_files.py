@@ -20,7 +20,7 @@ import rclpy
 import yaml
 from rclpy.lifecycle import TransitionCallbackReturn
 
-from ..core.robot.model import load_profile
+from ..core.robot.model import profile_file
 from ..defaults import SOURCE_ROOT
 from .launch import isolated_ros_env
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=SOURCE_ROOT / "config" / "params")
     args = parser.parse_args(argv)
 
-    variant = yaml.safe_load(open(load_profile(PROFILES[0])["_path"]))
+    variant = yaml.safe_load(open(profile_file(PROFILES[0])))
     for (section, key), value in VARIANT.items():
         variant[section][key] = value
     with tempfile.TemporaryDirectory(prefix="params_files_") as folder:

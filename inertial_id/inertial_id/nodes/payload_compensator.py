@@ -42,9 +42,9 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
     def configure(self) -> None:
         self.robot = declare_robot(self)
         sensing = self.robot.sensing
-        use_tau = declare(self, "use_joint_torque", sensing["joint_torque"],
+        use_tau = declare(self, "use_joint_torque", sensing.joint_torque,
                           "publish ~/external_effort from JointState.effort (joint torque sensing)")
-        use_wrench = declare(self, "use_wrench", sensing["wrench"] and self.robot.ft_frame_id is not None,
+        use_wrench = declare(self, "use_wrench", sensing.wrench and self.robot.ft_frame_id is not None,
                              "publish ~/wrench_compensated from the wrist F/T sensor")
         if not (use_tau or use_wrench):
             raise ProfileError(f"profile '{self.robot.name}' has neither joint torque nor wrench sensing: "
@@ -55,9 +55,9 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
                          "which the bound includes")
         if len(offset) != 6 or not np.all(np.isfinite(offset)):
             raise ProfileError(f"parameter wrench_offset: expected 6 finite numbers, got {list(offset)}")
-        rate_hz = declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
+        rate_hz = declare(self, "joint_states_hz", float(sensing.joint_states_hz),
                           "the driver's JointState rate (differentiation)", low=1e-3, high=1e5)
-        cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
+        cutoff = declare(self, "cutoff_hz", sensing.filter_cutoff_hz,
                          "causal low-pass before differencing, as the regressor_builder (0: off)", low=0.0, high=1e5)
         self.compensator = PayloadCompensator(
             self.robot, use_tau, use_wrench, rate_hz, cutoff or None,
@@ -82,13 +82,13 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
         if use_wrench:
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")
-            wrenches = WrenchBuffer(declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
+            wrenches = WrenchBuffer(declare(self, "wrench_max_gap_s", max_gap_s(sensing.wrench_hz),
                                             "widest span between two wrench samples that a joint stamp is "
                                             "interpolated across", low=0.0, high=60.0),
                                     wrench_sample_bound(self.robot))
             self.pub["wrench"] = (self.create_publisher(WrenchStamped, "~/wrench_compensated", RELIABLE_QOS),
                                   self.create_publisher(WrenchStamped, "~/wrench_compensated_bound", RELIABLE_QOS))
-            self.create_subscription(WrenchStamped, declare(self, "wrench_topic", sensing["wrench_topic"],
+            self.create_subscription(WrenchStamped, declare(self, "wrench_topic", sensing.wrench_topic,
                                                             "the driver's WrenchStamped topic of the F/T sensor"),
                                      self.on_wrench, SENSOR_QOS,
                                      event_callbacks=lost_message_events(self.drops, "wrench_lost_in_transport"))
@@ -98,7 +98,7 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
             self.pub["joint_torque"] = (self.create_publisher(JointState, "~/external_effort", RELIABLE_QOS),
                                         self.create_publisher(JointState, "~/external_effort_bound", RELIABLE_QOS))
         self.create_subscription(InertialEstimate, topics.relative(topics.ESTIMATE), self.on_estimate, KEPT_QOS)
-        self.create_subscription(JointState, declare(self, "joint_states_topic", sensing["joint_states_topic"],
+        self.create_subscription(JointState, declare(self, "joint_states_topic", sensing.joint_states_topic,
                                                      "the driver's JointState topic"),
                                  self.on_joint_state, SENSOR_QOS,
                                  event_callbacks=lost_message_events(self.drops, "lost_in_transport"))

@@ -47,23 +47,23 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         self.RegressorSample = RegressorSample
         self.robot = declare_robot(self)
         sensing = self.robot.sensing
-        use_tau = declare(self, "use_joint_torque", sensing["joint_torque"],
+        use_tau = declare(self, "use_joint_torque", sensing.joint_torque,
                           "build joint-torque rows from JointState.effort")
-        use_wrench = declare(self, "use_wrench", sensing["wrench"],
+        use_wrench = declare(self, "use_wrench", sensing.wrench,
                              "build wrench rows from the wrist F/T sensor")
-        self.wrench_max_gap = declare(self, "wrench_max_gap_s", max_gap_s(sensing["wrench_hz"]),
+        self.wrench_max_gap = declare(self, "wrench_max_gap_s", max_gap_s(sensing.wrench_hz),
                                       "widest span between two wrench samples that a joint stamp is interpolated "
                                       "across (default: 1.5 periods at the profile's sensing.wrench_hz)", low=0.0, high=60.0)
-        cutoff = declare(self, "cutoff_hz", sensing["filter_cutoff_hz"],
+        cutoff = declare(self, "cutoff_hz", sensing.filter_cutoff_hz,
                          "causal low-pass on all signals before differencing (0: off)", low=0.0, high=1e5)
-        rate_hz = float(declare(self, "joint_states_hz", float(sensing["joint_states_hz"]),
+        rate_hz = float(declare(self, "joint_states_hz", float(sensing.joint_states_hz),
                                 "the driver's JointState rate: differentiation, and samples missing "
                                 "from the stream (stamp gaps) are counted against it", low=1e-3, high=1e5))
         momentum_window = declare(self, "momentum_window", calibrated_window(self.robot, calibration_of(self.robot)),
                                   "samples per momentum window (0: no momentum rows; default: the profile's "
                                   "momentum_window_s at the robot calibration's rate when it names one)",
                                   low=0, high=10**6)
-        profile_method = self.robot.profile["identification"]["method"]
+        profile_method = self.robot.spec.identification.method
         method = declare(self, "method", profile_method,
                          "form the rows this estimator method consumes ('all': every kind the sensing allows; "
                          "empty: the profile's)", choices=("", "all", *METHODS)) or profile_method
@@ -98,9 +98,9 @@ class RegressorBuilderNode(SensorIntake, ManagedNode):
         input_qos = LOSSLESS_INPUT_QOS if declare(self, "lossless_inputs", False,
                                                   "subscribe reliably, keep all (publishers must be reliable)") \
             else SENSOR_QOS
-        js_topic = declare(self, "joint_states_topic", sensing["joint_states_topic"], "the driver's JointState topic")
+        js_topic = declare(self, "joint_states_topic", sensing.joint_states_topic, "the driver's JointState topic")
         if use_wrench:
-            wrench_topic = declare(self, "wrench_topic", sensing["wrench_topic"],
+            wrench_topic = declare(self, "wrench_topic", sensing.wrench_topic,
                                    "the driver's WrenchStamped topic of the F/T sensor")
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id the driver stamps on the wrench (its name of frames.ft_sensor)")

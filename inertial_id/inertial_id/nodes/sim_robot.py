@@ -47,8 +47,8 @@ class SimRobotNode(ManagedNode):
 
     def configure(self) -> None:
         self.robot = declare_robot(self)
-        prof = self.robot.profile
-        payload = declare(self, "payload", prof["payload"]["sim"],
+        prof = self.robot.spec
+        payload = declare(self, "payload", prof.payload.sim,
                           "payload the simulated arm carries (name in config/payloads.yaml)")
         self.rtf = declare(self, "real_time_factor", 1.0, "simulated seconds per wall-clock second (at most)",
                            low=1e-3, high=1e3)
@@ -64,14 +64,14 @@ class SimRobotNode(ManagedNode):
         seed = declare(self, "seed", 0, "seed of the sensor noise", low=0)
         # The simulator stands in for the robot's driver: same topics, rate and frame names.
         sensing = self.robot.sensing
-        publish_hz = declare(self, "publish_hz", float(prof["sim"]["step_hz"]),
+        publish_hz = declare(self, "publish_hz", float(prof.sim.step_hz),
                              "rate at which the driver emulation is asked what is due, Hz: the step rate, so that "
                              "every stream of the profile's driver section publishes at its own rate and phase",
                              low=1e-3, high=1e6)
         extra = declare(self, "extra_joints", "", "comma-separated joints the driver also reports "
                         "(e.g. a gripper's), published at rest before the arm's joints")
         self.extra_joints = [j.strip() for j in extra.split(",") if j.strip()]
-        step_hz = prof["sim"]["step_hz"]
+        step_hz = prof.sim.step_hz
         self.truth = payload_params(payload)
         engine = declare(self, "engine", SIM_ENGINES[0], "physics of the simulated arm: pinocchio (the estimator's own "
                          "model, exact) or mujoco (the profile's joint armature, damping and Coulomb friction, a "
@@ -100,11 +100,11 @@ class SimRobotNode(ManagedNode):
             "publish joint states and wrench reliably (a driver publishes best effort), for subscribers that "
             "must not lose a sample (a recording compared with what the nodes consumed)") else SENSOR_QOS
         self.pub_js = self.create_publisher(JointState, declare(
-            self, "joint_states_topic", sensing["joint_states_topic"], "JointState topic"), sensor_qos)
+            self, "joint_states_topic", sensing.joint_states_topic, "JointState topic"), sensor_qos)
         self.pub_wrench = None
         if self.robot.ft_frame_id is not None:
             self.pub_wrench = self.create_publisher(WrenchStamped, declare(
-                self, "wrench_topic", sensing["wrench_topic"], "topic of the wrist F/T sensor"), sensor_qos)
+                self, "wrench_topic", sensing.wrench_topic, "topic of the wrist F/T sensor"), sensor_qos)
             self.wrench_frame_id = declare(self, "wrench_frame_id", self.robot.wrench_frame_id,
                                            "frame_id of the published wrench (the driver's name of the F/T frame)")
         truth_pub = self.create_publisher(InertialEstimate, "/sim/payload_truth", LATCHED_QOS)
@@ -114,7 +114,7 @@ class SimRobotNode(ManagedNode):
         msg.header.frame_id = self.robot.payload_frame
         truth_pub.publish(msg)
         self.robot_state = RobotStatePublisher(self, self.robot)   # /robot_description, /tf for RViz
-        self.create_subscription(JointTrajectory, prof["controller"]["topic"], self.on_trajectory, RELIABLE_QOS)
+        self.create_subscription(JointTrajectory, prof.controller.topic, self.on_trajectory, RELIABLE_QOS)
         # A real driver publishes from power-on, whoever listens. A run that compares a recording
         # with what its nodes consumed (demo --record) holds the simulation until every consumer
         # has matched, so that all of them see the same stream from its first sample.
@@ -237,8 +237,8 @@ class SimRobotNode(ManagedNode):
         to the ``joint_states_topic`` publisher, the wrench to ``wrench_topic`` (both remappable), the
         driver's other streams to their own topics."""
         if self._driver is None:
-            self._driver = DriverEmulator(self.robot, self.robot.profile["sim"]["step_hz"], self.extra_joints)
-            self._driver_pubs = {self.robot.sensing["joint_states_topic"]: self.pub_js}
+            self._driver = DriverEmulator(self.robot, self.robot.spec.sim.step_hz, self.extra_joints)
+            self._driver_pubs = {self.robot.sensing.joint_states_topic: self.pub_js}
             for s in self._driver.model.joint_states:
                 if s.topic not in self._driver_pubs:
                     self._driver_pubs[s.topic] = self.create_publisher(JointState, s.topic, self.pub_js.qos_profile)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from ..core.robot.model import load_profile, load_robot
+from ..core.robot.model import load_robot, profile_file
 from .harness import Case, with_calibrations
 
 
@@ -23,7 +23,7 @@ def calibrated_profile(profile: str, folder, damping_Nms_rad: float, frictionlos
     case = Case(f"{robot.name}-nodes", robot=profile, armature_kgm2=tuple(float(a) for a in robot.model.armature),
                 damping_Nms_rad=float(damping_Nms_rad), frictionloss_Nm=float(frictionloss_Nm))
     (calibrated,) = with_calibrations([case], folder)
-    with open(load_profile(profile)["_path"], encoding="utf-8") as f:
+    with open(profile_file(profile), encoding="utf-8") as f:
         raw = yaml.safe_load(f)
     raw.setdefault("identification", {})["calibration"] = str(Path(calibrated.calibration).resolve())
     path = Path(folder) / f"{robot.name}_calibrated.yaml"

@@ -133,7 +133,7 @@ class MujocoSimulator(ControlledArm):
         self.armature = self.mj_model.dof_armature[self._vadr].copy()
         nominal = robot.model if controller_model is None else controller_model
         # start at rest at q0 holding the payload: the integrator holds the plant's gravity torque
-        q0 = np.asarray(q0 if q0 is not None else robot.profile["sim"]["home"], dtype=float)
+        q0 = np.asarray(q0 if q0 is not None else robot.spec.sim.home, dtype=float)
         d = self.mj_data
         d.qpos[self._qadr] = q0
         d.qvel[:] = 0.0
@@ -157,9 +157,9 @@ class MujocoSimulator(ControlledArm):
                      **error_overrides) -> MujocoSimulator:
         """Step rate and gains from the profile's ``sim:`` section; sensor errors at the profile's
         stated bounds (``distribution``) when ``noise``; ``plant`` default :meth:`JointPlant.from_profile`."""
-        sim = robot.profile["sim"]
+        sim = robot.spec.sim
         errors = SensorErrors.at_profile_bounds(robot, distribution if noise else "none", **error_overrides)
-        return cls(robot, pi_payload, float(sim["step_hz"]), sim["kp"], sim["kd"], sim["ki"], errors, seed,
+        return cls(robot, pi_payload, float(sim.step_hz), sim.kp, sim.kd, sim.ki, errors, seed,
                    plant=JointPlant.from_profile(robot) if plant is None else plant, torque_sensor=torque_sensor,
                    friction_compensation=friction_compensation)
 
@@ -223,7 +223,7 @@ class MujocoSimulator(ControlledArm):
         """Step for ``duration_s`` (s) from now (tracking what was commanded) and take the samples
         at ``rate_hz`` (default: the profile's ``sensing.joint_states_hz``; it must divide the step
         rate), stamped with the simulation time of the state they read."""
-        rate = float(self.robot.sensing["joint_states_hz"] if rate_hz is None else rate_hz)
+        rate = float(self.robot.sensing.joint_states_hz if rate_hz is None else rate_hz)
         every = int(round(1.0 / (self.dt * rate)))
         if every < 1 or abs(every * self.dt * rate - 1.0) > 1e-9:
             raise ValueError(f"sample rate {rate:g} Hz must divide the step rate {1 / self.dt:g} Hz")

@@ -64,7 +64,7 @@ class SensorErrors:
         """Sample errors exactly at the bounds the profile states (``noise:``): wrench
         ``bound_sigmas * sigma`` per axis, joint torque ``relative |tau| + absolute_Nm``, encoder
         resolution; ``overrides``: any field."""
-        stated = NoiseModel.from_profile(robot.profile)
+        stated = NoiseModel.from_profile(robot.spec)
         base = cls(distribution, tuple(float(x) for x in stated.bound_sigmas * stated.wrench_sigma()),
                    stated.torque_relative, stated.torque_absolute_Nm,
                    encoder_resolution_rad=stated.encoder_resolution_rad)

@@ -32,7 +32,6 @@ errors, the worst bias with the same signs (one sensor per study).
 """
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -134,7 +133,7 @@ def study_cases(robot_name: str, n: int, seed: int = 0, duration_s: float = 20.0
     robot = load_robot(robot_name)
     rng = np.random.default_rng(seed)
     signs = tuple(float(x) for x in rng.choice([-1.0, 1.0], 6 + robot.nv))
-    offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    offset_box = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     top = 0.6 * float(robot.payload_prior()[1][0])
     kinds = ("uniform", "gaussian_clipped", "bias")
     cases = []
@@ -164,7 +163,7 @@ def with_calibrations(cases, folder, runs: int = 2) -> list[Case]:
     runs of its own arm and sensor (:func:`payload_free`; one per distinct arm and sensor), written
     into ``folder``; other cases as they are."""
     out, made = [], {}
-    senses_torque = {name: load_robot(name).sensing["joint_torque"] for name in {c.robot for c in cases}}
+    senses_torque = {name: load_robot(name).sensing.joint_torque for name in {c.robot for c in cases}}
     for case in cases:
         if not senses_torque[case.robot]:
             out.append(case)
@@ -212,11 +211,11 @@ def summary(results) -> dict:
 def exciting_trajectory(robot, duration_s: float, seed: int):
     """The profile's Fourier excitation (period, harmonics, amplitudes about ``sim.home``) with
     coefficients drawn from ``seed``, shrunk until its samples pass the joint limits."""
-    ex = robot.profile["excitation"]
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    ex = robot.spec.excitation
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     amp = excitation_amplitude_rad(robot)
     for _ in range(40):
-        traj = fourier_excitation(home, amp, ex["period_s"], ex["harmonics"], duration_s, ex["sample_hz"], seed)
+        traj = fourier_excitation(home, amp, ex.period_s, ex.harmonics, duration_s, ex.sample_hz, seed)
         if check_limits(traj, robot.position_lower, robot.position_upper, robot.velocity_limit,
                         robot.acceleration_limit).ok:
             return traj
@@ -230,14 +229,13 @@ def sampled_at(robot, rate_hz: float | None):
     simulator's step rate."""
     if rate_hz is None:
         return robot
-    step_hz = float(robot.profile["sim"]["step_hz"])
+    step_hz = float(robot.spec.sim.step_hz)
     if not (rate_hz > 0 and abs(step_hz / rate_hz - round(step_hz / rate_hz)) < 1e-9):
         raise ValueError(f"a sample rate of {rate_hz:g} Hz does not divide the simulator's {step_hz:g} Hz steps")
-    profile = copy.deepcopy(robot.profile)
-    profile["sensing"]["joint_states_hz"] = float(rate_hz)
-    if profile["sensing"]["wrench"]:
-        profile["sensing"]["wrench_hz"] = float(rate_hz)
-    return robot.with_profile(profile)
+    rates = {"joint_states_hz": float(rate_hz)}
+    if robot.sensing.wrench:
+        rates["wrench_hz"] = float(rate_hz)
+    return robot.with_profile(sensing=robot.sensing.model_copy(update=rates))
 
 
 def simulate(case: Case):
@@ -248,8 +246,8 @@ def simulate(case: Case):
     errors = SensorErrors.at_profile_bounds(robot, case.distribution, wrench_offset=tuple(case.wrench_offset),
                                             wrench_drift_per_s=tuple(case.wrench_drift_per_s),
                                             wrench_lag_s=case.wrench_lag_s, bias_signs=case.bias_signs)
-    cfg = robot.profile["sim"]
-    sim = MujocoSimulator(robot, pi_true, float(cfg["step_hz"]), cfg["kp"], cfg["kd"], cfg["ki"], errors,
+    cfg = robot.spec.sim
+    sim = MujocoSimulator(robot, pi_true, float(cfg.step_hz), cfg.kp, cfg.kd, cfg.ki, errors,
                           case.noise_seed, plant=plant)
     traj = exciting_trajectory(robot, case.duration_s, case.trajectory_seed)
     sim.command(traj)
@@ -261,11 +259,11 @@ def estimate(robot, rec, method: str | None = None):
     """``(result, intake, rows, counts)``: the recording's samples through ``rows_from_stream`` into
     ``RowIntake``, as ``estimate --bag`` takes recorded samples (the wrench stamped like the joint
     states, as the xArm's driver does)."""
-    method = method or robot.profile["identification"]["method"]
+    method = method or robot.spec.identification.method
     intake = RowIntake(robot, method)
     counts: dict = {}
-    tau = rec.tau if robot.sensing["joint_torque"] else None
-    wrenches = (rec.t, rec.wrench) if robot.sensing["wrench"] else None
+    tau = rec.tau if robot.sensing.joint_torque else None
+    wrenches = (rec.t, rec.wrench) if robot.sensing.wrench else None
     rows = []
     for m in rows_from_stream(robot, intake.estimator.kinds, rec.t, rec.q, rec.qd, tau, wrenches, counts=counts):
         intake.add(m)
@@ -281,7 +279,7 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
-    intake = RowIntake(robot, method or robot.profile["identification"]["method"])
+    intake = RowIntake(robot, method or robot.spec.identification.method)
     for m in wrench:
         intake.add(replace(m, b=((m.A @ pi_true).reshape(m.samples, 6) + np.asarray(offset)).ravel()))
     r = intake.finish()
@@ -306,7 +304,7 @@ def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
         return None
     A = np.vstack([m.A for m in wrench])
     e = np.concatenate([m.noise_bound for m in wrench])
-    offset_box = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    offset_box = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     if np.any(np.abs(offset) > offset_box):
         return None         # the stated offset box does not hold: no floor within the stated bounds
     prior_lower, prior_upper = robot.payload_prior()
@@ -344,9 +342,9 @@ def row_errors(robot, rec, rows, pi_true) -> dict:
     stated sensor and model part (``noise``) and the share the differentiated acceleration's error
     bound adds for the true payload (``acceleration_share``: the least the estimator can add, its box
     holding the truth), beside the largest model error actually met (``model_error_max``)."""
-    rate = float(robot.sensing["joint_states_hz"])
+    rate = float(robot.sensing.joint_states_hz)
     reversals = reversal_times(rec)
-    sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if robot.sensing["wrench"] else None
+    sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if robot.sensing.wrench else None
     out = {"rows": 0, "beyond_bound": 0, "beyond_bound_at_reversal": 0, "max_ratio": 0.0,
            "max_model_error_force_N": {"at_reversal": 0.0, "elsewhere": 0.0},
            "max_model_error_torque_Nm": {"at_reversal": 0.0, "elsewhere": 0.0},

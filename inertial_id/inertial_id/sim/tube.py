@@ -91,7 +91,7 @@ def measure_round(robot: Robot, tube, duration_s: float = 20.0, seed: int = 0, b
     settings = replace(settings, max_plans=10**6, stop_patience=10**6)
     certify_fn = cached_certify(robot, cert)
     optimizer = PlanOptimizer(robot, settings, cert, certify_fn)
-    pi = payload_params(robot.profile["payload"]["sim"])
+    pi = payload_params(robot.spec.payload.sim)
     lo, hi = robot.payload_prior()
     early, late = ((np.maximum(lo, pi - share * (hi - lo)), np.minimum(hi, pi + share * (hi - lo)))
                    for share in BOX_SHARES)
@@ -108,7 +108,7 @@ def measure_round(robot: Robot, tube, duration_s: float = 20.0, seed: int = 0, b
         rh = RecedingHorizon(robot, settings, cert, certify_fn)
         if not brakes:     # records the errors as the planner's own monitor does, without braking on them
             rh.monitor = TubeMonitor(np.full((3, robot.nv), np.inf), robot.position_lower, robot.position_upper,
-                                     robot.velocity_limit, robot.profile["noise"]["velocity_rad_s"])
+                                     robot.velocity_limit, robot.spec.noise.velocity_rad_s)
         run = SimulatedRun(sim, rh, optimizer, 1.0 / sim.dt)
         start_s = elapsed
 

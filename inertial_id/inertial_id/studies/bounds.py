@@ -107,18 +107,18 @@ def exciting_trajectory(robot, start, end, duration_s: float, seed: int, harmoni
 
 def random_postures(robot, n: int, rng, spread_rad: float = POSTURE_SPREAD_RAD) -> np.ndarray:
     """``n`` postures around home, inside the position limits."""
-    home = np.asarray(robot.profile["sim"]["home"], float)
+    home = np.asarray(robot.spec.sim.home, float)
     q = home + rng.uniform(-1.0, 1.0, (n, home.size)) * spread_rad
     return np.clip(q, robot.position_lower + 0.2, robot.position_upper - 0.2)
 
 
 def simulate(robot, pi_payload, true_model, seed: int, noise_factor: float = 1.0):
     """Samples ``(t, q, qd, tau)`` of the four trajectories tracked back to back at 4 kHz."""
-    nominal = NoiseModel.from_profile(robot.profile)
+    nominal = NoiseModel.from_profile(robot.spec)
     noise = replace(nominal, torque_relative=noise_factor * nominal.torque_relative,
                     torque_absolute_Nm=noise_factor * nominal.torque_absolute_Nm)
-    sim_cfg = robot.profile["sim"]
-    sim = Simulator(robot, pi_payload, STEP_HZ, sim_cfg["kp"], sim_cfg["kd"], sim_cfg["ki"], noise, seed,
+    sim_cfg = robot.spec.sim
+    sim = Simulator(robot, pi_payload, STEP_HZ, sim_cfg.kp, sim_cfg.kd, sim_cfg.ki, noise, seed,
                     true_model=true_model)
     postures = np.vstack([sim.q, random_postures(robot, TRAJECTORIES, np.random.default_rng(seed + 7919))])
     out = []
@@ -142,8 +142,8 @@ def run_trial(robot_name: str, payload: str, seed: int, noise_factor: float = 1.
         raise ValueError(f"payload {payload} with this grasp lies outside the payload prior box")
     true_model = perturbed_model(robot.model, rng)
     t, q, qd, tau = simulate(robot, pi, true_model, seed, noise_factor)
-    noise = NoiseModel.from_profile(robot.profile)
-    model_error = float(robot.profile["noise"]["model_error_Nm"])
+    noise = NoiseModel.from_profile(robot.spec)
+    model_error = float(robot.spec.noise.model_error_Nm)
     estimators = {m: BOUND_METHODS[m](robot, PAYLOAD_PRIOR_LOWER, PAYLOAD_PRIOR_UPPER, window=WINDOW) for m in methods}
     windows = MomentumWindows(robot, WINDOW, noise.torque_relative, noise.torque_absolute_Nm, model_error)
     per_update = int(round(update_period_s * STEP_HZ))

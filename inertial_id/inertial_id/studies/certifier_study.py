@@ -25,9 +25,9 @@ def modest_plans(robot: Robot, n_plans: int, seed: int = 0, fraction: float = 0.
     """Plans from rest at the excitation centre (planner.centre, else sim.home) with free points drawn
     uniformly in centre +- fraction * reach (planner.reach_rad, else 0.3 rad)."""
     rng = np.random.default_rng(seed)
-    planner = robot.profile["planner"] or {}
-    centre = np.asarray(planner.get("centre", robot.profile["sim"]["home"]), dtype=float)
-    reach = np.asarray(planner.get("reach_rad", np.full(robot.nv, 0.3)), dtype=float)
+    planner = robot.spec.planner
+    centre = np.asarray(robot.spec.sim.home if planner is None else planner.centre, dtype=float)
+    reach = np.asarray(np.full(robot.nv, 0.3) if planner is None else planner.reach_rad, dtype=float)
     zero = np.zeros(robot.nv)
     return [BezierPlan.from_state(centre, zero, zero,
                                   centre + fraction * reach * rng.uniform(-1, 1, (free_points, robot.nv)),
@@ -164,7 +164,7 @@ def measure(robot_name: str = "kinova_gen3", n_plans: int = 20, seed: int = 0, p
     """All figures for one robot: timing, tightness and certification rate with the profile's prior
     payload box and with a box shrunk around the true payload (default: the profile's simulated one)."""
     robot = load_robot(robot_name)
-    payload = payload or robot.profile["payload"]["sim"]
+    payload = payload or robot.spec.payload.sim
     settings = CertifierSettings.from_profile(robot)
     plans = modest_plans(robot, n_plans, seed, fraction)
     prior = robot.payload_prior()

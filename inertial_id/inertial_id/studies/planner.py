@@ -86,7 +86,7 @@ def robot_with_obstacles(robot_name: str, obstacles: list):
     """The robot profile ``robot_name`` with extra obstacle boxes."""
     robot = load_robot(robot_name)
     if obstacles:
-        robot = robot.with_profile(dict(robot.profile, obstacles=robot.profile["obstacles"] + obstacles))
+        robot = robot.with_profile(obstacles=[*robot.spec.obstacles, *obstacles])
     return robot
 
 
@@ -220,13 +220,13 @@ def make_simulator(robot, pi, true_model, friction, seed: int, engine: str):
     """The arm of a trial: on pinocchio, the perturbed robot (``true_model``) with the drawn joint
     ``friction``; on MuJoCo (:mod:`inertial_id.sim`), the profile's links with the joint armature,
     damping and Coulomb friction of the simulated robot node, sensor errors at the profile's bounds."""
-    sim = robot.profile["sim"]
+    sim = robot.spec.sim
     if engine == "mujoco":
-        if float(sim["step_hz"]) != STEP_HZ:        # the loop's sampling and commands count its steps
-            raise ValueError(f"study plan on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim['step_hz']}")
+        if float(sim.step_hz) != STEP_HZ:        # the loop's sampling and commands count its steps
+            raise ValueError(f"study plan on MuJoCo steps at {STEP_HZ:g} Hz: profile sim.step_hz is {sim.step_hz}")
         return MujocoSimulator.as_simulated_robot(robot, pi, seed)
-    return Simulator(robot, pi, STEP_HZ, sim["kp"], sim["kd"], sim["ki"], NoiseModel.from_profile(robot.profile),
-                     seed, q0=sim["home"], true_model=true_model, friction=friction)
+    return Simulator(robot, pi, STEP_HZ, sim.kp, sim.kd, sim.ki, NoiseModel.from_profile(robot.spec),
+                     seed, q0=sim.home, true_model=true_model, friction=friction)
 
 
 def random_plan_hit_rate(robot, settings, cert_settings, checker, rng, plans: int = 50) -> float:

@@ -61,7 +61,7 @@ def _wrist_motion(robot: Robot, base_frequency_hz: float, n_samples: int) -> Wri
     omega = 2 * np.pi * base_frequency_hz * WRIST_FREQUENCY_RATIOS
     arg = np.outer(t, omega) + WRIST_PHASES_RAD
     amp = WRIST_AMPLITUDE_RAD
-    q0 = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    q0 = np.asarray(robot.spec.sim.home, dtype=float)
     X, a, w, al, g = [], [], [], [], []
     for k in range(n_samples):
         q, v, dv = q0.copy(), np.zeros(model.nv), np.zeros(model.nv)

@@ -87,21 +87,21 @@ def executing_margins(state, columns: dict) -> dict:
 def from_bag(path, robot, method: str | None = None, progress=None) -> RunData:
     """Everything a bag offers for the report (the profile gives limits and the estimator)."""
     topics = bags.topics_in(path)
-    method = method or robot.profile["identification"]["method"]
+    method = method or robot.spec.identification.method
     live = bags.read_estimates(path) if bags.ESTIMATE in topics else None
     check_profile_fits_bag(path, robot, topics, live)
     intake, result, info = offline.estimate_from_bag(path, robot, method, progress=progress, keep_rows=True)
     run = RunData(title=f"{Path(path).name}: {robot.name}, {method}", parameter_names=list(result.parameter_names),
                   robot=robot.name, method=method, frame=robot.payload_frame)
     t0 = None
-    js_topic = robot.sensing["joint_states_topic"]
+    js_topic = robot.sensing.joint_states_topic
     if js_topic in topics:
         js = bags.read_joint_states(path, robot.joint_names, js_topic)
         t0 = js.t[0]
         run.joint_t, run.joint_names, run.q, run.qd = js.t - t0, list(js.names), js.q, js.qd
         run.position_limits = (robot.position_lower, robot.position_upper)
         run.velocity_limit = robot.velocity_limit
-        if robot.sensing["joint_torque"] and js.tau is not None:
+        if robot.sensing.joint_torque and js.tau is not None:
             run.tau_measured_Nm, run.torque_limit_Nm = js.tau, robot.torque_limit
     if live is not None and len(live):
         # the live run's own stream (stamped with the estimator's clock)

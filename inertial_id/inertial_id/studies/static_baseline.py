@@ -66,7 +66,7 @@ def static_poses(robot, n: int = POSES) -> np.ndarray:
     position limits."""
     if not 2 <= n <= len(WRIST_OFFSETS_RAD):
         raise ValueError(f"the baseline takes 2 to {len(WRIST_OFFSETS_RAD)} poses, not {n}")
-    home = np.asarray(robot.profile["sim"]["home"], float)
+    home = np.asarray(robot.spec.sim.home, float)
     q = np.tile(home, (n, 1))
     q[:, -3:] += WRIST_OFFSETS_RAD[:n]
     return np.clip(q, robot.position_lower + 0.05, robot.position_upper - 0.05)
@@ -102,14 +102,14 @@ class Recording:
 def sensor_rate_hz(robot) -> float:
     """The rate the rows are read at: the wrench's for F/T arms, the joint states' otherwise."""
     s = robot.sensing
-    return float(s["wrench_hz"] if s.get("wrench") else s["joint_states_hz"])
+    return float(s.wrench_hz if s.wrench else s.joint_states_hz)
 
 
 def new_simulator(robot, pi_payload, true_model, seed: int) -> Simulator:
     """The simulated arm of a case: the profile's gains and step rate, the profile's sensors."""
-    cfg = robot.profile["sim"]
-    return Simulator(robot, pi_payload, float(cfg["step_hz"]), cfg["kp"], cfg["kd"], cfg["ki"],
-                     SensorNoise.from_profile(robot.profile), seed, true_model=true_model)
+    cfg = robot.spec.sim
+    return Simulator(robot, pi_payload, float(cfg.step_hz), cfg.kp, cfg.kd, cfg.ki,
+                     SensorNoise.from_profile(robot.spec), seed, true_model=true_model)
 
 
 def record(sim: Simulator, segments) -> Recording:
@@ -212,9 +212,9 @@ def run_ours(robot, sim: Simulator, pi_true, seed: int) -> dict:
              for k in range(TRAJECTORIES)]
     rec = record(sim, trajs)
     # what the builder and estimator nodes do with these samples (inertial_id.api.payload_bounds)
-    intake = RowIntake(robot, robot.profile["identification"]["method"], None, UPDATE_PERIOD_S)
+    intake = RowIntake(robot, robot.spec.identification.method, None, UPDATE_PERIOD_S)
     wrench = None if rec.wrench is None else (rec.t, rec.wrench)
-    tau = rec.tau if robot.sensing.get("joint_torque") else None
+    tau = rec.tau if robot.sensing.joint_torque else None
     for message in rows_from_stream(robot, intake.estimator.kinds, rec.t, rec.q, rec.qd, tau, wrench):
         intake.add(message)
     return ours_entry(robot, intake.history, intake.finish(), pi_true, rec.t[0], TRAJECTORIES * TRAJECTORY_S)
@@ -313,7 +313,7 @@ def run_study(robot: str = "kinova_gen3", cases: int = 5, payloads=tuple(PAYLOAD
     args = [(robot, payloads[i % len(payloads)], seed + i, poses) for i in range(cases)]
     results = map_tasks(_run_case_args, args, workers)
     r = load_robot(robot)
-    return {"robot": r.name, "sensing": "wrench" if r.sensing.get("wrench") else "joint_torque",
+    return {"robot": r.name, "sensing": "wrench" if r.sensing.wrench else "joint_torque",
             "usable_definition": {"mass_error_rel_below": MASS_TOLERANCE,
                                   "com_error_m_below": COM_TOLERANCE_M},
             "settings": {"poses": poses, "hold_s": HOLD_S, "settle_s": SETTLE_S, "update_period_s": UPDATE_PERIOD_S,

@@ -17,8 +17,8 @@ def run_sim(name, seconds, noise=True):
     traj, report = trajectory.excitation_from_profile(robot, seconds)
     assert report.ok
     sim.command(traj.resample(100))
-    sensing = robot.profile["sensing"]
-    builder = RowBuilder(robot, sensing["joint_torque"], sensing["wrench"])
+    sensing = robot.spec.sensing
+    builder = RowBuilder(robot, sensing.joint_torque, sensing.wrench)
     rows, track_err = [], 0.0
     for k in range(int(seconds * 1000)):
         sim.step()
@@ -50,7 +50,7 @@ def test_noise_free_rows_err_less_than_the_declared_model_error():
     """Without sensor noise only differentiation at 500 Hz remains: the profile's allowance covers it."""
     robot, truth, rows, _ = run_sim("kinova_gen3", 2.0, noise=False)
     res = np.concatenate([np.abs(r.A @ truth - r.b) for r in rows])
-    assert 1e-5 < res.max() < robot.profile["noise"]["model_error_Nm"]
+    assert 1e-5 < res.max() < robot.spec.noise.model_error_Nm
 
 
 @pytest.mark.parametrize("name", ["kinova_gen3", "xarm7", "digit_arm"])
@@ -60,7 +60,7 @@ def test_fourier_excitation_starts_and_ends_at_rest_within_limits(name):
     robot = robot_model.load_robot(name)
     traj, report = trajectory.excitation_from_profile(robot, 12.0)
     assert report.ok and report.min_position_margin > 0 and report.min_velocity_margin > 0
-    home = np.asarray(robot.profile["sim"]["home"])
+    home = np.asarray(robot.spec.sim.home)
     np.testing.assert_allclose(traj.q[0], home, atol=1e-12)
     np.testing.assert_allclose(traj.q[-1], home, atol=1e-9)
     assert np.abs(traj.qd[[0, -1]]).max() < 1e-9
@@ -89,7 +89,7 @@ def test_pmd_estimator_on_simulated_wrench_rows():
     robot, truth, rows, _ = run_sim("xarm7", 3.0)
     X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
     est = PayloadEstimator("pmd", params.parameter_names("payload"), *robot.payload_prior(),
-                           pmd=PmdEstimator.from_payload_profile(robot.profile["payload"], X_SP))
+                           pmd=PmdEstimator.from_payload_profile(robot.spec.payload, X_SP))
     for r in rows:
         est.add_rows(r.A, r.b, r.noise_bound, r.noise_sigma, samples=1, kinematics=r.kinematics)
     est.update_bounds()

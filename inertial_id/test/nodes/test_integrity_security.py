@@ -31,12 +31,12 @@ def test_policy_gives_each_node_its_own_interfaces_and_commands_only_to_the_oper
                           "operator"}
     publishers = {n for n, r in rules.items() if "/inertial_estimate" in r["publish"]}
     assert publishers == {"estimator"}                           # nobody else can forge an estimate
-    controller = robot.profile["controller"]["topic"]
+    controller = robot.spec.controller.topic
     assert {n for n, r in rules.items() if controller in r["publish"]} == {"excitation_planner"}
     assert {n for n, r in rules.items() if "/regressor_samples" in r["publish"]} == {"regressor_builder"}
     # besides the operator, only the estimator calls a service: the driver's set-load (~/apply)
     assert {n for n, r in rules.items() if r["request"]} == {"operator", "estimator"}
-    assert rules["estimator"]["request"] == {robot.profile["apply"]["service"]}
+    assert rules["estimator"]["request"] == {robot.spec.apply.service}
     # the operator drives the managed nodes' lifecycles too (ros2 lifecycle set)
     lifecycle = {f"/{n}/{s}" for n in rules if n != "operator" for s in sp.LIFECYCLE_SERVICES}
     assert rules["operator"]["request"] == {"/estimator/reset", "/estimator/apply", "/excitation_planner/start",

@@ -176,7 +176,7 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
     sensing = load_robot(robot).sensing
     for key, value in expect.items():
         if value is not None:
-            assert sensing[key] == value
+            assert getattr(sensing, key) == value
     from std_srvs.srv import Trigger
     from inertial_id.nodes.monitor import MonitorNode
     sim = start_simulated_driver(robot, ros_env, **driver)

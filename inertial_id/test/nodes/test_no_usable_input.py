@@ -26,10 +26,10 @@ def test_a_builder_fed_only_unusable_joint_states_warns(ros_env, tmp_path):
             if st.hardware_id == "regressor_builder":
                 status["level"], status["message"] = st.level, st.message
     node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
-    pub = node.create_publisher(JointState, robot.sensing["joint_states_topic"], SENSOR_QOS)
+    pub = node.create_publisher(JointState, robot.sensing.joint_states_topic, SENSOR_QOS)
     try:
         assert spin_until(node, lambda: pub.get_subscription_count() >= 1, 60.0), f"builder not up: {tmp_path}"
-        q = np.asarray(robot.profile["sim"]["home"], float)
+        q = np.asarray(robot.spec.sim.home, float)
         t0 = node.get_clock().now().nanoseconds * 1e-9
         for k in range(200):             # torque rows need effort: NaN effort makes every sample unusable
             msg = JointState(name=list(robot.joint_names), position=q.tolist(), velocity=[0.0] * robot.nv,

@@ -307,9 +307,8 @@ def test_driver_requests_carry_the_payload_in_the_drivers_units(interface, packa
         assert request.center_of_mass == pytest.approx([0.01, -0.02, 0.08])
         assert np.reshape(request.load_inertia, (3, 3), order="F") == pytest.approx(I_C)
     defaults = {"ur_set_payload": "/io_and_status_controller/set_payload", "franka_set_load": "/service_server/set_load"}
-    raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
-    raw["apply"] = {"interface": interface, "tolerated_torque_Nm": 2.0}
-    assert ApplyLimits.from_robot(robot_model.load_robot("xarm7").with_profile(raw)).service == defaults[interface]
+    robot = robot_model.load_robot("xarm7").with_profile(apply={"interface": interface, "tolerated_torque_Nm": 2.0})
+    assert ApplyLimits.from_robot(robot).service == defaults[interface]
 
 
 @pytest.mark.ros
@@ -328,9 +327,7 @@ def test_apply_calls_the_ur_and_franka_drivers_services(interface, package, type
 
     from inertial_id.nodes.payload_apply import PayloadOutputs
     srv = getattr(pytest.importorskip(f"{package}.srv", reason=f"{package} not built (make test-deps)"), type_name)
-    raw = {k: v for k, v in robot_model.load_profile("xarm7").items() if k != "_path"}
-    raw["apply"] = {"interface": interface, "tolerated_torque_Nm": 2.0}
-    robot = robot_model.load_robot("xarm7").with_profile(raw)
+    robot = robot_model.load_robot("xarm7").with_profile(apply={"interface": interface, "tolerated_torque_Nm": 2.0})
     service = ApplyLimits.from_robot(robot).service
     received, answers = [], [True, False]
 

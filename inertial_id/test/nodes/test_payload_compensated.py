@@ -54,14 +54,14 @@ def test_compensated_wrench_stays_inside_its_bound_after_identification(ros_env,
     node.create_subscription(WrenchStamped, topics.WRENCH_COMPENSATED, on_value, RELIABLE_QOS)
     node.create_subscription(WrenchStamped, topics.WRENCH_COMPENSATED + "_bound",
                              lambda m: bounds.__setitem__(key(m), as_array(m)), RELIABLE_QOS)
-    node.create_subscription(JointState, robot.sensing["joint_states_topic"],
+    node.create_subscription(JointState, robot.sensing.joint_states_topic,
                              lambda m: speed.__setitem__(key(m), float(np.max(np.abs(m.velocity)))), SENSOR_QOS)
     node.create_subscription(InertialEstimate, topics.relative(topics.ESTIMATE), estimates.append, KEPT_QOS)
     node.create_subscription(InertiaStamped, topics.relative(topics.INERTIA), inertias.append, KEPT_QOS)
-    command = node.create_publisher(JointTrajectory, robot.profile["controller"]["topic"], RELIABLE_QOS)
+    command = node.create_publisher(JointTrajectory, robot.spec.controller.topic, RELIABLE_QOS)
     counts = diagnostic_counts(node)
-    bad_wrench = node.create_publisher(WrenchStamped, robot.sensing["wrench_topic"], SENSOR_QOS)
-    bad_joints = node.create_publisher(JointState, robot.sensing["joint_states_topic"], SENSOR_QOS)
+    bad_wrench = node.create_publisher(WrenchStamped, robot.sensing.wrench_topic, SENSOR_QOS)
+    bad_joints = node.create_publisher(JointState, robot.sensing.joint_states_topic, SENSOR_QOS)
     try:
         deadline = time.monotonic() + 90.0
         wait_for_graph(node, procs, topics.ROWS, 1, deadline, str(tmp_path))
@@ -133,7 +133,7 @@ def excitation_command(robot, seconds: float):
     from inertial_id.core.trajectory import excitation_from_profile
     traj, limits = excitation_from_profile(robot, seconds)
     assert limits.ok
-    traj = traj.resample(float(robot.profile["excitation"]["point_hz"]))
+    traj = traj.resample(float(robot.spec.excitation.point_hz))
     at = lambda t: Duration(**dict(zip(("sec", "nanosec"), divmod(int(round(t * 1e9)), 10**9))))
     return JointTrajectory(joint_names=list(robot.joint_names), points=[
         JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
@@ -165,7 +165,7 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     from ros_helpers import spin_until
 
     robot = load_robot("kinova_gen3")
-    truth = payload_params(robot.profile["payload"]["sim"])
+    truth = payload_params(robot.spec.payload.sim)
     procs = start_node_set("kinova_gen3", ros_env, str(tmp_path), nodes=("payload_compensator",),
                            payload_compensator={"use_sim_time": True})
     node = rclpy.create_node("external_effort_check")
@@ -182,7 +182,7 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     node.create_subscription(JointState, topics.EXTERNAL_EFFORT, keep(values, "value"), RELIABLE_QOS)
     node.create_subscription(JointState, topics.EXTERNAL_EFFORT + "_bound", keep(bounds, "bound"), RELIABLE_QOS)
     arm = list(robot.joint_names)
-    node.create_subscription(JointState, robot.sensing["joint_states_topic"], lambda m: speed.__setitem__(
+    node.create_subscription(JointState, robot.sensing.joint_states_topic, lambda m: speed.__setitem__(
         key(m), max(abs(m.velocity[list(m.name).index(j)]) for j in arm)), SENSOR_QOS)
     half = 0.01 * (1 + np.abs(truth))
     estimate = InertialEstimate(body="payload", method="stand-in", parameter_names=params.parameter_names("payload"),
@@ -191,9 +191,9 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     estimate.header.frame_id = robot.payload_frame
     estimates = node.create_publisher(InertialEstimate, topics.relative(topics.ESTIMATE), KEPT_QOS)
     estimates.publish(estimate)
-    command = node.create_publisher(JointTrajectory, robot.profile["controller"]["topic"], RELIABLE_QOS)
+    command = node.create_publisher(JointTrajectory, robot.spec.controller.topic, RELIABLE_QOS)
     try:
-        assert spin_until(node, lambda: node.count_subscribers(robot.sensing["joint_states_topic"]) >= 2
+        assert spin_until(node, lambda: node.count_subscribers(robot.sensing.joint_states_topic) >= 2
                           or procs.dead(), 60.0), procs.dead()
         procs.start("sim_robot", {"robot_profile": "kinova_gen3", "publish_clock": True,
                                   "wait_for_joint_state_subscribers": 2}, ros_env, str(tmp_path))

@@ -36,7 +36,7 @@ def test_demo_recording_is_complete(tmp_path, ros_env, capfd, storage):
     assert bags.check_readable(bag) == sum(counts.values())
     # every stream of the run is in it: sensor samples, rows, estimates, planner status and commands
     for topic in (bags.JOINT_STATES, bags.ROWS, bags.ESTIMATE, bags.STATUS, bags.TRUTH,
-                  robot.profile["controller"]["topic"]):
+                  robot.spec.controller.topic):
         assert counts[topic] > 0, topic
     # and the 1 kHz joint states without a gap from the first to the last
     stamps = np.array([stamp_s(m.header.stamp) for _, m in bags.read_topics(bag, [bags.JOINT_STATES])[bags.JOINT_STATES]])

@@ -21,7 +21,7 @@ def test_the_builder_listens_only_once_its_rows_publisher_has_matched_its_reader
     procs = start_node_set("kinova_gen3", ros_env, str(tmp_path), nodes=("regressor_builder",),
                            regressor_builder={"wait_for_rows_subscribers": 1})
     node = rclpy.create_node("builder_hold_test")
-    joint_states = node.create_publisher(JointState, robot.sensing["joint_states_topic"], SENSOR_QOS)
+    joint_states = node.create_publisher(JointState, robot.sensing.joint_states_topic, SENSOR_QOS)
     log = tmp_path / "regressor_builder.log"
     try:
         assert spin_until(node, lambda: log.exists() and "not subscribed until" in log.read_text(), 60.0), \

@@ -21,7 +21,7 @@ def test_link_transforms_compose_to_forward_kinematics(name, rng):
     children = [c for _, c in edges]
     assert len(children) == len(set(children))                   # a tree: one parent per link
     names = {model.frames[i].name for e in edges for i in e}
-    base, payload = robot.profile["frames"]["base"], robot.payload_frame
+    base, payload = robot.spec.frames.base, robot.payload_frame
     assert {base, payload} <= names
     q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
     T = chain_pose(robot_state.link_transforms(model, data, q, edges), base, payload)
@@ -131,7 +131,7 @@ def test_an_rviz_config_per_launched_robot_with_its_base_as_fixed_frame():
         robot = load_robot(name)
         cfg = yaml.safe_load((folder / f"{name}.rviz").read_text())
         options = cfg["Visualization Manager"].pop("Global Options")
-        assert options["Fixed Frame"] == robot.profile["frames"]["base"], name
+        assert options["Fixed Frame"] == robot.spec.frames.base, name
         assert shared is None or cfg == shared, name
         shared = cfg
         parent = {robot.model.frames[c].name: robot.model.frames[p].name for p, c in robot_state.link_tree(robot.model)}

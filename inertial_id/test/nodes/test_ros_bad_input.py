@@ -27,8 +27,8 @@ def test_bad_sensor_input_is_dropped_counted_and_survived(ros_env, tmp_path):
                            estimator={"bounds_period_s": 1.0, "publish_period_s": 0.25, "state_file": "none"})
     node = rclpy.create_node("bad_input_test")
     try:
-        pub_js = node.create_publisher(JointState, sensing["joint_states_topic"], SENSOR_QOS)
-        pub_w = node.create_publisher(WrenchStamped, sensing["wrench_topic"], SENSOR_QOS)
+        pub_js = node.create_publisher(JointState, sensing.joint_states_topic, SENSOR_QOS)
+        pub_w = node.create_publisher(WrenchStamped, sensing.wrench_topic, SENSOR_QOS)
         pub_rows = node.create_publisher(RegressorSample, "regressor_samples", RELIABLE_QOS)
         diag, rows_out, estimates = diagnostic_counts(node), [], []
         node.create_subscription(RegressorSample, "regressor_samples", rows_out.append, RELIABLE_QOS)

@@ -58,7 +58,7 @@ class StandInController:
         self.goals, self.rejections, self.tolerances = 0, [], []
         self._abort = set()      # stamps of the accepted goals to abort
         self.GoalResponse = GoalResponse
-        self.server = ActionServer(node, FollowJointTrajectory, robot.profile["controller"]["action"],
+        self.server = ActionServer(node, FollowJointTrajectory, robot.spec.controller.action,
                                    execute_callback=self.execute, goal_callback=self.on_goal)
 
     def on_goal(self, goal):

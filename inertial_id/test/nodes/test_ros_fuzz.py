@@ -178,8 +178,8 @@ def test_fuzzed_inputs_are_counted_and_survived(ros_env, tmp_path):
     try:
         # reliable, keep all: the publisher waits for slow readers instead of discarding (flow control)
         lossless = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
-        pub_js = node.create_publisher(JointState, sensing["joint_states_topic"], lossless)
-        pub_w = node.create_publisher(WrenchStamped, sensing["wrench_topic"], lossless)
+        pub_js = node.create_publisher(JointState, sensing.joint_states_topic, lossless)
+        pub_w = node.create_publisher(WrenchStamped, sensing.wrench_topic, lossless)
         pub_rows = node.create_publisher(RegressorSample, "regressor_samples", lossless)
         diag, built, estimates = diagnostic_counts(node), [], []
         node.create_subscription(RegressorSample, "regressor_samples",

@@ -85,9 +85,9 @@ def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfig
                                                                                     node_name):
     import rclpy
 
-    from inertial_id.core.robot.model import load_profile
+    from inertial_id.core.robot.model import profile_file
     from inertial_id.nodes.launch import start_node_set
-    profile = yaml.safe_load(open(load_profile("kinova_gen3")["_path"]))
+    profile = yaml.safe_load(profile_file("kinova_gen3").read_text())
     profile["limits"]["torque"] = profile["limits"]["torque"][:5]
     path = tmp_path / "gen3_bad.yaml"
     path.write_text(yaml.safe_dump(profile))
@@ -173,7 +173,7 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
         node.create_subscription(ExcitationStatus, "excitation_status", status.append, 10)
         lifecycle = Lifecycle(node, "excitation_planner")
         start = node.create_client(Trigger, "/excitation_planner/start")
-        topic = robot.profile["controller"]["topic"]
+        topic = robot.spec.controller.topic
 
         # unconfigured: no command publisher, no status, no start service
         assert lifecycle.state() == "unconfigured"

@@ -27,7 +27,7 @@ def planner(ros_env, tmp_path):
 def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_path):
     node, arm, status, start, robot, settings = planner
     diagnostics = node_counters(node, "excitation_planner")
-    topic = robot.profile["controller"]["topic"]
+    topic = robot.spec.controller.topic
     # the command topic is volatile: a late joiner never gets an old trajectory
     info = node.get_publishers_info_by_topic(topic)
     assert info and all(i.qos_profile.durability == DurabilityPolicy.VOLATILE for i in info)

@@ -97,7 +97,7 @@ def test_rviz_config_shows_the_estimate_markers_in_the_payload_frame():
     assert marker_display["Topic"]["Durability Policy"] == "Volatile"
     # the fixed frame is the Gen3's base, the markers in the payload frame reach it through /tf, the
     # robot model comes latched (the other robots' files: test_robot_state)
-    assert manager["Global Options"]["Fixed Frame"] == load_robot("kinova_gen3").profile["frames"]["base"]
+    assert manager["Global Options"]["Fixed Frame"] == load_robot("kinova_gen3").spec.frames.base
     model = displays["rviz_default_plugins/RobotModel"]
     assert model["Description Source"] == "Topic" and model["Description Topic"]["Value"] == "/robot_description"
     assert model["Description Topic"]["Durability Policy"] == "Transient Local"

@@ -29,8 +29,7 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
     assert s["silent_wrong_answers"] == 0
     assert "silent wrong answers in 2 cases" in capsys.readouterr().out
     # the force rows' bound: the stated sensor and model part, and the acceleration share for the truth
-    noise = load_robot("xarm7").profile["noise"]
-    stated = noise["wrench"]["bound_sigmas"] * noise["wrench"]["force_sigma_N"] + noise["model_error_N"]
+    stated = load_robot("xarm7").spec.noise.wrench_row_floor()[0]
     assert s["median_force_row_noise_N"] == pytest.approx(stated)
     assert 0.0 < s["median_force_row_acceleration_share_N"] < np.inf
     # with every error zero: what no sound box beats, and the estimator's box, which beats nothing
@@ -77,13 +76,13 @@ def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_it
     from inertial_id.core.estimators.wrench_momentum_box import sample_bound
     from inertial_id.core.signals.sensors import NoiseModel
     from inertial_id.core.signals.wrench_momentum import WrenchMomentumRegressor, window_rows
-    drift = NoiseModel.from_profile(robot.profile).wrench_offset_drift()
+    drift = NoiseModel.from_profile(robot.spec).wrench_offset_drift()
     rows = window_rows(WrenchMomentumRegressor(robot).terms(rec.q, rec.qd), rec.t, rec.wrench, sample_bound(robot), 1,
                        *robot.payload_prior(), drift_per_s=drift)
     residual = rows.A @ pi_true + rows.O @ np.asarray(case.wrench_offset) - rows.b
     assert np.all(np.abs(residual) <= rows.bound)
     beyond = np.zeros(6)
-    beyond[0] = 2.0 * robot.profile["noise"]["wrench"]["offset_N"]
+    beyond[0] = 2.0 * robot.spec.noise.wrench.offset_N
     rec.wrench = rec.wrench + beyond
     untared = momentum_wrench_score(robot, rec, pi_true, np.asarray(case.wrench_offset) + beyond)
     assert not untared["silent_wrong_answer"]

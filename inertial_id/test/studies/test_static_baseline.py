@@ -101,7 +101,7 @@ def test_small_study_carries_the_comparison_table(name, tmp_path, monkeypatch, c
     assert com_tol == sb.COM_TOLERANCE_M
     poses = sb.static_poses(robot, 4)
     motion = sum(sb.move(robot, a, b, 1000.0).duration for a, b in zip(
-        np.vstack([robot.profile["sim"]["home"], poses[:-1]]), poses)) + 4 * sb.HOLD_S
+        np.vstack([robot.spec.sim.home, poses[:-1]]), poses)) + 4 * sb.HOLD_S
     for row, case in zip(report["table"], report["cases"]):
         base, ours = case["static_poses"], case["ours"]
         truth = np.array(case["com_m"])

@@ -85,7 +85,7 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
             if k in ("dropped.lost_in_transport", "dropped.missed_samples") and int(v) > 0}
     other_drops = {k: v for k, v in counts.items() if k.startswith("dropped.") and k not in lost and int(v) > 0}
     js = bags.read_joint_states(bag, robot.joint_names)
-    recorder_gaps = int(np.sum(np.diff(js.t) > 1.5 / robot.sensing["joint_states_hz"]))
+    recorder_gaps = int(np.sum(np.diff(js.t) > 1.5 / robot.sensing.joint_states_hz))
     print(f"joint states: {len(js)} recorded ({recorder_gaps} gaps), {counts.get('accepted')} accepted by the "
           f"live builder, its losses {lost}, other drops {other_drops}")
     assert not other_drops

@@ -21,8 +21,8 @@ def robot_with_calibration(robot: Robot, calibration: Calibration, path) -> Robo
 
 def robot_naming_calibration(robot: Robot, path) -> Robot:
     """A copy of ``robot`` whose profile names the calibration file ``path``."""
-    identification = dict(robot.profile["identification"], calibration=str(Path(path).resolve()))
-    return robot.with_profile(dict(robot.profile, identification=identification))
+    identification = robot.spec.identification.model_copy(update={"calibration": str(Path(path).resolve())})
+    return robot.with_profile(identification=identification)
 
 
 def run_pipeline(robot, run, tau=None, bounds_period_s: float = BOUNDS_PERIOD_S):

@@ -48,7 +48,7 @@ def calibrate(robot, runs: list[Run], validate: Sequence[Run] = (), safety_facto
         raise ValueError("effort delays must be >= 0 s")
     rate = float(1.0 / np.median(np.concatenate([np.diff(r.t) for r in runs])))
     detector, plateaus = fit_detector(runs, robot.velocity_limit)
-    primary_s = robot.profile["identification"]["momentum_window_s"] or 0.1
+    primary_s = robot.spec.identification.momentum_window_s or 0.1
     lengths = sorted({max(1, int(round(w * rate))) for w in (*windows_s, primary_s)})
     primary = max(1, int(round(primary_s * rate)))
     # every delay is compared on the windows whose effort the largest delay still finds in the run

@@ -230,13 +230,13 @@ _CACHE: dict = {}
 def calibration_of(robot) -> Calibration | None:
     """The calibration the robot's profile names (``identification.calibration``, a path relative
     to the profile's folder), checked against the robot's joints; None when it names none."""
-    ident = robot.profile["identification"]
-    name = ident.get("calibration")
+    ident = robot.spec.identification
+    name = ident.calibration
     if not name:
         return None
     path = Path(name)
-    if not path.is_absolute() and robot.profile.get("_path"):
-        path = Path(robot.profile["_path"]).parent / path
+    if not path.is_absolute() and robot.path:
+        path = Path(robot.path).parent / path
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.exists() else 0)
     if key not in _CACHE:
         _CACHE[key] = load_calibration(path)
@@ -267,5 +267,5 @@ def momentum_window(robot, calibration: Calibration | None) -> int:
     driver's rate."""
     if calibration is None:
         return robot.momentum_window_samples
-    window_s = robot.profile["identification"]["momentum_window_s"]
+    window_s = robot.spec.identification.momentum_window_s
     return int(round(window_s * calibration.sample_rate_hz)) if window_s > 0 else 0

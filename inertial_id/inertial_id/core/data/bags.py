@@ -92,10 +92,10 @@ def suite_topics(robot=None) -> dict:
     topics = dict(TOPICS)
     if robot is not None:
         sensing = robot.sensing
-        topics[sensing["joint_states_topic"]] = TOPICS[JOINT_STATES]
-        if sensing["wrench"]:
-            topics[sensing["wrench_topic"]] = TOPICS[WRENCH]
-        topics[robot.profile["controller"]["topic"]] = (TRAJECTORY_TYPE, DEFAULT_QOS)
+        topics[sensing.joint_states_topic] = TOPICS[JOINT_STATES]
+        if sensing.wrench:
+            topics[sensing.wrench_topic] = TOPICS[WRENCH]
+        topics[robot.spec.controller.topic] = (TRAJECTORY_TYPE, DEFAULT_QOS)
     return topics
 
 

@@ -40,29 +40,28 @@ def node_interfaces(robot, sim: bool = True) -> dict[str, dict[str, tuple[str, .
     ``robot``'s profile, ``sim_robot`` included when ``sim`` (it stands for the driver: it publishes
     every stream the profile's driver section names)."""
     sensing = robot.sensing
-    controller = robot.profile["controller"]["topic"]
-    joint_states = sensing["joint_states_topic"]
-    builder_in = [joint_states] + ([sensing["wrench_topic"]] if sensing.get("wrench_topic") else [])
+    controller = robot.spec.controller.topic
+    joint_states = sensing.joint_states_topic
     apply = robot.spec.apply      # ~/apply hands the payload to the driver or a latched topic
     applied_topic = (apply.topic,) if apply.interface == "inertia_topic" else ()
     driver_service = tuple(filter(None, [apply.driver_service()]))
-    compensated = tuple(f"{topic}{suffix}" for topic, on in ((WRENCH_COMPENSATED, sensing["wrench"]),
-                                                             (EXTERNAL_EFFORT, sensing["joint_torque"]))
+    compensated = tuple(f"{topic}{suffix}" for topic, on in ((WRENCH_COMPENSATED, sensing.wrench),
+                                                             (EXTERNAL_EFFORT, sensing.joint_torque))
                         if on for suffix in ("", "_bound"))
     nodes = {
         "regressor_builder": {"publish": (ROWS, DIAGNOSTICS),
-                              "subscribe": tuple(builder_in) + (CLOCK,), "services": ()},
+                              "subscribe": (joint_states, sensing.wrench_topic, CLOCK), "services": ()},
         "estimator": {"publish": (ESTIMATE, MARKERS, INERTIA, DIAGNOSTICS) + applied_topic,
                       "subscribe": (ROWS, STATUS, CLOCK), "services": ("reset", "apply"), "calls": driver_service},
         "excitation_planner": {"publish": (controller, STATUS, DIAGNOSTICS),
                                "subscribe": (joint_states, ESTIMATE, CLOCK),
                                "services": ("start", "stop")},
         "payload_compensator": {"publish": compensated + (DIAGNOSTICS,),
-                                "subscribe": (joint_states,) + ((sensing["wrench_topic"],) if sensing["wrench"] else ())
+                                "subscribe": (joint_states,) + ((sensing.wrench_topic,) if sensing.wrench else ())
                                 + (ESTIMATE, CLOCK), "services": ()},
     }
     if sim:
-        streams = tuple(DriverEmulator(robot, float(robot.profile["sim"]["step_hz"])).topics())
+        streams = tuple(DriverEmulator(robot, float(robot.spec.sim.step_hz)).topics())
         # /robot_description and /tf: the arm for RViz (nodes/robot_state.py)
         nodes["sim_robot"] = {"publish": streams + (TRUTH, ROBOT_DESCRIPTION, TF, CLOCK, DIAGNOSTICS),
                               "subscribe": (controller,), "services": ("end_streams",)}

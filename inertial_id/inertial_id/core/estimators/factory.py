@@ -125,7 +125,7 @@ MAX_BOUND_ROWS = 3000
 
 def _momentum(robot) -> bool:
     """The profile forms momentum windows (joint torque sensing, a window length)."""
-    return bool(robot.sensing["joint_torque"]) and robot.momentum_window_samples > 0
+    return bool(robot.sensing.joint_torque) and robot.momentum_window_samples > 0
 
 
 def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
@@ -135,8 +135,8 @@ def _momentum_estimator(robot, cls, **kw) -> MomentumEstimator:
         kw["calibration"] = calibration
     lo, hi = robot.payload_prior()
     return MomentumEstimator(cls(robot, lo, hi, window=momentum_window(robot, calibration),
-                                 robot_relative_error=robot.profile["identification"]["robot_relative_error"], **kw),
-                             NoiseFloors(robot.profile, calibration))
+                                 robot_relative_error=robot.spec.identification.robot_relative_error, **kw),
+                             NoiseFloors(robot.spec, calibration))
 
 
 def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=None) -> RowsEstimator:
@@ -144,7 +144,7 @@ def _rows_estimator(robot, method: str, kinds, max_bound_rows: int | None, pmd=N
     lo, hi = robot.payload_prior()
     wrench = robot.ft_frame_id is not None and "wrench" in kinds
     sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if wrench else None
-    offsets = NoiseModel.from_profile(robot.profile).wrench_offset_bound() if wrench and pmd is None else None
+    offsets = NoiseModel.from_profile(robot.spec).wrench_offset_bound() if wrench and pmd is None else None
     est = PayloadEstimator(method, params.parameter_names("payload"), lo, hi, max_bound_rows or MAX_BOUND_ROWS, pmd=pmd,
                            acceleration_sensitivity=sensitivity, offset_bound=offsets)
     rows = RowsEstimator(est, kinds, needs_kinematics=pmd is not None, floors=NoiseFloors.of_robot(robot))
@@ -187,7 +187,7 @@ class PointMassMethod(EstimationMethod):
         if robot.ft_frame_id is None:
             raise ProfileError("method 'pmd' needs an F/T sensor frame in the profile")
         X_SP = relative_placement(robot.model, robot.ft_frame_id, robot.payload_frame_id)
-        pmd = PmdEstimator.from_payload_profile(robot.profile["payload"], X_SP)
+        pmd = PmdEstimator.from_payload_profile(robot.spec.payload, X_SP)
         return _rows_estimator(robot, cls.name, cls.kinds, max_bound_rows, pmd=pmd)
 
 

@@ -91,16 +91,16 @@ class MomentumEstimatorBase:
         """``calibration`` (:class:`~..calibration.Calibration`): row bounds, excluded samples, torque
         sign and the robot box from it; the run's torque offsets are then unknowns of the least
         squares too (nuisance), not only of the bounds."""
-        noise = noise or NoiseModel.from_profile(robot.profile)
+        noise = noise or NoiseModel.from_profile(robot.spec)
         if model_error_Nm is None:
-            model_error_Nm = float(robot.profile["noise"]["model_error_Nm"])
+            model_error_Nm = float(robot.spec.noise.model_error_Nm)
         self.robot = robot
-        self.names = params.parameter_names(robot.profile["payload"]["name"])
+        self.names = params.parameter_names(robot.spec.payload.name)
         self.prior_lower = np.asarray(prior_lower, dtype=float)
         self.prior_upper = np.asarray(prior_upper, dtype=float)
         self.calibration = calibration
         self.window_s = calibration.window(window)["duration_s"] if calibration is not None else \
-            window / robot.sensing["joint_states_hz"]
+            window / robot.sensing.joint_states_hz
         self.windows = MomentumWindows(robot, window, noise.torque_relative, noise.torque_absolute_Nm,
                                        model_error_Nm, **({} if calibration is None else calibration.window_options(window)))
         self.robot_nominal: np.ndarray

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..calibration import calibration_of
-from ..signals.sensors import NoiseModel
+from ..robot.profile import RobotProfile
 
 ABSURD_FACTOR = 10.0
 MAX_REGRESSOR = 1e6
@@ -74,21 +74,18 @@ class NoiseFloors:
     then torque rows, six per sample); ``joint_torque`` rows ``absolute_Nm + model_error_Nm``;
     ``momentum`` rows that torque integrated over the window, ``samples / joint_states_hz`` s."""
 
-    def __init__(self, profile: dict, calibration=None):
+    def __init__(self, profile: RobotProfile, calibration=None):
         """``calibration``: the robot's :class:`~..calibration.Calibration`, if its profile names one
         (it lowers only the implausibility threshold of momentum rows, never the floor)."""
-        noise = NoiseModel.from_profile(profile)
-        n = profile["noise"]
-        self.wrench = noise.bound_sigmas * noise.wrench_sigma() + \
-            np.r_[[n.get("model_error_N", 0.0)] * 3, [n.get("model_error_Nm", 0.0)] * 3]
-        self.torque_Nm = noise.torque_absolute_Nm + n.get("model_error_Nm", 0.0)
-        self.rate_hz = float(profile["sensing"]["joint_states_hz"] or 0.0)
+        self.wrench = profile.noise.wrench_row_floor()
+        self.torque_Nm = profile.noise.torque_row_floor_Nm
+        self.rate_hz = float(profile.sensing.joint_states_hz)
         self.calibration = calibration
 
     @classmethod
     def of_robot(cls, robot) -> NoiseFloors:
         """The floors of ``robot``'s profile, with the calibration it names."""
-        return cls(robot.profile, calibration_of(robot))
+        return cls(robot.spec, calibration_of(robot))
 
     def implausible_below(self, kind: str, rows: int, samples: int) -> np.ndarray:
         """Per-row bound no honest builder states less than ``IMPLAUSIBLE_FACTOR`` times below."""

@@ -43,22 +43,19 @@ class MomentumWrenchBox:
 
 def sample_bound(robot) -> np.ndarray:
     """(6,) per-sample bound of the reading's error apart from the offset: stated noise and model error."""
-    nz = NoiseModel.from_profile(robot.profile)
-    err = robot.profile["noise"]
-    model_error = np.array([err.get("model_error_N", 0.0)] * 3 + [err.get("model_error_Nm", 0.0)] * 3)
-    return nz.bound_sigmas * nz.wrench_sigma() + model_error
+    return robot.spec.noise.wrench_row_floor()
 
 
 def momentum_wrench_box(robot, t, q, qd, wrench, extra_bound=None, window: int = WINDOW_STEPS) -> MomentumWrenchBox:
     """The box from samples ``t`` (N,) s, ``q, qd`` (N, nv), ``wrench`` (N, 6) sensor frame, and
     ``extra_bound`` (N, 6) added to each sample's bound (the reading's interpolation; None: none)."""
-    nz = NoiseModel.from_profile(robot.profile)
+    nz = NoiseModel.from_profile(robot.spec)
     lo, hi = robot.payload_prior()
     e = sample_bound(robot) if extra_bound is None else sample_bound(robot) + np.asarray(extra_bound, dtype=float)
     terms = WrenchMomentumRegressor(robot).terms(q, qd)
     limits = StepLimits.from_robot(robot)
     rows = window_rows(terms, t, wrench, e, window, lo, hi, nz.velocity_rad_s, nz.wrench_offset_drift(),
-                       max_gap_s(robot.sensing["joint_states_hz"]),
+                       max_gap_s(robot.sensing.joint_states_hz),
                        None if limits is None else step_terms(terms, t, qd, limits, lo, hi))
     freed = free_offsets(rows_box(lo, hi, np.hstack([rows.A, rows.O]), rows.b, rows.bound), nz.wrench_offset_bound())
     b = freed.bounds

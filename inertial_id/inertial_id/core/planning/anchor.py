@@ -47,7 +47,7 @@ def anchor_from_samples(robot, t, q, qd, tau) -> TorqueAnchor | None:
     (N, n; ``tau`` the raw efforts of the joint states), formed as the estimator forms its momentum
     rows for ``robot`` (its calibration, window length, effort delay and excluded samples); None when
     no window closes (too few samples, or every window excluded) or the robot senses no joint torque."""
-    if not robot.sensing["joint_torque"]:
+    if not robot.sensing.joint_torque:
         return None
     windows = SampleRows.from_profile(robot, kinds={"momentum"}).windows
     if windows is None:
@@ -75,7 +75,7 @@ class RecentSamples:
     def __init__(self, robot, max_gap_s: float = 0.05):
         calibration = calibration_of(robot)
         delay_s = 0.0 if calibration is None else float(np.max(calibration.delays(), initial=0.0))
-        rate_hz = float(robot.sensing["joint_states_hz"])
+        rate_hz = float(robot.sensing.joint_states_hz)
         self.robot = robot
         self.max_gap_s = max_gap_s
         self.window = momentum_window(robot, calibration)

@@ -70,12 +70,10 @@ class PlannerSettings:
     def from_profile(cls, robot) -> PlannerSettings:
         """The settings of ``robot``'s profile (types, ranges and their order checked by the schema,
         :class:`inertial_id.core.robot.profile.Planner`)."""
-        profile = robot.spec
-        planner = profile.planner
+        planner = robot.spec.planner
         if planner is None:
             raise ProfileError(f"profile '{robot.name}' has no planner: section")
-        centre = next((c for c in (planner.centre, profile.sim.home) if c is not None), [0.0] * robot.nv)
-        centre = np.asarray(centre, dtype=float)
+        centre = np.asarray(planner.centre, dtype=float)
         if np.any(centre < robot.position_lower) or np.any(centre > robot.position_upper):
             raise ProfileError("planner.centre lies outside the position limits")
         return cls(horizon_s=planner.horizon_s, replan_s=planner.replan_s, degree=planner.bezier_degree,

@@ -66,9 +66,9 @@ class PayloadExcitation:
         j = frame.parentJoint
         self.cols = slice(10 * (j - 1), 10 * j)
         self.T_JP = params.transform_matrix(frame.placement)          # pi_joint = T_JP pi_payload
-        noise = NoiseModel.from_profile(robot.profile)
+        noise = NoiseModel.from_profile(robot.spec)
         self.torque_relative, self.torque_absolute_Nm = noise.torque_relative, noise.torque_absolute_Nm
-        self.model_error_Nm = float(robot.profile["noise"]["model_error_Nm"])
+        self.model_error_Nm = float(robot.spec.noise.model_error_Nm)
         lower, upper = robot.payload_prior()
         self.payload_guess = 0.5 * (np.asarray(lower, float) + np.asarray(upper, float))
         # a joint without a stated error still has one: never divide by zero
@@ -76,8 +76,8 @@ class PayloadExcitation:
         # momentum rows keep the robot's own parameters as unknowns inside their box (shared by
         # every row): their columns join the information, with the box as prior information
         self.robot_prior = None
-        if robot.sensing["joint_torque"] and robot.momentum_window_samples > 0:
-            _, lo_r, hi_r = robot_parameter_box(self.model, robot.profile["identification"]["robot_relative_error"])
+        if robot.sensing.joint_torque and robot.momentum_window_samples > 0:
+            _, lo_r, hi_r = robot_parameter_box(self.model, robot.spec.identification.robot_relative_error)
             self.robot_prior = np.diag((0.5 * (hi_r - lo_r)) ** -2.0)
         self.size = 10 if self.robot_prior is None else 10 + len(self.robot_prior)
         self.bodies = robot.model.njoints - 1

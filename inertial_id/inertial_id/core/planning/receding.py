@@ -182,7 +182,7 @@ class RecedingHorizon:
         self.gate = EstimateGate(*robot.payload_prior())
         self.tube = tube_margins(cert_settings, robot.nv)
         self.monitor = TubeMonitor(self.tube, robot.position_lower, robot.position_upper, robot.velocity_limit,
-                                   robot.profile["noise"]["velocity_rad_s"])
+                                   robot.spec.noise.velocity_rad_s)
         self.F_prev = self.excitation.no_information()
         self.state, self.message = S.IDLE, "waiting for a start request"
         self.segments: list[Segment] = []

@@ -26,7 +26,7 @@ __all__ = ["SimulatedRun", "joint_state_steps"]
 
 def joint_state_steps(robot, step_hz: float) -> int:
     """Simulator steps per joint-state sample of ``robot``'s driver (``sensing.joint_states_hz``)."""
-    return max(1, int(round(step_hz / float(robot.profile["sensing"]["joint_states_hz"]))))
+    return max(1, int(round(step_hz / float(robot.spec.sensing.joint_states_hz))))
 
 
 class SimulatedRun:

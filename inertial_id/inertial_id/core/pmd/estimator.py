@@ -21,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..robot import params
+from ..robot.profile import Payload
 from .samples import WristSamples
 from .shapes import DEFAULT_DENSITY_PER_CM3, sample_points, shape_from_dict
 from .solver import C1_SIMULATION, LAMBDA, NormalEquations, PmdProblem
@@ -45,13 +46,14 @@ class PmdEstimator:
         self.samples_used = 0
 
     @classmethod
-    def from_payload_profile(cls, payload: dict, X_SP: pin.SE3 | None = None, base_dir=None):
-        """From a profile's ``payload:`` mapping (needs ``shape``; ``pmd`` options optional)."""
-        if not payload.get("shape"):
+    def from_payload_profile(cls, payload: Payload, X_SP: pin.SE3 | None = None, base_dir=None):
+        """From a profile's ``payload:`` section (needs ``shape``; ``pmd`` options optional)."""
+        if payload.shape is None:
             raise ValueError("method 'pmd' needs 'payload: shape:' in the robot profile")
-        options = payload.get("pmd") or {}
-        return cls(payload["shape"], X_SP, float(options.get("c1", C1_SIMULATION)),
-                   float(options.get("lambda", LAMBDA)), base_dir)
+        c1, lam = (None, None) if payload.pmd is None else (payload.pmd.c1, payload.pmd.lambda_)
+        # the shape as written: the keys it leaves out take the shapes module's defaults
+        return cls(payload.shape.model_dump(exclude_none=True), X_SP, float(C1_SIMULATION if c1 is None else c1),
+                   float(LAMBDA if lam is None else lam), base_dir)
 
     def update(self, a_S, w_S, alpha_S, g_S, wrench_S, sigma_wrench=None) -> None:
         """Add one sample (vectors) or a batch (rows), all in the sensor frame S: classical linear

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from .profile import RobotProfile
+
 WORLD = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -48,7 +50,7 @@ class LoopClosure:
     components: tuple[int, ...] = (0, 1, 2)   # world axes constrained
 
 
-def closures_from_profile(profile: dict) -> tuple[tuple[LoopClosure, ...], tuple[str, ...] | None]:
+def closures_from_profile(profile: RobotProfile) -> tuple[tuple[LoopClosure, ...], tuple[str, ...] | None]:
     """(closures, actuated joint names or None for 'all') from a robot profile.
 
     Profile schema::
@@ -63,18 +65,15 @@ def closures_from_profile(profile: dict) -> tuple[tuple[LoopClosure, ...], tuple
             components: [x, y, z]             # world axes that must coincide (default all)
     """
     closures = []
-    for i, entry in enumerate(profile.get("loop_closures") or ()):
-        try:
-            comps = tuple(AXES[c] for c in entry.get("components", ("x", "y", "z")))
-            closures.append(LoopClosure(
-                name=str(entry.get("name", f"loop{i}")),
-                frame_a=str(entry["frame_a"]), offset_a=tuple(float(x) for x in entry["offset_a"]),
-                frame_b=str(entry["frame_b"]), offset_b=tuple(float(x) for x in entry["offset_b"]),
-                components=comps))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ClosureError(f"loop_closures[{i}] is malformed ({exc!r}); needs frame_a, offset_a, "
-                               f"frame_b, offset_b and components among x, y, z") from None
-    actuated = profile.get("actuated_joints")
+    for i, entry in enumerate(profile.loop_closures):
+        unknown = [c for c in entry.components if c not in AXES]
+        if unknown:
+            raise ClosureError(f"loop_closures[{i}].components: {unknown[0]!r} is not among x, y, z")
+        closures.append(LoopClosure(
+            name=entry.name, frame_a=entry.frame_a, offset_a=tuple(entry.offset_a),
+            frame_b=entry.frame_b, offset_b=tuple(entry.offset_b),
+            components=tuple(AXES[c] for c in entry.components)))
+    actuated = profile.actuated_joints
     return tuple(closures), (tuple(actuated) if actuated is not None else None)
 
 
@@ -331,7 +330,7 @@ def complete_trajectory(chain: ClosedChain, data: pin.Data, q_a, v_a, a_a) -> tu
     return q, v, a, G
 
 
-def chain_from_profile(model: pin.Model, profile: dict) -> ClosedChain:
+def chain_from_profile(model: pin.Model, profile: RobotProfile) -> ClosedChain:
     """The closed chain of ``model`` with the loop closures and actuated joints the profile declares."""
     closures, actuated = closures_from_profile(profile)
     return ClosedChain(model, closures, actuated)

@@ -17,7 +17,7 @@ import yaml
 
 from ...share import config_dirs
 from . import params, strict_yaml
-from .profile import ProfileError, RobotProfile, checked, momentum_window_samples, validate
+from .profile import ProfileError, RobotProfile, Sensing, edited, momentum_window_samples, parse, validate
 
 
 def _find_config(relative: str) -> Path:
@@ -35,23 +35,32 @@ def available_profiles() -> list[str]:
     return sorted(names)
 
 
-def load_profile(name_or_path: str) -> dict:
-    """A profile by name (``kinova_gen3``) or by path to a YAML file."""
+def profile_file(name_or_path: str) -> Path:
+    """The YAML file of a profile given by name (``kinova_gen3``) or by path."""
     path = Path(name_or_path)
-    if not (path.suffix in (".yaml", ".yml") and path.exists()):
-        try:
-            path = _find_config(f"robots/{name_or_path}.yaml")
-        except ProfileError:
-            raise ProfileError(f"unknown robot profile '{name_or_path}' "
-                               f"(available: {', '.join(available_profiles())})") from None
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return path
+    try:
+        return _find_config(f"robots/{name_or_path}.yaml")
+    except ProfileError:
+        raise ProfileError(f"unknown robot profile '{name_or_path}' "
+                           f"(available: {', '.join(available_profiles())})") from None
+
+
+def _read_yaml(path: Path):
     try:
         with open(path, encoding="utf-8") as f:
-            raw = strict_yaml.load(f)
+            return strict_yaml.load(f)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ProfileError(f"{path.name}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
-    profile = validate(raw, path.name)
-    profile["_path"] = str(path)
-    return profile
+
+
+def load_profile(name_or_path: str) -> dict:
+    """A profile by name or path (:func:`profile_file`) as a checked mapping with its defaults and
+    ``_path``: the form to edit before :func:`load_robot` (the code reads the typed
+    :attr:`Robot.spec`)."""
+    path = profile_file(name_or_path)
+    return {**validate(_read_yaml(path), path.name), "_path": str(path)}
 
 
 EXAMPLE_ROBOT_DATA = "example-robot-data://"
@@ -183,8 +192,8 @@ class Robot:
     acceleration_limit: np.ndarray
     torque_limit: np.ndarray
     jerk_limit: np.ndarray            # rad/s^3; inf where the profile states none
-    profile: dict = field(repr=False)   # the checked profile as a mapping (what tests and YAML edit)
-    spec: RobotProfile = field(repr=False)   # the same profile, typed
+    spec: RobotProfile = field(repr=False)   # the checked profile, typed
+    path: str | None = None           # where the profile was read: its relative file names start there
 
     @property
     def nv(self) -> int:
@@ -197,53 +206,53 @@ class Robot:
         return self.model.frames[self.payload_frame_id].parentJoint
 
     @property
-    def sensing(self) -> dict:
+    def sensing(self) -> Sensing:
         """What the driver publishes: ``joint_states_topic``, ``joint_states_hz``, ``wrench_topic``, ...
         (profile ``sensing:``, checked by :mod:`inertial_id.core.robot.profile`)."""
-        return self.profile["sensing"]
+        return self.spec.sensing
 
     @property
     def wrench_frame_id(self) -> str | None:
         """``frame_id`` of the driver's WrenchStamped: its own label of the F/T frame (model frame
         ``ft_frame``), e.g. ``uf_ft_sensor_ext_data`` for xarm_ros2."""
-        return self.sensing["wrench_frame_id"] or self.ft_frame
+        return self.sensing.wrench_frame_id or self.ft_frame
 
     @property
     def momentum_window_samples(self) -> int:
         """Samples per momentum window ``h`` of the profile."""
-        return momentum_window_samples(self.profile)
+        return momentum_window_samples(self.spec)
 
-    def with_profile(self, profile: dict) -> Robot:
-        """This robot with an edited profile mapping, checked again. The model is not rebuilt, so an
-        edit of a section it is built from (:data:`MODEL_SECTIONS`) is refused: ``load_robot`` that
-        profile instead."""
-        spec, profile = checked(profile, self.name)
-        changed = [key for key in MODEL_SECTIONS if profile.get(key) != self.profile.get(key)]
+    def with_profile(self, **sections) -> Robot:
+        """This robot with the named profile sections replaced (typed, or as mappings), the profile
+        checked again. The model is not rebuilt, so an edit of a section it is built from
+        (:data:`MODEL_SECTIONS`) is refused: ``load_robot`` that profile instead."""
+        spec = edited(self.spec, self.name, **sections)
+        changed = [key for key in MODEL_SECTIONS if getattr(spec, key) != getattr(self.spec, key)]
         if changed:
             raise ValueError(f"with_profile cannot change {', '.join(changed)}: the model is built from "
                              "them (load_robot the edited profile)")
-        return replace(self, profile=profile, spec=spec)
+        return replace(self, spec=spec)
 
     def payload_prior(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) prior box of the payload parameters, pinocchio order, payload frame; a
         :class:`ProfileError` saying how to state it when the profile has none (every payload
         estimator and the planner need one)."""
-        p = self.profile["payload"]
-        missing = [key for key in ("prior_lower", "prior_upper") if p.get(key) is None]
+        p = self.spec.payload
+        missing = [key for key in ("prior_lower", "prior_upper") if getattr(p, key) is None]
         if missing:
             raise ProfileError(f"{self.name}: payload.{missing[0]}: missing (required to identify a payload): state "
                                "payload.prior_lower and prior_upper, 10 numbers each [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, "
                                "Ixz, Iyz, Izz] in the payload frame, bounding every payload the arm may carry "
                                "(inertial-id profile init writes them from the rated payload)")
-        return np.asarray(p["prior_lower"], dtype=float), np.asarray(p["prior_upper"], dtype=float)
+        return np.asarray(p.prior_lower, dtype=float), np.asarray(p.prior_upper, dtype=float)
 
 
 # the profile sections load_robot builds the model, frames and limits from
 MODEL_SECTIONS = ("name", "model", "joints", "frames", "dynamics", "limits")
 
 
-def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
-    values = profile["limits"].get(key)
+def _limit(profile: RobotProfile, key: str, default: np.ndarray, n: int) -> np.ndarray:
+    values = getattr(profile.limits, key)
     if values is None:
         return np.asarray(default, dtype=float)
     values = np.asarray(values, dtype=float)
@@ -252,13 +261,19 @@ def _limit(profile: dict, key: str, default: np.ndarray, n: int) -> np.ndarray:
     return values
 
 
-def load_robot(profile: dict | str) -> Robot:
-    """Build a :class:`Robot` from a profile (dict, name or YAML path)."""
-    raw = load_profile(profile) if isinstance(profile, str) else profile
-    spec, profile = checked(raw, raw.get("name", "profile"))
-    urdf = resolve_model_path(profile["model"]["urdf"], profile.get("_path"))
+def load_robot(profile: dict | str | RobotProfile, path: str | None = None) -> Robot:
+    """Build a :class:`Robot` from a profile (a mapping, typed, a name or a YAML path); ``path``:
+    where a profile given as such was read (a mapping may say it as ``_path``)."""
+    if isinstance(profile, str):
+        file = profile_file(profile)
+        profile, path = parse(_read_yaml(file), file.name), str(file)
+    if isinstance(profile, dict):
+        path = profile.get("_path", path)
+        profile = parse(profile, profile.get("name", "profile"))
+    spec = profile
+    urdf = resolve_model_path(spec.model.urdf, path)
     model = build_model_from_urdf(urdf)
-    joints = tuple(profile["joints"])
+    joints = tuple(spec.joints)
     model_joints = tuple(model.names[1:])
     if model_joints != joints:
         raise ProfileError(f"profile joints {list(joints)} differ from the model's moving joints "
@@ -266,7 +281,7 @@ def load_robot(profile: dict | str) -> Robot:
     if model.nq != model.nv:
         raise ProfileError("only models with one coordinate per velocity (no continuous or "
                            "spherical joints) are supported here")
-    frames = profile["frames"]
+    frames = spec.frames
 
     def frame_id(name):
         if name is None:
@@ -276,33 +291,33 @@ def load_robot(profile: dict | str) -> Robot:
         return model.getFrameId(name)
 
     n = model.nv
-    armature = profile["dynamics"]["armature"]
+    armature = spec.dynamics.armature
     if armature is not None:
         if len(armature) != n:
             raise ProfileError(f"dynamics.armature has {len(armature)} entries for {n} joints")
         model.armature = np.asarray(armature, dtype=float)
     # every consumer (regressors, the certifier's enclosure, the simulator, identifiability) reads
     # model.gravity: setting it here is what makes a tilted base one profile entry
-    g_B = np.asarray(profile["dynamics"]["gravity_m_s2"], dtype=float)
+    g_B = np.asarray(spec.dynamics.gravity_m_s2, dtype=float)
     if not 1.0 <= np.linalg.norm(g_B) <= 30.0:
         raise ProfileError(f"dynamics.gravity_m_s2: |g| = {np.linalg.norm(g_B):.3g} m/s^2 is not a gravity")
     model.gravity = pin.Motion(g_B, np.zeros(3))
-    torque_limit = _limit(profile, "torque", model.effortLimit, n)
+    torque_limit = _limit(spec, "torque", model.effortLimit, n)
     # passive joints of closed chains (Digit) have none; a robot without any actuator is no robot
     if not np.all(np.isfinite(torque_limit) & (torque_limit >= 0)) or not np.any(torque_limit > 0):
         raise ProfileError(f"limits.torque: torque limits must be finite, >= 0 and not all zero (profile "
                            f"limits.torque or the URDF's effort), got {torque_limit.tolist()}")
     return Robot(
-        name=profile.get("name", urdf.stem), model=model, joint_names=joints,
-        payload_frame=frames["payload"], payload_frame_id=frame_id(frames["payload"]),
-        ft_frame=frames.get("ft_sensor"), ft_frame_id=frame_id(frames.get("ft_sensor")),
-        position_lower=_limit(profile, "position_lower", model.lowerPositionLimit, n),
-        position_upper=_limit(profile, "position_upper", model.upperPositionLimit, n),
-        velocity_limit=_limit(profile, "velocity", model.velocityLimit, n),
-        acceleration_limit=_limit(profile, "acceleration", np.full(n, np.inf), n),
+        name=spec.name, model=model, joint_names=joints,
+        payload_frame=frames.payload, payload_frame_id=frame_id(frames.payload),
+        ft_frame=frames.ft_sensor, ft_frame_id=frame_id(frames.ft_sensor),
+        position_lower=_limit(spec, "position_lower", model.lowerPositionLimit, n),
+        position_upper=_limit(spec, "position_upper", model.upperPositionLimit, n),
+        velocity_limit=_limit(spec, "velocity", model.velocityLimit, n),
+        acceleration_limit=_limit(spec, "acceleration", np.full(n, np.inf), n),
         torque_limit=torque_limit,
-        jerk_limit=_limit(profile, "jerk", np.full(n, np.inf), n),
-        profile=profile, spec=spec,
+        jerk_limit=_limit(spec, "jerk", np.full(n, np.inf), n),
+        spec=spec, path=path,
     )
 
 

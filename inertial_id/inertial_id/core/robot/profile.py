@@ -1,14 +1,14 @@
 """Robot profile schema: every field of ``config/robots/<name>.yaml``, its type and its default, as
 pydantic models.
 
-A profile is validated once, when it is loaded (:func:`validate`): a wrong type, a missing required
+A profile is validated once, when it is loaded (:func:`parse`): a wrong type, a missing required
 field, a vector of the wrong length or an unknown key anywhere (a typo would otherwise be silently
 ignored) raises :class:`ProfileError` with one line naming the field, e.g.
 ``kinova_gen3.yaml: limits.torque: expected 7 numbers (one per joint), got 5`` or
-``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`validate` returns the
-profile as a plain mapping with the defaults filled in, so consumers read
-``profile["section"]["key"]`` without guessing; :func:`parse` returns the typed
-:class:`RobotProfile` (the planner and the certifier read their settings from it).
+``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`parse` returns the
+typed :class:`RobotProfile`, complete with its defaults, and the code reads its attributes
+(``profile.noise.model_error_Nm``); :func:`validate` gives the same as a plain mapping, for what
+edits or writes YAML.
 
 Sections and what they are for:
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field,
                       Strict, StringConstraints, ValidationError, ValidationInfo, field_serializer,
                       field_validator, model_validator)
@@ -236,6 +237,19 @@ class Noise(Section):
     model_error_Nm: Number(0.0) = 0.0
     model_error_N: Number(0.0) = 0.0
 
+    @property
+    def torque_row_floor_Nm(self) -> float:
+        """The least bound of a joint torque row (an error-free sample): the sensor's absolute error
+        plus the model error."""
+        return self.joint_torque.absolute_Nm + self.model_error_Nm
+
+    def wrench_row_floor(self) -> np.ndarray:
+        """(6,) least bound of a wrench row, ``[f (N) x3, n (N m) x3]`` (an error-free sample): the
+        sensor's ``bound_sigmas`` sigmas plus the model error."""
+        w = self.wrench
+        sigma = np.array([w.force_sigma_N] * 3 + [w.torque_sigma_Nm] * 3)
+        return w.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
+
 
 class Identification(Section):
     """Estimator method and assumptions (window lengths in seconds, the robot box)."""
@@ -351,7 +365,7 @@ class Sim(Section):
     kp: Number(0.0) = 400.0
     kd: Number(0.0) = 40.0
     ki: Number(0.0) = 2000.0
-    home: Vector() | None = None            # initial pose of the simulated arm (default: zeros)
+    home: Vector()                          # initial pose of the simulated arm (zeros unless given)
 
 
 class Excitation(Section):
@@ -413,7 +427,7 @@ class Planner(Section):
     search_s: Number(0.0) = 1.15
     cost_samples: Integer(4) = 32
     report_samples: Integer(4) = 128
-    centre: Vector() | None = None          # default: sim.home
+    centre: Vector()                        # sim.home unless given (RobotProfile fills it)
     reach_rad: Vector(ge=0.0)
     acceleration_fraction: Number(0.01, 1.0) = 1.0
     max_plans: Integer(1) = 12
@@ -461,19 +475,34 @@ class RobotProfile(Section):
     controller: Controller = Controller()
     apply: Apply = Apply()
     payload: Payload = Payload()
-    sim: Sim = Sim()
+    sim: Sim
     excitation: Excitation = Excitation()
     planner: Planner | None = None
     obstacles: list[Obstacle] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _poses_default(cls, v):
+        # the defaults that depend on other fields, stated once: sim.home is zeros, planner.centre is
+        # sim.home (a wrong home is reported at sim, which comes first)
+        if not (isinstance(v, dict) and isinstance(v.get("joints"), (list, tuple))):
+            return v
+        v = dict(v)
+        sim = {} if v.get("sim") is None else v["sim"]
+        if isinstance(sim, dict) and sim.get("home") is None:
+            sim = v["sim"] = {**sim, "home": [0.0] * len(v["joints"])}
+        planner = v.get("planner")
+        if isinstance(planner, dict) and planner.get("centre") is None and isinstance(sim, dict):
+            v["planner"] = {**planner, "centre": sim["home"]}
+        return v
 
     @model_validator(mode="after")
     def _torque_rows_need_a_bound(self):
         # Every joint torque row's bound is at least absolute_Nm + model_error_Nm: at zero it claims an
         # exact sensor, and the estimator drops each row whose bound is zero. Profiles without a payload
         # prior identify no payload (whole-robot ones state their error in the identification).
-        jt = self.noise.joint_torque
         if (self.sensing.joint_torque and self.payload.prior_lower is not None
-                and jt.absolute_Nm + self.noise.model_error_Nm <= 0.0):
+                and self.noise.torque_row_floor_Nm <= 0.0):
             raise PydanticCustomError(
                 "no_torque_bound", "noise.joint_torque.absolute_Nm: the torque sensor's error bound is zero "
                 "(absolute_Nm and model_error_Nm are 0 or missing) with sensing.joint_torque true: state "
@@ -554,23 +583,21 @@ def parse(raw, source: str) -> RobotProfile:
 
 
 def validate(raw, source: str) -> dict:
-    """The checked profile as a mapping with defaults filled in; ``source`` (file name) prefixes
-    errors. A validated profile validates again (it may be passed around as a mapping)."""
-    return checked(raw, source)[1]
-
-
-def checked(raw, source: str) -> tuple[RobotProfile, dict]:
-    """The typed profile and its mapping (:func:`validate`), from one parse."""
-    typed = parse(raw, source)
-    profile = typed.model_dump()
+    """The checked profile as a mapping with defaults filled in, for what edits or writes YAML;
+    ``source`` (file name) prefixes errors. A validated profile validates again."""
+    profile = parse(raw, source).model_dump()
     if isinstance(raw, dict) and raw.get("_path") is not None:
         profile["_path"] = raw["_path"]
-    if profile["sim"]["home"] is None:
-        profile["sim"]["home"] = [0.0] * len(profile["joints"])
-    return typed, profile
+    return profile
 
 
-def momentum_window_samples(profile: dict) -> int:
+def edited(profile: RobotProfile, source: str, **sections) -> RobotProfile:
+    """``profile`` with the named sections replaced (typed, or as mappings to validate), checked
+    again as a whole: a section's edit may break a rule that spans sections."""
+    return parse({**dict(profile), **sections}, source)
+
+
+def momentum_window_samples(profile: RobotProfile) -> int:
     """Samples per momentum window at the driver's joint-state rate (0: no momentum rows)."""
-    window_s = profile["identification"]["momentum_window_s"]
-    return int(round(window_s * profile["sensing"]["joint_states_hz"])) if window_s > 0 else 0
+    window_s = profile.identification.momentum_window_s
+    return int(round(window_s * profile.sensing.joint_states_hz)) if window_s > 0 else 0

@@ -67,7 +67,7 @@ def estimator_robot_box(robot, relative: float | None = None) -> tuple[np.ndarra
     if calibration is not None:
         return calibration.robot_box(robot.model)
     if relative is None:
-        relative = robot.profile["identification"]["robot_relative_error"]
+        relative = robot.spec.identification.robot_relative_error
     return robot_parameter_box(robot.model, relative)
 
 

@@ -24,7 +24,7 @@ class LinkTransform:
 
 def robot_description(robot) -> str:
     """The URDF text of the robot's model, as a driver publishes it on /robot_description."""
-    return Path(resolve_model_path(robot.profile["model"]["urdf"], robot.profile.get("_path"))).read_text()
+    return Path(resolve_model_path(robot.spec.model.urdf, robot.path)).read_text()
 
 
 def link_tree(model: pin.Model) -> list[tuple[int, int]]:

@@ -75,21 +75,20 @@ class DriverModel:
     @classmethod
     def from_robot(cls, robot) -> DriverModel:
         """The driver of ``robot``'s profile (its ``driver`` section, or one joint-state stream from ``sensing``)."""
-        prof, sensing = robot.profile, robot.sensing
-        drv = prof.get("driver") or {}
-        streams = tuple(JointStateStream(s["topic"], float(s["hz"]), float(s["phase_s"]), bool(s["effort"]),
-                                         tuple(s["extra_joints"]), s.get("frame_id") or "")
-                        for s in drv.get("joint_states") or ())
+        drv, sensing = robot.spec.driver, robot.sensing
+        streams = tuple(JointStateStream(s.topic, float(s.hz), float(s.phase_s), bool(s.effort),
+                                         tuple(s.extra_joints), s.frame_id or "")
+                        for s in drv.joint_states)
         if not streams:
-            streams = (JointStateStream(sensing["joint_states_topic"], float(sensing["joint_states_hz"]),
-                                        effort=bool(sensing["joint_torque"])),)
-        w = drv.get("wrench")
+            streams = (JointStateStream(sensing.joint_states_topic, float(sensing.joint_states_hz),
+                                        effort=bool(sensing.joint_torque)),)
+        w = drv.wrench
         wrench = None
         if w:
-            wrench = WrenchStream(w["topic"], float(w["hz"]), w["frame_id"], float(w["phase_s"]))
-        elif sensing["wrench"] and robot.ft_frame_id is not None:
-            wrench = WrenchStream(sensing["wrench_topic"], float(sensing["wrench_hz"]), robot.wrench_frame_id)
-        model = cls(drv.get("name") or "sensing", streams, wrench, tuple(drv.get("wrapped_joints") or ()))
+            wrench = WrenchStream(w.topic, float(w.hz), w.frame_id, float(w.phase_s))
+        elif sensing.wrench and robot.ft_frame_id is not None:
+            wrench = WrenchStream(sensing.wrench_topic, float(sensing.wrench_hz), robot.wrench_frame_id)
+        model = cls(drv.name or "sensing", streams, wrench, tuple(drv.wrapped_joints))
         model.check(robot)
         return model
 
@@ -100,22 +99,22 @@ class DriverModel:
         unknown = sorted(set(self.wrapped_joints) - set(robot.joint_names))
         if unknown:
             raise ProfileError(f"{where}: driver.wrapped_joints: {unknown[0]} is not one of the profile's joints")
-        rows = self.stream(sensing["joint_states_topic"])
+        rows = self.stream(sensing.joint_states_topic)
         if rows is None:
-            raise ProfileError(f"{where}: sensing.joint_states_topic {sensing['joint_states_topic']} is not one "
+            raise ProfileError(f"{where}: sensing.joint_states_topic {sensing.joint_states_topic} is not one "
                                f"of the driver's streams ({', '.join(s.topic for s in self.joint_states)})")
-        if abs(rows.hz - float(sensing["joint_states_hz"])) > 1e-9 * rows.hz:
-            raise ProfileError(f"{where}: sensing.joint_states_hz {sensing['joint_states_hz']:g} differs from "
+        if abs(rows.hz - float(sensing.joint_states_hz)) > 1e-9 * rows.hz:
+            raise ProfileError(f"{where}: sensing.joint_states_hz {sensing.joint_states_hz:g} differs from "
                                f"the driver's {rows.hz:g} Hz on {rows.topic}")
-        if sensing["joint_torque"] and not rows.effort:
+        if sensing.joint_torque and not rows.effort:
             raise ProfileError(f"{where}: joint torque rows need effort, which the driver leaves NaN on {rows.topic}")
-        if sensing["wrench"]:
+        if sensing.wrench:
             w = self.wrench
-            if w is None or w.topic != sensing["wrench_topic"]:
-                raise ProfileError(f"{where}: sensing.wrench_topic {sensing['wrench_topic']} is not the driver's "
+            if w is None or w.topic != sensing.wrench_topic:
+                raise ProfileError(f"{where}: sensing.wrench_topic {sensing.wrench_topic} is not the driver's "
                                    "wrench stream")
-            if abs(w.hz - float(sensing["wrench_hz"])) > 1e-9 * w.hz:
-                raise ProfileError(f"{where}: sensing.wrench_hz {sensing['wrench_hz']:g} differs from the "
+            if abs(w.hz - float(sensing.wrench_hz)) > 1e-9 * w.hz:
+                raise ProfileError(f"{where}: sensing.wrench_hz {sensing.wrench_hz:g} differs from the "
                                    f"driver's {w.hz:g} Hz")
 
     def stream(self, topic: str) -> JointStateStream | None:
@@ -230,7 +229,7 @@ def max_gap_s(wrench_hz: float) -> float:
 
 def wrench_sample_bound(robot) -> np.ndarray:
     """The profile's bound on the error of one wrench sample (6,), force then torque."""
-    noise = NoiseModel.from_profile(robot.profile)
+    noise = NoiseModel.from_profile(robot.spec)
     return noise.bound_sigmas * noise.wrench_sigma()
 
 

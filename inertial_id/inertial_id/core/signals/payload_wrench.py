@@ -177,7 +177,7 @@ class PayloadCompensator:
                                batch_samples=1, max_gap_s=max_gap_s, kinds=kinds)
         self.offset = np.zeros(6) if wrench_offset_S is None else np.asarray(wrench_offset_S, dtype=float)
         self.sensitivity = PayloadRegressor(robot).wrench_acceleration_sensitivity() if use_wrench else None
-        self.offset_bound = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+        self.offset_bound = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
         # joint torques: the nominal robot is not exact; its parameters are in the estimators' robot box
         self.robot_box = estimator_robot_box(robot) if use_joint_torque else None
         if use_joint_torque:

@@ -75,10 +75,9 @@ class RowBuilder:
         self.robot = robot
         self.use_joint_torque = use_joint_torque
         self.use_wrench = use_wrench
-        self.noise = NoiseModel.from_profile(robot.profile)
-        err = robot.profile["noise"]
-        self.model_error_Nm = float(err.get("model_error_Nm", 0.0))
-        self.model_error_N = float(err.get("model_error_N", 0.0))
+        self.noise = NoiseModel.from_profile(robot.spec)
+        self.model_error_Nm = float(robot.spec.noise.model_error_Nm)
+        self.wrench_floor = robot.spec.noise.wrench_row_floor()
         self.core = PayloadRegressor(robot)
         self.diff = StreamingDifferentiator(robot.nv, fs_hz, cutoff_hz)
         self.max_acceleration = ABSURD_ACCELERATION_FACTOR * np.asarray(robot.acceleration_limit, float)
@@ -131,9 +130,7 @@ class RowBuilder:
             A, b = self.core.wrench_rows(qk, vk, ak, w)
             kinematics = self.core.sensor_kinematics()
             sigma = self.noise.wrench_sigma()
-            e = self.noise.bound_sigmas * sigma + np.array([self.model_error_N] * 3 + [self.model_error_Nm] * 3)
-            if w_extra is not None:
-                e = e + w_extra
+            e = self.wrench_floor.copy() if w_extra is None else self.wrench_floor + w_extra
             da = None
             if self.bounds_acceleration:
                 da_joint = acceleration_error_bound(t_window, v_window, self.velocity_error, self.robot.jerk_limit)
@@ -209,9 +206,9 @@ class SampleRows:
         """As the regressor_builder node builds them with its default parameters (momentum windows
         as the profile's robot calibration says, when it names one)."""
         sensing = robot.sensing
-        args = dict(use_joint_torque=sensing["joint_torque"], use_wrench=sensing["wrench"],
-                    rate_hz=sensing["joint_states_hz"], cutoff_hz=sensing["filter_cutoff_hz"] or None,
-                    momentum_window=momentum_window(robot, calibration_of(robot)) if sensing["joint_torque"] else 0)
+        args = dict(use_joint_torque=sensing.joint_torque, use_wrench=sensing.wrench,
+                    rate_hz=sensing.joint_states_hz, cutoff_hz=sensing.filter_cutoff_hz or None,
+                    momentum_window=momentum_window(robot, calibration_of(robot)) if sensing.joint_torque else 0)
         args.update(overrides)
         return cls(robot, kinds=kinds, **args)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..robot.profile import RobotProfile
 from .stamps import stamp_s
 
 # Readings beyond these multiples of the profile limits are not physical: a unit or driver fault.
@@ -163,9 +164,9 @@ class Unwrapper:
         return out
 
 
-def wrapped_mask(profile: dict, joint_names) -> np.ndarray:
+def wrapped_mask(profile: RobotProfile, joint_names) -> np.ndarray:
     """Which of ``joint_names`` the profile's driver publishes wrapped (``driver.wrapped_joints``)."""
-    wrapped = set((profile.get("driver") or {}).get("wrapped_joints") or ())
+    wrapped = set(profile.driver.wrapped_joints)
     return np.array([n in wrapped for n in joint_names], dtype=bool)
 
 
@@ -188,7 +189,7 @@ class JointStateParser:
         self.max_reading = ABSURD_FACTOR * np.array([
             np.maximum(np.abs(robot.position_lower), np.abs(robot.position_upper)).clip(min=np.pi),
             robot.velocity_limit, robot.torque_limit])
-        self.unwrap = Unwrapper(wrapped_mask(robot.profile, self.joint_names))
+        self.unwrap = Unwrapper(wrapped_mask(robot.spec, self.joint_names))
         self.order = StampOrder()
         self._order_cache: tuple[tuple[str, ...], np.ndarray] | None = None
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..robot.profile import RobotProfile
+
 
 @dataclass(frozen=True)
 class NoiseModel:
@@ -37,16 +39,13 @@ class NoiseModel:
     wrench_offset_drift_Nm_per_s: float = 0.0
 
     @classmethod
-    def from_profile(cls, profile: dict) -> NoiseModel:
-        """The error bounds of the profile's ``noise`` section (zero where absent)."""
-        n = profile["noise"]
-        jt = n["joint_torque"]
-        wr = n["wrench"]
-        return cls(jt.get("relative", 0.0), jt.get("absolute_Nm", 0.0),
-                   np.deg2rad(n.get("encoder_resolution_deg", 0.0)),
-                   wr.get("force_sigma_N", 0.0), wr.get("torque_sigma_Nm", 0.0), wr.get("bound_sigmas", 3.0),
-                   n.get("velocity_rad_s", 0.0), wr.get("offset_N", 0.0), wr.get("offset_Nm", 0.0),
-                   wr.get("offset_drift_N_per_s", 0.0), wr.get("offset_drift_Nm_per_s", 0.0))
+    def from_profile(cls, profile: RobotProfile) -> NoiseModel:
+        """The error bounds of the profile's ``noise`` section."""
+        n = profile.noise
+        jt, wr = n.joint_torque, n.wrench
+        return cls(jt.relative, jt.absolute_Nm, np.deg2rad(n.encoder_resolution_deg),
+                   wr.force_sigma_N, wr.torque_sigma_Nm, wr.bound_sigmas, n.velocity_rad_s,
+                   wr.offset_N, wr.offset_Nm, wr.offset_drift_N_per_s, wr.offset_drift_Nm_per_s)
 
     def torque_bound(self, tau) -> np.ndarray:
         """Guaranteed bound (N m) of the joint torque error at measured torque ``tau``."""
@@ -96,11 +95,10 @@ class SensorNoise:
         return cls(**{**base.__dict__, **overrides})
 
     @classmethod
-    def from_profile(cls, profile: dict, **overrides) -> SensorNoise:
+    def from_profile(cls, profile: RobotProfile, **overrides) -> SensorNoise:
         """Simulated sensor errors within the profile's bounds (``overrides``: any field)."""
-        err = profile["noise"]
-        return cls.from_bounds(NoiseModel.from_profile(profile), model_error_N=float(err.get("model_error_N", 0.0)),
-                               model_error_Nm=float(err.get("model_error_Nm", 0.0)), **overrides)
+        return cls.from_bounds(NoiseModel.from_profile(profile), model_error_N=float(profile.noise.model_error_N),
+                               model_error_Nm=float(profile.noise.model_error_Nm), **overrides)
 
     def _unit(self, rng, size) -> np.ndarray:
         """Zero-mean, unit standard deviation draws of the chosen tails."""

@@ -156,8 +156,8 @@ class StepLimits:
         a, L = np.asarray(robot.acceleration_limit, dtype=float), np.asarray(robot.jerk_limit, dtype=float)
         if not (np.all(np.isfinite(a)) and np.all(np.isfinite(L))):
             return None
-        return cls(NoiseModel.from_profile(robot.profile).velocity_rad_s, a, L,
-                   max_gap_s(robot.sensing["joint_states_hz"]))
+        return cls(NoiseModel.from_profile(robot.spec).velocity_rad_s, a, L,
+                   max_gap_s(robot.sensing.joint_states_hz))
 
 
 def step_terms(terms: SampleTerms, t, qd, limits: StepLimits, prior_lower, prior_upper) -> tuple[np.ndarray, np.ndarray]:

@@ -255,7 +255,7 @@ def _exact_runs(robot, bump_joint: int, bump_Nm: float = 1.0):
     from inertial_id.core.data.data_io import Run
     t = np.arange(0.0, 6.0, 0.01)
     w = 0.8 + 0.15 * np.arange(robot.nv)
-    home = np.asarray(robot.profile["sim"]["home"], float)
+    home = np.asarray(robot.spec.sim.home, float)
     q = home + 0.3 * np.sin(np.outer(t, w))
     qd = 0.3 * w * np.cos(np.outer(t, w))
     qdd = -0.3 * w ** 2 * np.sin(np.outer(t, w))

@@ -48,12 +48,12 @@ def gen3():
 def _simulate(robot, seed: int, speed_fraction: float, friction=None, true_model=None) -> Run:
     """One run without payload: a Fourier trajectory about home commanded at ``speed_fraction`` of the
     velocity limits."""
-    home = np.asarray(robot.profile["sim"]["home"], float)
+    home = np.asarray(robot.spec.sim.home, float)
     traj = fourier_excitation(home, np.full(robot.nv, 0.3), 4.0, 3, DURATION_S, SAMPLE_HZ, seed=seed)
     scale = speed_fraction * robot.velocity_limit / np.abs(traj.qd).max(axis=0)
     traj = SampledTrajectory(traj.t, home + scale * (traj.q - home), scale * traj.qd, scale * traj.qdd)
     # no payload: a negligible point mass (the simulator lumps a payload into the last link)
-    sim = Simulator(robot, np.r_[1e-9, np.zeros(9)], noise=SensorNoise.from_profile(robot.profile), seed=seed,
+    sim = Simulator(robot, np.r_[1e-9, np.zeros(9)], noise=SensorNoise.from_profile(robot.spec), seed=seed,
                     q0=home, friction=friction, true_model=true_model)
     sim.command(traj)
     every = int(round(1.0 / (SAMPLE_HZ * sim.dt)))

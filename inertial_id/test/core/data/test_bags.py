@@ -165,12 +165,12 @@ def gen3_bag(tmp_path_factory, gen3):
 def test_record_sim_writes_the_profile_topics(gen3_bag, gen3):
     meta = metadata(gen3_bag)
     counts = {t["topic_metadata"]["name"]: t["message_count"] for t in meta["topics_with_message_count"]}
-    assert counts[gen3.sensing["joint_states_topic"]] == 3000          # 3 s at the profile's 1 kHz
-    assert counts[bags.TRUTH] == 1 and counts[gen3.profile["controller"]["topic"]] == 1
+    assert counts[gen3.sensing.joint_states_topic] == 3000          # 3 s at the profile's 1 kHz
+    assert counts[bags.TRUTH] == 1 and counts[gen3.spec.controller.topic] == 1
     js = bags.read_joint_states(gen3_bag, gen3.joint_names)
     assert np.allclose(np.diff(js.t), 1e-3) and js.tau is not None
     np.testing.assert_allclose(bags.read_truth(gen3_bag), payload_params("dumbbell_5lb"))
-    ((_, names, t, q),) = bags.read_trajectories(gen3_bag, gen3.profile["controller"]["topic"])
+    ((_, names, t, q),) = bags.read_trajectories(gen3_bag, gen3.spec.controller.topic)
     assert names == list(gen3.joint_names) and t[-1] == pytest.approx(3.0, abs=0.02)
     # the arm followed the recorded command
     assert np.max(np.abs(np.interp(js.t - 2000.0, t, q[:, 3]) - js.q[:, 3])) < 0.02
@@ -214,10 +214,10 @@ def test_recorded_rows_and_recorded_samples_give_the_same_estimate(robot_name, m
     bag = tmp_path / "sim"
     record(robot, "dumbbell_5lb", 2.0, bag, "mcap", seed=2, start_time_s=3000.0)
     _, from_samples, _ = offline.estimate_from_bag(bag, robot, method, "samples", bounds_period_s=0.5)
-    js = bags.read_joint_states(bag, robot.joint_names, robot.sensing["joint_states_topic"])
+    js = bags.read_joint_states(bag, robot.joint_names, robot.sensing.joint_states_topic)
     wrenches = None
-    if robot.sensing["wrench"]:
-        t_w, _, w = bags.read_wrenches(bag, robot.sensing["wrench_topic"])
+    if robot.sensing.wrench:
+        t_w, _, w = bags.read_wrenches(bag, robot.sensing.wrench_topic)
         wrenches = (t_w, w)
     store = bags.typestore()
     with_rows = tmp_path / "rows"

@@ -71,8 +71,8 @@ def test_pipeline_differentiates_filters_and_downsamples():
 @pytest.fixture(scope="module")
 def four_bar_runs(tmp_path_factory):
     """Two synthetic four-bar runs (crank turning) with friction, written as run folders."""
-    profile = robot_model.load_profile("four_bar")
-    chain = cc.chain_from_profile(robot_model.load_robot(profile).model, profile)
+    robot = robot_model.load_robot("four_bar")
+    chain = cc.chain_from_profile(robot.model, robot.spec)
     layout = P.make_layout(chain, True)
     theta = layout.nominal.copy()
     theta[layout.n_inertial:] = [0.05, 0.02, 0.01, 0.01]

@@ -106,9 +106,9 @@ def phase():
     nominal, lo, hi = robot_parameter_box(robot.model)
     theta_true = robot_parameters(true_model)
     assert np.all((theta_true >= lo) & (theta_true <= hi)) and np.any(theta_true != nominal)
-    traj = study.exciting_trajectory(robot, robot.profile["sim"]["home"], study.random_postures(robot, 1, rng)[0],
+    traj = study.exciting_trajectory(robot, robot.spec.sim.home, study.random_postures(robot, 1, rng)[0],
                                      1.5, seed=4)
-    sim = Simulator(robot, pi, 4000.0, noise=NoiseModel.from_profile(robot.profile), seed=4, true_model=true_model)
+    sim = Simulator(robot, pi, 4000.0, noise=NoiseModel.from_profile(robot.spec), seed=4, true_model=true_model)
     sim.command(traj)
     out = []
     for _ in range(6001):

@@ -107,7 +107,7 @@ def test_random_extreme_rows_through_the_core_api(robot, method):
 
 def test_noise_floors_follow_the_profile():
     robot = robot_model.load_robot("xarm7")
-    floors = NoiseFloors(robot.profile)
+    floors = NoiseFloors(robot.spec)
     # xarm7: force 3 * 0.1 N + 0.05 N, torque 3 * 0.005 N m + 0.02 N m
     np.testing.assert_allclose(floors.floor("wrench", 12, 2), [0.35] * 3 + [0.035] * 3 + [0.35] * 3 + [0.035] * 3)
     e, raised = floors.raise_to_floor("wrench", np.r_[1e-9, 1.0, 0.4, 0.0, 0.1, 0.05], 1)
@@ -116,7 +116,7 @@ def test_noise_floors_follow_the_profile():
     gen3 = robot_model.load_robot("kinova_gen3")
     # 0.05 N m absolute + 0.02 N m model error over a 0.1 s window
     window = gen3.momentum_window_samples
-    np.testing.assert_allclose(NoiseFloors(gen3.profile).floor("momentum", 7, window), np.full(7, 0.007))
+    np.testing.assert_allclose(NoiseFloors(gen3.spec).floor("momentum", 7, window), np.full(7, 0.007))
 
 
 def test_a_calibrated_bound_below_the_profile_is_not_taken_for_a_forgery():
@@ -128,15 +128,15 @@ def test_a_calibrated_bound_below_the_profile_is_not_taken_for_a_forgery():
     calibrated = np.full(7, 1e-4)
     calibrated[6] = 1e-5
     cal = SimpleNamespace(windows={window: {"bound_Nm_s": calibrated}})
-    plain, with_cal = RowLimits(gen3.torque_limit, NoiseFloors(gen3.profile)), \
-        RowLimits(gen3.torque_limit, NoiseFloors(gen3.profile, cal))
+    plain, with_cal = RowLimits(gen3.torque_limit, NoiseFloors(gen3.spec)), \
+        RowLimits(gen3.torque_limit, NoiseFloors(gen3.spec, cal))
     A, b, sigma = np.full((7, 10), 0.1), np.zeros(7), np.ones(7)
     assert plain.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated, sigma)[0] == "noise_bound_below_profile"
     assert with_cal.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated, sigma) is None
     reason = with_cal.rejection("momentum", 10, 7, window, A.ravel(), b, calibrated / 20, sigma)
     assert reason[0] == "noise_bound_below_profile" and "calibration" in reason[1]
     # the floor the rows are raised to stays the profile's
-    np.testing.assert_allclose(NoiseFloors(gen3.profile, cal).floor("momentum", 7, window), np.full(7, 0.007))
+    np.testing.assert_allclose(NoiseFloors(gen3.spec, cal).floor("momentum", 7, window), np.full(7, 0.007))
 
 
 def test_a_stated_bound_far_below_the_profile_is_dropped_by_the_intake():

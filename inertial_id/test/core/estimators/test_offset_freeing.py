@@ -29,7 +29,7 @@ def test_an_offset_beyond_its_box_is_freed_and_the_truth_stays_inside():
     robot = robot_model.load_robot("xarm7")
     lo, hi = robot.payload_prior()
     pi = params.params_from_com(1.5, np.array([0.0, 0.0, 0.1]), np.diag([0.004, 0.005, 0.003]))
-    stated = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    stated = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     offset = 3.0 * stated * np.array([0, 0, 1, 0, 0, 0])            # along gravity, in the sensor frame
     M, b, e = static_rows(robot, pi, offset)
     assert np.count_nonzero(M[2, :10]) == 1                         # that row sees the mass only
@@ -45,7 +45,7 @@ def test_the_estimators_final_box_holds_the_truth_with_an_offset_beyond_its_box(
     """MuJoCo, 6 s: a moment offset three times its stated box is never a silent wrong answer, and
     an offset inside its box leaves a guaranteed box with the truth that says what it rests on."""
     robot = robot_model.load_robot("xarm7")
-    stated = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    stated = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     for offset, beyond in ((0.5 * stated * np.array([1, -1, 1, -1, 1, -1]), False),
                            (3.0 * stated * np.array([0, 0, 0, 1, -1, 0]), True)):
         case = harness.Case("offset", duration_s=6.0, wrench_offset=tuple(float(o) for o in offset))

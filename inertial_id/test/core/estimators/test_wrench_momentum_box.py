@@ -23,7 +23,7 @@ def run():
     t = np.arange(0.0, 8.0 + 1e-9, 0.0025)
     q, qd, qdd = trajectory(robot, rng, t, amplitude=(0.6, 1.0), frequency=(0.5, 1.2))
     pi = random_payload(rng)
-    nz = NoiseModel.from_profile(robot.profile)
+    nz = NoiseModel.from_profile(robot.spec)
     w = true_wrenches(robot, pi, q, qd, qdd) + rng.uniform(-1, 1, (t.size, 6)) * nz.bound_sigmas * nz.wrench_sigma()
     return robot, t, q, qd, w, pi
 
@@ -39,7 +39,7 @@ def inside(box, pi) -> bool:
 
 def test_offset_inside_its_box_gives_a_guaranteed_box_with_the_truth_inside(run):
     robot = run[0]
-    stated = NoiseModel.from_profile(robot.profile).wrench_offset_bound()
+    stated = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     offset = 0.5 * stated * np.array([1, -1, 1, -1, 1, -1])
     box, pi = box_with_offset(run, offset)
     assert box.data_consistent and box.guaranteed and inside(box, pi)
@@ -50,7 +50,7 @@ def test_offset_inside_its_box_gives_a_guaranteed_box_with_the_truth_inside(run)
 
 
 def test_force_offset_beyond_its_box_is_never_silent(run):
-    stated = NoiseModel.from_profile(run[0].profile).wrench_offset_bound()
+    stated = NoiseModel.from_profile(run[0].spec).wrench_offset_bound()
     box, pi = box_with_offset(run, np.r_[2.0 * stated[0], 0.0, 0.0, 0.0, 0.0, 0.0])
     assert not box.guaranteed or inside(box, pi)
     assert not box.data_consistent or box.offset_freed[0]
@@ -58,7 +58,7 @@ def test_force_offset_beyond_its_box_is_never_silent(run):
 
 @pytest.mark.parametrize("axis", [3, 4, 5])
 def test_moment_offset_beyond_its_box_frees_the_axis_and_never_misses_the_truth(run, axis):
-    stated = NoiseModel.from_profile(run[0].profile).wrench_offset_bound()
+    stated = NoiseModel.from_profile(run[0].spec).wrench_offset_bound()
     offset = np.zeros(6)
     offset[axis] = 3.0 * stated[axis]
     box, pi = box_with_offset(run, offset)

@@ -16,9 +16,9 @@ FRICTION_TRUE = np.array([  # per actuated leg joint: Fc (N m), Fv (N m s), beta
 
 @pytest.fixture(scope="module")
 def leg():
-    profile = robot_model.load_profile("digit_leg")
-    chain = cc.chain_from_profile(robot_model.load_robot(profile).model, profile)
-    layout = P.make_layout(chain, True, profile["rotor_inertia"])
+    robot = robot_model.load_robot("digit_leg")
+    chain = cc.chain_from_profile(robot.model, robot.spec)
+    layout = P.make_layout(chain, True, robot.spec.rotor_inertia)
     theta = layout.nominal.copy()
     phi = layout.friction_block(theta).copy()
     phi[:, [0, 1, 3]] = FRICTION_TRUE
@@ -158,9 +158,9 @@ def test_closed_chain_forward_simulation_follows_the_true_model(leg):
 
 
 def test_digit_arm_open_chain_recovers_base_parameters_noise_free():
-    profile = robot_model.load_profile("digit_arm")
-    chain = cc.chain_from_profile(robot_model.load_robot(profile).model, profile)
-    layout = P.make_layout(chain, True, profile["rotor_inertia"])
+    robot = robot_model.load_robot("digit_arm")
+    chain = cc.chain_from_profile(robot.model, robot.spec)
+    layout = P.make_layout(chain, True, robot.spec.rotor_inertia)
     theta = layout.nominal.copy()
     theta[layout.n_inertial:] = np.tile([0.8, 1.2, 0.15, 0.05], 4)
     rng = np.random.default_rng(7)

@@ -307,7 +307,7 @@ def test_real_gen3_identification_is_plausible_and_predicts_as_well(run_folders,
 
 def _nominal_min_eigenvalues() -> dict:
     robot = robot_model.load_robot("kinova_gen3")
-    layout = P.make_layout(cc.chain_from_profile(robot.model, robot.profile), False)
+    layout = P.make_layout(cc.chain_from_profile(robot.model, robot.spec), False)
     return {b: float(np.linalg.eigvalsh(pseudo_inertia(layout.nominal[sl]))[0]) for b, sl in layout.body_slices()}
 
 

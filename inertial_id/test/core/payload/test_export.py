@@ -41,7 +41,7 @@ def test_urdf_fragment_gives_the_estimates_inverse_dynamics(identified, tmp_path
     fragment = urdf.read_text()
     # included in the robot's description: the fragment's joint and link before </robot>
     inner = re.search(r"<robot[^>]*>(.*)</robot>", fragment, re.S).group(1)
-    base = robot_model.resolve_model_path(robot.profile["model"]["urdf"]).read_text()
+    base = robot_model.resolve_model_path(robot.spec.model.urdf).read_text()
     whole = base[:base.rindex("</robot>")] + inner + "</robot>\n"
     model = pin.buildModelFromXML(whole)
     assert model.existFrame("payload") and model.frames[model.getFrameId("payload")].parentJoint == \

@@ -1,7 +1,6 @@
 """The certifier's enclosures are sound: dense 1 kHz samples of random plans, parameter draws (box
 corners included) and tracking-error perturbations, evaluated with pinocchio (RNEA, forward
 kinematics) on models built independently of the certifier, never leave the enclosures."""
-import copy
 import dataclasses
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 from inertial_id.core.robot import params
 from inertial_id.core.robot.model import ProfileError, load_robot, payload_params
+from inertial_id.core.robot.profile import validate
 from inertial_id.core.planning import collision, enclosure
 from inertial_id.core.planning.anchor import anchor_from_samples
 from inertial_id.core.planning.bezier import BezierPlan
@@ -92,10 +92,7 @@ def _payload_box(rng, robot):
 
 
 def _home(robot):
-    home = (robot.profile.get("sim") or {}).get("home")
-    if home is None:
-        return 0.5 * (np.maximum(robot.position_lower, -3.0) + np.minimum(robot.position_upper, 3.0))
-    return np.asarray(home, dtype=float)
+    return np.asarray(robot.spec.sim.home, dtype=float)
 
 
 @pytest.mark.parametrize("name, n_plans", [("kinova_gen3", N_PLANS), ("xarm7", 15), ("digit_arm", 15)])
@@ -201,7 +198,7 @@ def test_torque_enclosure_is_tight_without_uncertainty(gen3):
     ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, robot.nv)), theta_radius=np.zeros_like(ctx.theta_radius),
                                friction_radius=np.zeros_like(ctx.friction_radius))
     rng = np.random.default_rng(7)
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     payload = payload_params("dumbbell_6lb")
     model = _true_model(robot, ctx0, rng, payload, np.zeros(10), corner=False)
     data = model.createData()
@@ -227,7 +224,7 @@ def test_point_enclosure_matches_pinocchio_rnea_and_regressor(gen3):
     robot, settings, ctx = gen3
     n = robot.nv
     rng = np.random.default_rng(3)
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     plan = _random_plan(rng, robot, home)
     payload = payload_params("dumbbell_5lb")
     times = rng.uniform(0.0, plan.duration_s - 1e-6, 5)
@@ -275,7 +272,7 @@ def _segment_box_distance(p0, p1, box_lo, box_hi, iters=60):
 def test_collision_enclosure_sound_against_dense_forward_kinematics(gen3):
     robot, settings, ctx = gen3
     rng = np.random.default_rng(11)
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     model, data = robot.model, robot.model.createData()
     K = settings.time_intervals
     for trial in range(15):
@@ -307,7 +304,7 @@ def test_collision_enclosure_sound_against_dense_forward_kinematics(gen3):
 def test_limit_margins_sound_against_dense_samples(gen3):
     robot, settings, ctx = gen3
     rng = np.random.default_rng(5)
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     limits = ((robot.position_lower, robot.position_upper), (-robot.velocity_limit, robot.velocity_limit),
               (-robot.acceleration_limit, robot.acceleration_limit))
     for _ in range(50):
@@ -323,7 +320,7 @@ def test_limit_margins_sound_against_dense_samples(gen3):
 def test_certify_reports_finite_margins_and_reasons(gen3):
     robot, settings, ctx = gen3
     n = robot.nv
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     truth = payload_params("dumbbell_5lb")
     hold = BezierPlan.from_state(home, np.zeros(n), np.zeros(n), home[None, :], 3.0)
     small = certify(robot, settings, hold, truth - 0.01, truth + 0.01, ctx)
@@ -360,13 +357,13 @@ def test_certify_reports_finite_margins_and_reasons(gen3):
 ])
 def test_settings_errors_name_the_field(gen3, path, value, field):
     robot = gen3[0]
-    profile = copy.deepcopy(robot.profile)
-    node = profile
-    for key in path[:-1]:
+    section = validate(robot.spec, robot.name)[path[0]]     # the mapping a YAML edit would change
+    node = section
+    for key in path[1:-1]:
         node = node[key]
     node[path[-1]] = value
     with pytest.raises(ProfileError, match=field.replace("[", r"\[").replace("]", r"\]")):
-        CertifierSettings.from_profile(robot.with_profile(profile))
+        CertifierSettings.from_profile(robot.with_profile(**{path[0]: section}))
 
 
 def test_profiles_have_certifier_settings():
@@ -416,7 +413,7 @@ def test_a_tilted_base_is_one_profile_entry_the_certifier_and_the_regressors_fol
     ctx = enclosure.TorqueContext.build(robot, settings)
     ctx0 = dataclasses.replace(ctx, tube=np.zeros((3, n)), theta_radius=np.zeros_like(ctx.theta_radius),
                                friction_radius=np.zeros_like(ctx.friction_radius))
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     payload = payload_params("dumbbell_5lb")
     hold = BezierPlan(np.tile(home, (6, 1)), 3.0)
     lo, hi = enclosure.torque_bounds(ctx0, hold, np.array([[1.0, 1.0 + 1e-9]]), payload, np.zeros(10))

@@ -34,7 +34,7 @@ def _carrying(robot, payload):
 def _standing(robot, q0, payload, seconds=0.3):
     """Joint states of the arm standing at q0 with ``payload``: a few mrad of stick-slip, efforts
     from RNEA plus a constant offset, at the driver's rate."""
-    hz = robot.sensing["joint_states_hz"]
+    hz = robot.sensing.joint_states_hz
     t = np.arange(0.0, seconds, 1.0 / hz)
     w = 2.0 * np.pi / seconds
     amplitude = np.linspace(-2e-3, 2e-3, robot.nv)
@@ -57,7 +57,7 @@ def test_the_measured_torque_certifies_holding_still_with_the_whole_prior(gen3):
     so: joint 2); the torque measured while standing there does, and the true payload's own box
     certifies either way."""
     robot, settings = gen3
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     truth = payload_params("dumbbell_5lb")
     anchor = anchor_from_samples(robot, *_standing(robot, home, truth))
     assert anchor is not None and np.all(anchor.lower_Nm <= anchor.upper_Nm)
@@ -74,7 +74,7 @@ def test_an_anchor_does_not_certify_what_the_arm_cannot_do(gen3):
     """The anchor bounds the torque, it does not excuse it: a payload whose measured gravity already
     exceeds a wrist joint's limit does not hold still, anchored or not."""
     robot, settings = gen3
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     heavy = payload_params("dumbbell_5lb") * 4.0
     anchor = anchor_from_samples(robot, *_standing(robot, home, heavy))
     lower, upper = robot.payload_prior()
@@ -85,7 +85,7 @@ def test_an_anchor_does_not_certify_what_the_arm_cannot_do(gen3):
 
 def test_no_anchor_without_joint_torque_or_a_whole_window(gen3):
     robot, _ = gen3
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     t, q, qd, effort = _standing(robot, home, payload_params("dumbbell_5lb"))
     window = robot.momentum_window_samples
     assert anchor_from_samples(robot, t[:window], q[:window], qd[:window], effort[:window]) is None
@@ -96,7 +96,7 @@ def test_no_anchor_without_joint_torque_or_a_whole_window(gen3):
 
 def test_recent_samples_break_at_a_gap_or_a_missing_effort(gen3):
     robot, _ = gen3
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     t, q, qd, effort = _standing(robot, home, payload_params("dumbbell_5lb"))
     recent = RecentSamples(robot)
     for k in range(len(t)):
@@ -114,7 +114,7 @@ def test_a_start_with_the_prior_holds_still_once_anchored_on_the_measured_torque
     anchor stays as it is."""
     robot, cert_settings = gen3
     settings = PlannerSettings.from_profile(robot)
-    home = np.asarray(robot.profile["sim"]["home"], dtype=float)
+    home = np.asarray(robot.spec.sim.home, dtype=float)
     anchor = anchor_from_samples(robot, *_standing(robot, home, payload_params("dumbbell_5lb")))
     rh = RecedingHorizon(robot, settings, cert_settings)
     assert rh.start(0.0, home) and rh.state == "planning" and rh.pending is None

@@ -272,15 +272,15 @@ def test_the_cost_aims_where_the_box_is_widest():
 def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
     robot, settings, _, _ = gen3
     ex = PayloadExcitation(robot)
-    noise = robot.profile["noise"]
-    rel, ab = noise["joint_torque"]["relative"], noise["joint_torque"]["absolute_Nm"]
+    noise = robot.spec.noise
+    rel, ab = noise.joint_torque.relative, noise.joint_torque.absolute_Nm
     q = np.array([settings.centre, settings.centre + 0.3])
     z = np.zeros_like(q)
     W = ex.rows(q, z, z).reshape(2, robot.nv, 10)
     tau = ex.robot_torque(q, z, z) + W @ ex.payload_guess
     # |tau_true| <= (|tau_measured| + absolute) / (1 - relative), plus the model error per sample
     # (|tau| smoothed: sqrt(tau^2 + WEIGHT_SMOOTHING_NM^2), no kink where a torque crosses zero)
-    bound = rel * (np.sqrt(tau ** 2 + WEIGHT_SMOOTHING_NM ** 2) + ab) / (1 - rel) + ab + noise["model_error_Nm"]
+    bound = rel * (np.sqrt(tau ** 2 + WEIGHT_SMOOTHING_NM ** 2) + ab) / (1 - rel) + ab + noise.model_error_Nm
     assert np.allclose(ex.row_weights(ex.robot_torque(q, z, z), W), 1.0 / bound)
     # the shoulder, which carries the arm's own weight, is worth less per newton metre than the wrist
     w = ex.row_weights(ex.robot_torque(q, z, z), W)

@@ -6,6 +6,7 @@ from inertial_id.core.robot import params
 from inertial_id.core.pmd.estimator import PmdEstimator
 from inertial_id.core.pmd.shapes import ShapeError
 from inertial_id.core.pmd.samples import WristSamples
+from inertial_id.core.robot.profile import Payload
 
 SHAPE = {"type": "box", "size": [0.16, 0.12, 0.04], "pose": {"xyz": [0.0, 0.0, 0.02], "rpy": [0.0, 0.0, 0.3]},
          "density_per_cm3": 0.04}
@@ -22,7 +23,7 @@ def test_estimator_returns_a_consistent_payload_frame_estimate_from_static_sampl
     rng = np.random.default_rng(0)
     X_SP = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0, 0), np.array([0.0, 0.0, 0.035]))   # sensor below the flange, flipped
     pi_S = params.transform_params(_truth_P(), X_SP)
-    est = PmdEstimator.from_payload_profile({"shape": SHAPE, "pmd": {"c1": 300.0}}, X_SP)
+    est = PmdEstimator.from_payload_profile(Payload.model_validate({"shape": SHAPE, "pmd": {"c1": 300.0}}), X_SP)
     zero = np.zeros(3)
     for _ in range(40):
         g_S = pin.exp3(rng.normal(size=3)).T @ [0, 0, -9.81]
@@ -38,7 +39,7 @@ def test_estimator_returns_a_consistent_payload_frame_estimate_from_static_sampl
 
 def test_estimator_rejects_bad_input():
     with pytest.raises(ValueError, match="needs 'payload: shape:'"):
-        PmdEstimator.from_payload_profile({"name": "payload"})
+        PmdEstimator.from_payload_profile(Payload(name="payload"))
     with pytest.raises(ShapeError, match="beyond the plausible"):
         PmdEstimator({**SHAPE, "pose": {"xyz": [0, 0, 20.0]}})
     est = PmdEstimator(SHAPE)

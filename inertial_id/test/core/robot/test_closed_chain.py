@@ -10,8 +10,8 @@ A_CRANK, B_COUPLER, C_ROCKER, D_GROUND = 0.1, 0.35, 0.3, 0.3   # config/urdf/fou
 
 
 def load_chain(name):
-    profile = robot_model.load_profile(name)
-    return cc.chain_from_profile(robot_model.load_robot(profile).model, profile)
+    robot = robot_model.load_robot(name)
+    return cc.chain_from_profile(robot.model, robot.spec)
 
 
 def four_bar_analytic(theta):
@@ -111,8 +111,10 @@ def test_unreachable_pose_and_bad_declarations_are_named():
     with pytest.raises(cc.ClosureError, match="not in the model"):
         cc.ClosedChain(model, [cc.LoopClosure("x", "nowhere", (0, 0, 0), "left_A2", (0, 0, 0))],
                        chain.actuated_joints)
-    with pytest.raises(cc.ClosureError, match="malformed"):
-        cc.closures_from_profile({"loop_closures": [{"frame_a": "a", "offset_a": [0, 0, 0]}]})
+    spec = robot_model.load_robot("digit_leg").spec
+    closure = spec.loop_closures[0].model_copy(update={"components": ["x", "w"]})
+    with pytest.raises(cc.ClosureError, match="'w' is not among x, y, z"):
+        cc.closures_from_profile(spec.model_copy(update={"loop_closures": [closure]}))
 
 
 def test_open_chain_projection_is_identity():

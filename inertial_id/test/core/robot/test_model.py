@@ -72,7 +72,7 @@ def mdh_flange_pose(q, rotation_quarter_turn=np.pi / 2):
 def test_xarm7_model_has_the_published_dh_kinematics(rng):
     xarm = robot_model.load_robot("xarm7")
     model, data = xarm.model, xarm.model.createData()
-    base = model.getFrameId(xarm.profile["frames"]["base"])
+    base = model.getFrameId(xarm.spec.frames.base)
     # six rotations, each 3.7e-6 rad off the quarter turn, moving points at most 1 m from their axes
     rounding = 6 * abs(XARM7_ROUNDED_QUARTER_TURN - np.pi / 2)
     for _ in range(50):

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from inertial_id.cli import main
-from inertial_id.core.robot.model import available_profiles, load_profile, load_robot
+from inertial_id.core.robot.model import available_profiles, load_profile, load_robot, profile_file
 from inertial_id.core.robot.profile import ProfileError, validate
 
 from paths import PACKAGE
@@ -22,20 +22,22 @@ def test_shipped_profiles_validate_and_fill_defaults(name):
     load_robot(p)   # a validated profile validates again (it may be passed around as a dict)
 
 
-def test_the_typed_profile_and_its_mapping_are_one_profile():
-    """Settings read the typed profile (no second parse); an edited mapping is checked again, and the
-    settings follow the edit."""
+def test_an_edited_profile_is_checked_again():
+    """Settings read the typed profile; an edited section, typed or as a mapping, is checked again
+    with the whole profile, and the settings follow the edit."""
     from inertial_id.core.planning.config import PlannerSettings
     robot = load_robot("kinova_gen3")
-    assert robot.spec.model_dump()["planner"] == robot.profile["planner"]
-    edited = robot.with_profile(dict(robot.profile, planner=dict(robot.profile["planner"], max_plans=3)))
+    planner = validate(robot.spec, robot.name)["planner"]
+    edited = robot.with_profile(planner=robot.spec.planner.model_copy(update={"max_plans": 3}))
     assert (PlannerSettings.from_profile(robot).max_plans, PlannerSettings.from_profile(edited).max_plans) == (
-        robot.profile["planner"]["max_plans"], 3)
+        robot.spec.planner.max_plans, 3)
     with pytest.raises(ProfileError, match="planner.max_plans"):
-        robot.with_profile(dict(robot.profile, planner=dict(robot.profile["planner"], max_plans="many")))
-    # the model is built from the limits: an edit there would leave the model and the mapping apart
+        robot.with_profile(planner={**planner, "max_plans": "many"})
+    with pytest.raises(ProfileError, match="planner.replan_s"):
+        robot.with_profile(planner={**planner, "replan_s": planner["horizon_s"]})
+    # the model is built from the limits: an edit there would leave the model and the profile apart
     with pytest.raises(ValueError, match="cannot change limits"):
-        robot.with_profile(dict(robot.profile, limits=dict(robot.profile["limits"], velocity=[0.1] * robot.nv)))
+        robot.with_profile(limits=robot.spec.limits.model_copy(update={"velocity": [0.1] * robot.nv}))
 
 
 def raw():
@@ -113,7 +115,7 @@ def _at(profile, path):
     return node, parts[-1]
 
 
-SHIPPED = {name: yaml.safe_load(open(load_profile(name)["_path"]).read()) for name in available_profiles()}
+SHIPPED = {name: yaml.safe_load(profile_file(name).read_text()) for name in available_profiles()}
 EVERY_SECTION = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path, _ in _sections(raw_profile)})
 EVERY_FIELD = sorted({(name, path) for name, raw_profile in SHIPPED.items() for path in _leaves(raw_profile)})
 

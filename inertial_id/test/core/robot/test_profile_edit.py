@@ -8,6 +8,7 @@ import pytest
 
 from inertial_id.core.robot import strict_yaml
 from inertial_id.core.robot.model import ProfileError, load_robot
+from inertial_id.core.robot.profile import parse
 from inertial_id.core.robot.profile_edit import (read_profile_text, tube_yaml, with_calibration, with_tracking_tube,
                                                  write_profile_text)
 from inertial_id.share import config_dirs
@@ -53,8 +54,7 @@ def test_the_calibration_is_named_once_in_the_identification_section():
     once = with_calibration(text, "gen3_cal.yaml", "a test")
     twice = with_calibration(once, "other_cal.yaml", "again")
     for written, name in ((once, "gen3_cal.yaml"), (twice, "other_cal.yaml")):
-        profile = strict_yaml.load(written)
-        assert profile["identification"]["calibration"] == name
+        assert parse(strict_yaml.load(written), "written").identification.calibration == name
         assert sum("calibration:" in line and line.startswith("  calibration") for line in written.splitlines()) == 1
         assert len(written.splitlines()) == len(text.splitlines()) + 1
     with pytest.raises(ProfileError, match="identification.calibration"):

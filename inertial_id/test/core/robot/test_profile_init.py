@@ -39,8 +39,8 @@ def test_the_written_profile_loads_with_the_urdfs_joints_and_limits(tmp_path, ur
     np.testing.assert_array_equal(robot.position_upper, model.upperPositionLimit)
     np.testing.assert_array_equal(robot.velocity_limit, model.velocityLimit)
     np.testing.assert_array_equal(robot.torque_limit, model.effortLimit)
-    assert robot.payload_frame == link and robot.sensing[sensing] and not robot.sensing[
-        "wrench" if sensing == "joint_torque" else "joint_torque"]
+    assert robot.payload_frame == link and getattr(robot.sensing, sensing) and not getattr(
+        robot.sensing, "wrench" if sensing == "joint_torque" else "joint_torque")
     assert (robot.ft_frame == link) == (sensing == "wrench")
     lower, upper = robot.payload_prior()
     assert lower[0] == 0.0 and upper[0] == pytest.approx(RATED_PAYLOAD_SAFETY * rated_kg)
@@ -56,11 +56,11 @@ def test_the_home_holds_the_heaviest_prior_payload_well_within_the_torque_limits
     the position limits."""
     from inertial_id.core.robot.model import model_with_payload
     robot = load_robot(str(init_profile(beside(tmp_path, urdf), link, rated_kg, tmp_path / "arm.yaml")))
-    home = np.asarray(robot.profile["sim"]["home"])
-    reach = np.asarray(robot.profile["planner"]["reach_rad"])
+    home = np.asarray(robot.spec.sim.home)
+    reach = np.asarray(robot.spec.planner.reach_rad)
     # (the file holds 6 significant digits)
     assert np.all(home - reach >= robot.position_lower - 1e-5) and np.all(home + reach <= robot.position_upper + 1e-5)
-    assert robot.profile["planner"]["centre"] == robot.profile["sim"]["home"]
+    assert robot.spec.planner.centre == robot.spec.sim.home
     heaviest_kg = robot.payload_prior()[1][0]
     for p_FP in np.vstack([np.eye(3), -np.eye(3)]) * 0.2:
         pi = np.zeros(10)
@@ -249,7 +249,7 @@ def test_init_with_runs_calibrates_and_estimate_and_identify_accept_the_profile_
     assert main(["profile", "init", "--urdf", str(urdf), "--payload-link", link, "--rated-payload-kg", str(rated_kg),
                  "--out", profile, "--force", "--runs", *free, "--tube-seconds", "0"]) == 0
     cal = tmp_path / f"{name}_calibration.yaml"
-    assert cal.is_file() and load_robot(profile).profile["identification"]["calibration"] == cal.name
+    assert cal.is_file() and load_robot(profile).spec.identification.calibration == cal.name
     # the whole arm identified from the same runs, the written profile as its model
     assert main(["identify", "--model", profile, "--data", free[0], "--validate", free[1], "--friction",
                  "--json", str(tmp_path / "identified.json")]) == 0

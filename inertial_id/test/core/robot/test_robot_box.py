@@ -19,10 +19,10 @@ def test_the_arms_have_planners():
 
 def estimator_box(robot):
     """The robot box of the profile's estimator, or the one it would take with momentum rows."""
-    est = getattr(make_estimator(robot, robot.profile["identification"]["method"]), "estimator", None)
+    est = getattr(make_estimator(robot, robot.spec.identification.method), "estimator", None)
     if hasattr(est, "robot_lower"):
         return est.robot_lower, est.robot_upper
-    return robot_parameter_box(robot.model, robot.profile["identification"]["robot_relative_error"])[1:]
+    return robot_parameter_box(robot.model, robot.spec.identification.robot_relative_error)[1:]
 
 
 @pytest.mark.parametrize("name", PLANNED)

@@ -74,19 +74,19 @@ def xarm_samples(robot, seed: int, friction_Nm: float, bias_sign: float, duratio
     rng = np.random.default_rng(seed)
     axes = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     truth = params.params_from_com(1.5, np.array([0.02, -0.03, 0.09]), axes @ np.diag([0.004, 0.007, 0.003]) @ axes.T)
-    stated = NoiseModel.from_profile(robot.profile)
-    err = robot.profile["noise"]
-    bound = stated.bound_sigmas * stated.wrench_sigma() + np.r_[[err["model_error_N"]] * 3, [err["model_error_Nm"]] * 3]
-    sp = robot.profile["sim"]
-    sim = Simulator(robot, truth, float(sp["step_hz"]), sp["kp"], sp["kd"], sp["ki"],
+    stated = NoiseModel.from_profile(robot.spec)
+    err = robot.spec.noise
+    bound = stated.bound_sigmas * stated.wrench_sigma() + np.r_[[err.model_error_N] * 3, [err.model_error_Nm] * 3]
+    sp = robot.spec.sim
+    sim = Simulator(robot, truth, float(sp.step_hz), sp.kp, sp.kd, sp.ki,
                     SensorNoise(wrench_offset=tuple(0.999 * bias_sign * bound)), seed,
                     friction=np.tile([friction_Nm, 0.0, 0.0, 0.0], (robot.nv, 1)))
     traj, report = excitation_from_profile(robot, duration_s)
     assert report.ok
     sim.command(traj)
-    every = int(round(sp["step_hz"] / robot.sensing["joint_states_hz"]))
+    every = int(round(sp.step_hz / robot.sensing.joint_states_hz))
     samples = []
-    for k in range(int((duration_s + 0.5) * sp["step_hz"])):
+    for k in range(int((duration_s + 0.5) * sp.step_hz)):
         sim.step()
         if k % every == 0:
             samples.append(sim.measure())

@@ -299,7 +299,7 @@ def test_driver_bag_replayed_into_the_launch_file_equals_offline(robot_name, sec
     truth = bags.read_truth(bag)
     assert np.all((truth >= offline_result.lower) & (truth <= offline_result.upper))
     est, counts = live_estimate_of_bag(launch_file, profile, robot, bag, offline_result, info, rate, ros_env)
-    assert counts[robot.sensing["joint_states_topic"]] == int(round(seconds * robot.sensing["joint_states_hz"]))
+    assert counts[robot.sensing.joint_states_topic] == int(round(seconds * robot.sensing.joint_states_hz))
     lo, hi = np.asarray(est.lower), np.asarray(est.upper)
     diff = largest_relative_difference(est, offline_result)
     print(f"{robot_name}: live vs offline largest relative bound difference {diff:.3g}, "

@@ -44,7 +44,7 @@ def test_regressors_match_pinocchio_momentum_coriolis_gravity_and_friction(robot
 
 def _window_residual(robot, sign_erratum=False):
     """Rows from a noise-free simulation at 4 kHz against the true parameters."""
-    traj = fourier_excitation(robot.profile["sim"]["home"], [0.2] * robot.nv, 2.0, 2, 2.0, 1000.0, seed=3,
+    traj = fourier_excitation(robot.spec.sim.home, [0.2] * robot.nv, 2.0, 2, 2.0, 1000.0, seed=3,
                               ramp_s=0.4)
     pi = payload_params("dumbbell_6lb")
     sim = Simulator(robot, pi, step_hz=4000.0, noise=NoiseModel())
@@ -70,7 +70,7 @@ def test_window_rows_hold_to_integration_error(robot):
     # the forward-Euler error of a 0.1 s window uses at most a quarter of the model-error bound the
     # guaranteed rows assume (profile noise.model_error_Nm, an equivalent torque on every sample),
     # while the integrated torque is of the order of N m s
-    assert np.abs(residual).max() < 0.25 * robot.profile["noise"]["model_error_Nm"] * h_dt
+    assert np.abs(residual).max() < 0.25 * robot.spec.noise.model_error_Nm * h_dt
     assert np.abs(rows.U).max() > 1.0
     _, wrong = _window_residual(robot, sign_erratum=True)
     assert np.abs(wrong).max() > 100 * np.abs(residual).max()

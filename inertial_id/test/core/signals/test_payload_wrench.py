@@ -110,14 +110,14 @@ def test_the_simulated_arms_wrench_stream_stays_inside_its_bound(xarm):
     traj, report = excitation_from_profile(xarm, 4.0)
     assert report.ok
     sim.command(traj)
-    rate = xarm.sensing["joint_states_hz"]
+    rate = xarm.sensing.joint_states_hz
     half = 0.01 * (1 + np.abs(truth))
     boxes = {"exact": exact(truth), "box": PayloadBox(truth + 0.002, truth - half, truth + half, True)}
     streams = {k: PayloadCompensator(xarm, False, True, rate) for k in boxes}
     out = {k: [] for k in boxes}
     speed = {}
-    every = int(round(sim.robot.profile["sim"]["step_hz"] / rate))
-    for k in range(int(5.0 * sim.robot.profile["sim"]["step_hz"])):
+    every = int(round(sim.robot.spec.sim.step_hz / rate))
+    for k in range(int(5.0 * sim.robot.spec.sim.step_hz)):
         sim.step()
         if k % every == 0:
             m = sim.measure()
@@ -194,13 +194,13 @@ def test_the_simulated_gen3s_external_effort_stays_inside_its_bound(gen3):
     torque sensors within their stated bounds, 1 kHz, moving and held still: every sample inside."""
     truth = robot_model.payload_params("dumbbell_5lb")
     model, friction = perturbed_gen3(gen3, np.random.default_rng(5))
-    sim = Simulator(gen3, truth, noise=NoiseModel.from_profile(gen3.profile), seed=4, true_model=model,
-                    friction=friction, **{k: gen3.profile["sim"][k] for k in ("kp", "kd", "ki")})
+    sim = Simulator(gen3, truth, noise=NoiseModel.from_profile(gen3.spec), seed=4, true_model=model,
+                    friction=friction, **{k: getattr(gen3.spec.sim, k) for k in ("kp", "kd", "ki")})
     traj, report = excitation_from_profile(gen3, 3.0)
     assert report.ok
     sim.command(traj)
     half = 0.01 * (1 + np.abs(truth))
-    stream = PayloadCompensator(gen3, True, False, gen3.sensing["joint_states_hz"])
+    stream = PayloadCompensator(gen3, True, False, gen3.sensing.joint_states_hz)
     box = PayloadBox(truth + 0.3 * half, truth - half, truth + half, True)
     out, speed = [], {}
     for _ in range(4000):

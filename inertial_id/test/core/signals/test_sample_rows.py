@@ -14,14 +14,14 @@ def recorded_stream(name, seconds):
     sim = Simulator.from_profile(robot, robot_model.payload_params("dumbbell_5lb"), seed=4)
     traj, _ = trajectory.excitation_from_profile(robot, seconds)
     sim.command(traj.resample(100))
-    every = int(round(1.0 / (sim.dt * robot.sensing["joint_states_hz"])))
+    every = int(round(1.0 / (sim.dt * robot.sensing.joint_states_hz)))
     samples = []
     for k in range(int(round(seconds / sim.dt))):
         sim.step()
         if k % every == 0:
             samples.append(sim.measure())
     t, q, qd, tau = (np.array([getattr(m, f) for m in samples]) for f in ("t", "q", "qd", "tau"))
-    wrench = np.array([m.wrench for m in samples]) if robot.sensing["wrench"] else None
+    wrench = np.array([m.wrench for m in samples]) if robot.sensing.wrench else None
     return robot, t, q, qd, tau, wrench
 
 

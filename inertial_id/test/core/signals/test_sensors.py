@@ -55,7 +55,7 @@ def run_wrench_rows(sensors: SensorNoise, seconds: float = 8.0, seed: int = 0):
 
 def test_nominal_sensors_keep_the_guarantee():
     robot = robot_model.load_robot("xarm7")
-    r, truth = run_wrench_rows(SensorNoise.from_profile(robot.profile))
+    r, truth = run_wrench_rows(SensorNoise.from_profile(robot.spec))
     assert r.data_consistent and r.bounds_guaranteed
     assert np.all((truth >= r.lower) & (truth <= r.upper))
     assert r.upper[0] - r.lower[0] < 0.5
@@ -68,9 +68,9 @@ def test_nominal_sensors_keep_the_guarantee():
 def test_broken_assumptions_are_flagged_not_hidden(broken):
     robot = robot_model.load_robot("xarm7")
     margin = broken.pop("margin", 5.0)
-    err = robot.profile["noise"]
-    sensors = SensorNoise.from_bounds(NoiseModel.from_profile(robot.profile), margin=margin,
-                                      model_error_N=err["model_error_N"], model_error_Nm=err["model_error_Nm"])
+    err = robot.spec.noise
+    sensors = SensorNoise.from_bounds(NoiseModel.from_profile(robot.spec), margin=margin,
+                                      model_error_N=err.model_error_N, model_error_Nm=err.model_error_Nm)
     r, truth = run_wrench_rows(replace(sensors, **broken))
     assert not r.data_consistent and not r.bounds_guaranteed, "data that break the bounds were not noticed"
     assert "contradict" in r.message

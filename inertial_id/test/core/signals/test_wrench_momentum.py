@@ -90,8 +90,8 @@ def test_residual_on_the_true_payload_is_the_quadrature_error_and_within_the_sta
     ratio = np.abs(r_coarse).max() / np.abs(r_fine).max()
     assert 3.0 < ratio < 5.0, ratio
     # at the profile's 100 Hz the quadrature error stays inside what the stated model error adds
-    nz = xarm.profile["noise"]
-    model_error = np.array([nz["model_error_N"]] * 3 + [nz["model_error_Nm"]] * 3)
+    nz = xarm.spec.noise
+    model_error = np.array([nz.model_error_N] * 3 + [nz.model_error_Nm] * 3)
     lo, hi = xarm.payload_prior()
     rng = np.random.default_rng(1)
     t = np.arange(0.0, 2.0 + 1e-9, 0.01)
@@ -121,7 +121,7 @@ def test_bound_holds_with_noise_offset_drift_and_velocity_error(xarm):
     t = np.arange(0.0, 3.0 + 1e-9, 1.0 / rate)
     q, qd, qdd = trajectory(xarm, rng, t)
     pi = random_payload(rng)
-    nz = NoiseModel.from_profile(xarm.profile)
+    nz = NoiseModel.from_profile(xarm.spec)
     e = nz.bound_sigmas * nz.wrench_sigma()
     offset = rng.uniform(-1, 1, 6) * nz.wrench_offset_bound()
     drift = np.array([0.01] * 3 + [0.0005] * 3)
@@ -131,8 +131,8 @@ def test_bound_holds_with_noise_offset_drift_and_velocity_error(xarm):
     qd_meas = qd + rng.uniform(-1, 1, qd.shape) * velocity_rad_s
     lo, hi = xarm.payload_prior()
     terms = WrenchMomentumRegressor(xarm).terms(q, qd_meas)
-    nz_err = xarm.profile["noise"]
-    model_error = np.array([nz_err["model_error_N"]] * 3 + [nz_err["model_error_Nm"]] * 3)
+    nz_err = xarm.spec.noise
+    model_error = np.array([nz_err.model_error_N] * 3 + [nz_err.model_error_Nm] * 3)
     rows = window_rows(terms, t, w, e + model_error, 20, lo, hi, velocity_rad_s, drift)
     residual = rows.A @ pi + rows.O @ offset - rows.b
     assert np.all(np.abs(residual) <= rows.bound)
