@@ -358,10 +358,13 @@ def test_certify_reports_finite_margins_and_reasons(gen3):
 def test_settings_errors_name_the_field(gen3, path, value, field):
     robot = gen3[0]
     section = validate(robot.spec, robot.name)[path[0]]     # the mapping a YAML edit would change
-    node = section
-    for key in path[1:-1]:
-        node = node[key]
-    node[path[-1]] = value
+    if len(path) == 1:                                      # a whole section replaced
+        section = value
+    else:
+        node = section
+        for key in path[1:-1]:
+            node = node[key]
+        node[path[-1]] = value
     with pytest.raises(ProfileError, match=field.replace("[", r"\[").replace("]", r"\]")):
         CertifierSettings.from_profile(robot.with_profile(**{path[0]: section}))
 
