@@ -63,6 +63,7 @@ def _chains(robot, opt, settings, chains: int) -> dict:
     converged, iterations, costs, per_plan = [], [], [], []
     gaps = {"rest": [], "moving": []}       # (the screen's, the previous screen's) optimism, N m
     z = np.zeros(robot.nv)
+    opt.nlp.native.wait()      # a robot's planner compiles once per machine (the cache): time it compiled
     opt.plan(PlanRequest(settings.centre, z, z, lo0, hi0, opt.excitation.no_information()), deadline_s=0.2)   # warm-up (caches)
     for chain in range(chains):
         rng = np.random.default_rng(chain)
@@ -126,7 +127,7 @@ def _chains(robot, opt, settings, chains: int) -> dict:
         "optimize_s_per_iteration_p50": float(np.median(per_iteration)) if per_iteration else float("nan"),
         "step_kept_median": float(np.median(scales)) if scales else 0.0,
         "cost_median": float(np.median(costs)) if costs else float("nan"),
-        "plans": per_plan,
+        "plans": per_plan, "native_code": opt.nlp.native.status,
     }
 
 

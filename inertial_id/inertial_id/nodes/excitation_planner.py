@@ -382,6 +382,8 @@ class ExcitationPlannerNode(ManagedNode):
         for name, error in zip(ERROR_NAMES, rh.max_tracking_error):
             values[f"tracking.max_{name}"] = f"{error:.4g}"
         values["tracking.max_tube_share"] = f"{rh.max_tube_share:.3g}"
+        if result is not None and result.code:     # compiled, or why the slower code serves
+            values["optimizer.code"] = result.code
 
 
 def main(args=None) -> int:

@@ -19,7 +19,9 @@ about 1 s per iteration on the Gen3). What kept IPOPT from converging was not th
 30-60 with them smoothed. The screen is one soft minimum per joint (fewer iterations than one over
 every joint). IPOPT's cost is :class:`_Cost`: numpy's products of the rows with a hand-derived
 gradient (:func:`cost_and_gradient`), where CasADi's dense products took most of an iteration;
-:attr:`PlanNLP.graph` keeps the whole cost in CasADi, the reference the tests compare with.
+:attr:`PlanNLP.graph` keeps the whole cost in CasADi, the reference the tests compare with. The
+screen, its Jacobian and the rows with their reverse sweep are compiled (:mod:`.native`): with them,
+an iteration on the Gen3 takes about 11 ms instead of 25.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import numpy as np
 
 from ..robot.casadi_dynamics import CasadiDynamics
 from .excitation import BOX_INFORMATION, MASS_WEIGHT, WEIGHT_SMOOTHING_NM
+from .native import NativeFunctions
 
 # 1/N m: the screen's constraint is the soft minimum of its margins at every sample and joint, below
 # the minimum by at most log(samples * joints) / SOFT_MIN_SHARPNESS (0.28 N m for 32 samples of 7
@@ -41,6 +44,11 @@ SOFT_MIN_SHARPNESS = 20.0
 # above |v|, at most e below it): kinks in the screen's one constraint (its samples' torques, payload
 # columns, speeds crossing zero) kept IPOPT's iterates from converging
 SCREEN_SMOOTHING_NM = 0.05
+# pairs kept by IPOPT's limited-memory Hessian (its default: 6; the free points: 3 per joint, 21 on the
+# Gen3). 43 Gen3 requests of 12 `bench planner` chains, each solved from a cold start: with 6 kept,
+# iterations median 49, up to 124, 79 % converged within 1 s; with 20: median 51, up to 102, 95 %,
+# and a lower median cost (-62.0 against -60.3)
+LBFGS_HISTORY = 20
 # IPOPT statuses that count as converged (the second: its acceptable tolerances held for a few iterations)
 CONVERGED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
 
@@ -186,41 +194,49 @@ def cost_and_gradient(R, F_prev, half, dt: float, robot_prior=None, gradient: bo
 
 
 class _Cost(ca.Callback):
-    """``(x, P0, F_prev, half) -> cost`` (:func:`cost_and_gradient` of the plan's rows at the samples)
-    with its reverse derivative: CasADi's dense products of the (N nv, size) rows took most of a
-    gradient's time (Gen3: 15 ms for cost and gradient; numpy's products and one sample's SX reverse
-    sweep mapped over the samples: a few ms)."""
+    """``x -> cost`` (:func:`cost_and_gradient` of the plan's rows at the samples) for the request's
+    parameters (:meth:`fix`), with its reverse derivative: CasADi's dense products of the (N nv, size)
+    rows took most of a gradient's time (Gen3: 15 ms for cost and gradient; numpy's products and one
+    sample's SX reverse sweep mapped over the samples: a few ms). The parameters are not inputs: CasADi
+    would convert the (size, size) information to numpy at every call (a fifth of IPOPT's time)."""
 
-    def __init__(self, rows: ca.Function, maps, size: int, robot_prior, dt: float):
-        """``rows``: one sample's ``(q, qd, qdd) -> weighted rows (nv, size)``; ``maps``: the sample maps
+    def __init__(self, rows: ca.Function, rows_vjp: ca.Function, maps, size: int, robot_prior, dt: float):
+        """``rows``: the weighted rows ``(q, qd, qdd) (nv, N) each -> (nv, N size)`` at the samples;
+        ``rows_vjp``: its reverse derivative ``(q, qd, qdd, rows, rows_adj) -> (q_adj, qd_adj, qdd_adj)``
+        (one sample's SX function mapped over the samples); ``maps``: the sample maps
         (:meth:`~.optimizer.PlanOptimizer.sample_maps`) from the free points x and P0."""
         ca.Callback.__init__(self)
-        N = maps[0][0].shape[0]
-        self.rows, self.maps, self.size, self.robot_prior, self.dt = rows.map(N), maps, size, robot_prior, dt
-        # its reverse derivative, one sample at a time (an SX function), mapped over the samples
-        self.rows_vjp = rows.reverse(1).map(N)            # (q, qd, qdd, rows, rows_adj) -> (q_adj, qd_adj, qdd_adj)
-        m, n, d = maps[0][0].shape[1], rows.size1_in(0), maps[0][1].shape[1] - 1
-        self.sizes = [(m * n, 1), (d + 1, n), (size, size), (10, 1)]
-        self._last: tuple[bytes, float, np.ndarray | None] | None = None   # (key, cost, d cost / d x or None)
+        self.rows, self.rows_vjp, self.maps, self.size, self.robot_prior, self.dt = rows, rows_vjp, maps, size, robot_prior, dt
+        self.nx = maps[0][0].shape[1] * rows.size1_in(0)
+        self.P0_shape = (maps[0][1].shape[1], rows.size1_in(0))
+        self._fixed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None     # P0, F_prev, half
+        self._last: tuple[bytes, float, np.ndarray | None] | None = None   # (x, cost, d cost / d x or None)
         self._reverse: _CostReverse | None = None
         self.construct("plan_cost", {"enable_fd": False})
 
+    def fix(self, P0, F_prev, half) -> None:
+        """The request's control points at x = 0, information so far and box half-widths."""
+        self._fixed = (np.array(P0, dtype=float), np.array(F_prev, dtype=float), np.ravel(half).astype(float))
+        self._last = None
+
     def get_n_in(self):
-        return 4
+        return 1
 
     def get_n_out(self):
         return 1
 
     def get_sparsity_in(self, i):
-        return ca.Sparsity.dense(*self.sizes[i])
+        return ca.Sparsity.dense(self.nx, 1)
 
     def get_sparsity_out(self, i):
         return ca.Sparsity.dense(1, 1)
 
-    def value(self, x, P0, F_prev, half, gradient: bool):
+    def value(self, x, gradient: bool):
         """(cost, d cost / d x or None), the last point's kept (IPOPT asks cost and gradient at the same x)."""
-        x, P0, F_prev, half = (np.asarray(a, dtype=float) for a in (x, P0, F_prev, half))
-        key = b"".join(a.tobytes() for a in (x, P0, F_prev, half))
+        assert self._fixed is not None, "fix() the request's parameters first"
+        P0, F_prev, half = self._fixed
+        x = np.asarray(x, dtype=float).ravel()
+        key = x.tobytes()
         if self._last is not None and self._last[0] == key and (self._last[2] is not None or not gradient):
             return self._last[1], self._last[2]
         n, size = P0.shape[1], self.size
@@ -229,7 +245,7 @@ class _Cost(ca.Callback):
         out = np.asarray(self.rows(*states))                      # (n, N size): sample after sample
         N = out.shape[1] // size
         R = out.reshape(n, N, size).transpose(1, 0, 2).reshape(N * n, size)
-        cost, dR = cost_and_gradient(R, F_prev, half.ravel(), self.dt, self.robot_prior, gradient)
+        cost, dR = cost_and_gradient(R, F_prev, half, self.dt, self.robot_prior, gradient)
         dx = None
         if gradient and dR is None:       # NaN where the cost is not finite (IPOPT: an evaluation error)
             dx = np.full(x.size, np.nan)
@@ -241,8 +257,9 @@ class _Cost(ca.Callback):
         return cost, dx
 
     def eval(self, arg):
-        x, P0, F_prev, half = arg
-        return [self.value(x, P0, F_prev, half, gradient=False)[0]]
+        # the gradient with the cost: IPOPT asks for it at nearly every point whose cost it asked, and
+        # the rows are then evaluated once, not twice
+        return [self.value(arg[0], gradient=True)[0]]
 
     def has_reverse(self, nadj):
         return nadj == 1
@@ -253,8 +270,7 @@ class _Cost(ca.Callback):
 
 
 class _CostReverse(ca.Callback):
-    """The reverse derivative of :class:`_Cost`: ``(x, P0, F_prev, half, cost, seed) -> (seed d cost /
-    d x, 0, 0, 0)`` (the parameters are given, not optimised)."""
+    """The reverse derivative of :class:`_Cost`: ``(x, cost, seed) -> seed d cost / d x``."""
 
     def __init__(self, cost: _Cost, name: str, opts):
         ca.Callback.__init__(self)
@@ -262,22 +278,20 @@ class _CostReverse(ca.Callback):
         self.construct(name, {"enable_fd": False})
 
     def get_n_in(self):
-        return 6
+        return 3
 
     def get_n_out(self):
-        return 4
+        return 1
 
     def get_sparsity_in(self, i):
-        return ca.Sparsity.dense(*self.cost.sizes[i]) if i < 4 else ca.Sparsity.dense(1, 1)
+        return ca.Sparsity.dense(self.cost.nx, 1) if i == 0 else ca.Sparsity.dense(1, 1)
 
     def get_sparsity_out(self, i):
-        return ca.Sparsity.dense(*self.cost.sizes[i])
+        return ca.Sparsity.dense(self.cost.nx, 1)
 
     def eval(self, arg):
-        x, P0, F_prev, half = arg[:4]
-        _, dx = self.cost.value(x, P0, F_prev, half, gradient=True)
-        seed = float(arg[5])
-        return [ca.DM(seed * dx)] + [ca.DM.zeros(*self.cost.sizes[i]) for i in (1, 2, 3)]
+        _, dx = self.cost.value(arg[0], gradient=True)
+        return [ca.DM(float(arg[2]) * dx)]
 
 
 class PlanNLP:
@@ -305,28 +319,57 @@ class PlanNLP:
         F = F_prev + (s.horizon_s / N) * ca.mtimes(R.T, R)
         p = ca.vertcat(ca.vec(P0), ca.vec(F_prev), half, c, room)
         # IPOPT's cost: the same, with the information's algebra in numpy (:class:`_Cost`)
-        self.cost_callback = _Cost(rows_one, maps, self.size, o.excitation.robot_prior, s.horizon_s / N)
-        cost_x = ca.Function("cost", [x, p], [self.cost_callback(x, P0, F_prev, half)])
+        rows_map, vjp_map = rows_one.map(N), rows_one.reverse(1).map(N)
+        self.cost_callback = _Cost(rows_map, vjp_map, maps, self.size, o.excitation.robot_prior, s.horizon_s / N)
+        self._cost_x = ca.Function("cost", [x, p], [self.cost_callback(x)])
         margins = ca.repmat(room, 1, N) - reach_one(q.T, qd.T, qdd.T, c, half)     # (n, N)
         screen_x = ca.Function("screen", [x, p], [ca.vertcat(*(soft_min(margins[j, :].T) for j in range(n)))])
         self.G = o.G_moving                                     # hull rows with some x dependence
-        g = ca.vertcat(ca.mtimes(ca.DM(self.G), x), screen_x(x, p))
         # "ad_weight": reverse mode for the constraint Jacobian (a nonlinear row per joint, the screen,
         # among the linear hull rows), not a forward sweep per variable (measured, one soft minimum of
         # every joint: 8 ms against 60 ms; one per joint: 3-8 ms)
         options: dict[str, Any] = {"oracle_options": {"ad_weight": 1.0}, "ipopt.hessian_approximation": hessian, "ipopt.max_wall_time": float(budget_s),
                    "ipopt.print_level": 0, "print_time": False, "ipopt.sb": "yes", "ipopt.tol": 1e-4,
                    "ipopt.acceptable_tol": 1e-2, "ipopt.acceptable_iter": 3, "ipopt.max_iter": 500,
-                   "ipopt.mu_strategy": "adaptive", "ipopt.warm_start_init_point": "yes"}
-        self._stop = _StopAt(x.numel(), g.numel(), p.numel())
+                   "ipopt.mu_strategy": "adaptive", "ipopt.warm_start_init_point": "yes",
+                   "ipopt.limited_memory_max_history": LBFGS_HISTORY}
+        self._stop = _StopAt(x.numel(), self.G.shape[0] + n, p.numel())
         options["iteration_callback"] = self._stop
-        self.solver = ca.nlpsol("plan", "ipopt", {"x": x, "p": p, "f": cost_x(x, p), "g": g}, options)
+        self._x, self._p, self._options = x, p, options
+        self.solver = self._solver(screen_x)
+        # what IPOPT spends its time in, compiled (:mod:`.native`)
+        self.hot_functions = [screen_x, screen_x.jacobian(), rows_map, vjp_map]
+        self.native = NativeFunctions(self.hot_functions)
+        self._native_loaded = False
         self.graph = ca.Function("graph", [x, p], [cost(F, half), reach])      # the whole graph in CasADi
         self._warm: tuple[np.ndarray, np.ndarray] | None = None   # (lam_x, lam_g) of the last solution
+
+    def _solver(self, screen: ca.Function) -> ca.Function:
+        x, p = self._x, self._p
+        g = ca.vertcat(ca.mtimes(ca.DM(self.G), x), screen(x, p))
+        return ca.nlpsol("plan", "ipopt", {"x": x, "p": p, "f": self._cost_x(x, p), "g": g}, self._options)
+
+    def _use_native(self) -> None:
+        """Once the compiled functions are there (:mod:`.native`), IPOPT evaluates them."""
+        functions = None if self._native_loaded else self.native.load()
+        if functions is None:
+            return
+        self._native_loaded = True
+        callback = self.cost_callback
+        callback.rows, callback.rows_vjp = functions[callback.rows.name()], functions[callback.rows_vjp.name()]
+        self.solver = self._solver(functions["screen"])
 
     def parameters(self, P0, F_prev, half, centre, room) -> np.ndarray:
         """The parameter vector of a request (column-major, as CasADi's ``vec``)."""
         return np.concatenate([np.ravel(P0, order="F"), np.ravel(F_prev, order="F"), half, centre, room])
+
+    def _request(self, p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P0, F_prev, half) of a parameter vector (:meth:`parameters`)."""
+        shapes = (self.cost_callback.P0_shape, (self.size, self.size), (10,))
+        ends = np.cumsum([int(np.prod(shape)) for shape in shapes])
+        P0, F_prev, half = (np.reshape(p[end - int(np.prod(shape)):end], shape, order="F")
+                            for shape, end in zip(shapes, ends))
+        return P0, F_prev, half
 
     def evaluate(self, x, p) -> tuple[float, np.ndarray]:
         """(cost, screened reach (N, nv)) of the graph: the check against the numpy objective."""
@@ -337,6 +380,8 @@ class PlanNLP:
         """IPOPT from ``x0`` (with the last solution's multipliers when ``warm``), no iteration past
         ``stop_at`` (``time.perf_counter``); ``g_lo``/``g_hi``: the hull rows' bounds (the screen's soft
         minimum is kept >= 0)."""
+        self._use_native()
+        self.cost_callback.fix(*self._request(p))
         self._stop.stop_at = stop_at
         lbg, ubg = np.append(g_lo, np.zeros(self.joints)), np.append(g_hi, np.full(self.joints, np.inf))
         args = dict(x0=x0, p=p, lbx=x_lo, ubx=x_hi, lbg=lbg, ubg=ubg)

@@ -102,8 +102,9 @@ def test_hand_derived_cost_gradient_matches_the_numpy_cost_and_casadi(marginalis
 
 def test_ipopt_converges_on_a_plan_request_within_the_budget():
     """IPOPT (its own status, not a stop for time) on the Gen3's first plan from rest with a box around
-    the 5 lb dumbbell, from a feasible start, converges (49 iterations measured; 500 without the
-    smoothing did not), and its cost and gradient (numpy, hand-derived) equal the all-CasADi graph's."""
+    the 5 lb dumbbell, from a feasible start, converges (87 iterations measured, 49 with IPOPT's default
+    limited-memory history, whose slowest bench requests took 124; 500 without the smoothing did not),
+    and its cost and gradient (numpy, hand-derived) equal the all-CasADi graph's."""
     from inertial_id.core.planning.optimizer import SCREEN_MARGIN_NM
     robot = load_robot("kinova_gen3")
     # IPOPT's wall-time cap out of the way: the iterations are counted (the machine may be loaded)
@@ -127,15 +128,12 @@ def test_ipopt_converges_on_a_plan_request_within_the_budget():
     p = objective.parameters(need)
     xs = ca.MX.sym("x", x0.size)
     graph = ca.Function("g", [xs], [ca.gradient(opt.nlp.graph(xs, p)[0], xs)])
-    n, d, size = opt.n, opt.d, opt.nlp.size
-    P0 = p[:(d + 1) * n].reshape(d + 1, n, order="F")
-    F_prev = p[(d + 1) * n:(d + 1) * n + size ** 2].reshape(size, size, order="F")
-    half = p[(d + 1) * n + size ** 2:][:10]
-    cost, grad = opt.nlp.cost_callback.value(x0, P0, F_prev, half, gradient=True)
+    opt.nlp.cost_callback.fix(*opt.nlp._request(p))
+    cost, grad = opt.nlp.cost_callback.value(x0, gradient=True)
     assert cost == pytest.approx(objective.evaluate(x0)[0], rel=1e-10)
     exact = np.asarray(graph(x0)).ravel()
     assert np.abs(grad - exact).max() <= 1e-10 * np.abs(exact).max()
     solution = opt._optimise(req, objective, need, x0, xlo, xhi, False, float("inf"))
     assert solution.converged, solution.status
-    assert solution.iterations <= 60, solution.iterations
+    assert solution.iterations <= 110, solution.iterations
     assert objective.evaluate(solution.x)[0] < objective.evaluate(x0)[0]

@@ -1,0 +1,45 @@
+"""The planner's compiled functions (:mod:`inertial_id.core.planning.native`) compute what CasADi's
+virtual machine computes, IPOPT evaluates them once they are there, and without a working C compiler the
+virtual machine serves and says why."""
+from dataclasses import replace
+
+import casadi as ca
+import numpy as np
+
+from inertial_id.core.planning.certifier import CertifierSettings
+from inertial_id.core.planning.config import PlannerSettings
+from inertial_id.core.planning.native import NativeFunctions
+from inertial_id.core.planning.optimizer import PlanOptimizer, PlanRequest
+from inertial_id.core.robot.model import load_robot
+
+
+def test_compiled_functions_equal_the_virtual_machine():
+    """To 1e-12 (not to the bit: C and the virtual machine order some sums differently, and IPOPT's
+    path from the same start then parts after some tens of iterations)."""
+    robot = load_robot("kinova_gen3")
+    settings = replace(PlannerSettings.from_profile(robot), optimize_s=30.0)
+    compiled = PlanOptimizer(robot, settings, CertifierSettings.from_profile(robot))
+    assert compiled.nlp.native.wait(300), "the compiler did not finish"
+    assert compiled.nlp.native.status == "compiled"
+    functions = compiled.nlp.native.load()
+    rng = np.random.default_rng(3)
+    for name, function in functions.items():
+        args = [rng.uniform(-1.0, 1.0, function.size_in(i)) for i in range(function.n_in())]
+        vm_function = {f.name(): f for f in compiled.nlp.hot_functions}[name]
+        for got, want in zip(function.call(args), vm_function.call(args)):
+            want = np.asarray(want)
+            assert np.abs(np.asarray(got) - want).max() <= 1e-12 * max(1.0, np.abs(want).max()), name
+    z = np.zeros(robot.nv)
+    lo, hi = robot.payload_prior()
+    result = compiled.plan(PlanRequest(settings.centre, z, z, lo, hi, compiled.excitation.no_information(), seed=5))
+    assert result.iterations > 0 and result.code == "compiled"
+
+
+def test_without_a_working_compiler_the_virtual_machine_serves_and_says_why(tmp_path):
+    x = ca.SX.sym("x", 2)
+    square = ca.Function("square", [x], [x * x])
+    failing = NativeFunctions([square], folder=tmp_path, cc="false")
+    assert failing.wait(60)
+    assert failing.load() is None
+    assert failing.status.startswith("virtual machine: the C compiler failed"), failing.status
+    assert not list(tmp_path.glob("*.so"))
