@@ -188,7 +188,7 @@ $(ROSDEP_VENV)/.setup-done: requirements-rosdep.lock
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
 HUMBLE_VENV := build/venv-humble
 # test modules that import rclpy, launch or a message package at their top
-HUMBLE_NEEDS_ROS := estimator_persistence integrity_ros ros_bad_input ros_fuzz ros_planner row_checks launch launch_cli
+HUMBLE_NEEDS_ROS := estimator_persistence integrity_ros ros_bad_input ros_fuzz ros_planner row_checks launch launch_cli demo_logs
 # the type gate: mypy is in requirements-test.lock only (the main leg); mypy.ini checks for Python 3.10
 HUMBLE_MAIN_LEG_ONLY := typecheck
 .PHONY: ci-humble

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from ..cli.common import positive_float
+from ..cli.parsers import positive_float
 from ..core.data.topics import DIAGNOSTICS, ROWS, relative
 from ..core.robot.model import load_robot
 from ..nodes.launch import isolated_ros_env, start_node_set

@@ -33,9 +33,7 @@ from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, C
                       field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
-
-class ProfileError(ValueError):
-    """A robot profile, payload or model file that cannot be used; the message names the problem."""
+from .errors import ProfileError
 
 
 # --- field types ----------------------------------------------------------------------------------
