@@ -100,12 +100,12 @@ def check_arguments(arguments: dict, profile: str | None) -> None:
 
 def run_launch_service(path: Path, arguments: dict) -> int:
     """The file in a ``LaunchService``, run by a process of its own
-    (:func:`.launch_service.serve_launch_description`) in a session of its own; a SIGINT or SIGTERM here becomes one SIGINT there, which the LaunchService
-    (non-interactive) passes on to each node. Run here, a SIGTERM would end the LaunchService without
-    stopping anything (its handler cancels the run: launch/launch_service.py, ``_on_sigterm``, which
-    leaves the nodes running), and a SIGINT that reaches the launcher alone would reach no node (an
-    interactive LaunchService counts on the terminal to have sent it to every process of the group;
-    they get SIGTERM 5 s later)."""
+    (:func:`.launch_service.serve_launch_description`) in a session of its own; a SIGINT or SIGTERM
+    here becomes one SIGINT there, which the LaunchService (non-interactive) passes on to each node.
+    Run here, a SIGTERM would end the LaunchService without stopping anything (its handler cancels the
+    run: launch/launch_service.py, ``_on_sigterm``, which leaves the nodes running), and a SIGINT that
+    reaches the launcher alone would reach no node (an interactive LaunchService counts on the
+    terminal to have sent it to every process of the group; they get SIGTERM 5 s later)."""
     command = [sys.executable, "-m", "inertial_id.cli", "launch", "--launch-service-process", str(path.resolve()),
                *(f"{name}:={value}" for name, value in arguments.items())]
     stop = StopSignals()
@@ -140,9 +140,9 @@ def package_launch_files() -> list[str]:
 
 def declared_node_set(path: Path) -> tuple[str, bool]:
     """(default profile, with simulator) of a launch file: each of this package's launch files is a
-    single ``launch_description(PROFILE, with_sim=...)`` call (inertial_id.nodes.launch). Any other
-    file is a UserError saying what it is (one line, exit code 2): not Python, not a launch file (no
-    ``generate_launch_description``), or a launch file but not one of this package's."""
+    single ``launch_description(PROFILE, with_sim=...)`` call (inertial_id.nodes.launch_description).
+    Any other file is a UserError saying what it is (one line, exit code 2): not Python, not a launch
+    file (no ``generate_launch_description``), or a launch file but not one of this package's."""
     try:
         source = path.read_bytes()
     except OSError as exc:

@@ -53,14 +53,9 @@ def check_figure(name, fig):
 
 def check_figures(run, expected):
     figs = report.figures(run)
-    try:
-        assert set(figs) == set(expected)
-        for name, fig in figs.items():
-            check_figure(name, fig)
-    finally:
-        import matplotlib.pyplot as plt
-        for fig in figs.values():
-            plt.close(fig)
+    assert set(figs) == set(expected)
+    for name, fig in figs.items():
+        check_figure(name, fig)
     return figs
 
 
