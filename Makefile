@@ -187,8 +187,10 @@ $(ROSDEP_VENV)/.setup-done: requirements-rosdep.lock
 # PYTHON310: pyenv's 3.10 where there is one, else a python3.10 on PATH.
 PYTHON310 ?= $(shell PYENV_VERSION=3.10.13 pyenv which python3.10 2>/dev/null || command -v python3.10)
 HUMBLE_VENV := build/venv-humble
-# test modules that import rclpy, launch or a message package at their top
-HUMBLE_NEEDS_ROS := estimator_persistence integrity_ros ros_bad_input ros_fuzz ros_planner row_checks launch launch_cli
+# test modules that import rclpy, launch or a message package at their top (or a module of the package
+# that does: a command's action, cli/demo.py)
+HUMBLE_NEEDS_ROS := estimator_persistence integrity_ros ros_bad_input ros_fuzz ros_planner row_checks launch launch_cli \
+                    demo_logs replay_demo ros_demo
 # the type gate: mypy is in requirements-test.lock only (the main leg); mypy.ini checks for Python 3.10
 HUMBLE_MAIN_LEG_ONLY := typecheck
 .PHONY: ci-humble

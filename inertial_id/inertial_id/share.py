@@ -13,17 +13,21 @@ PACKAGE = "inertial_id"
 MSGS_PACKAGE = "inertial_id_msgs"
 
 
+def ament_share_directory(package: str) -> Path | None:
+    """A package's share directory in the ament index (a ROS install, a colcon workspace), or None."""
+    try:
+        from ament_index_python.packages import get_package_share_directory   # optional: a ROS install only
+        return Path(get_package_share_directory(package))
+    except Exception:  # no ament_index without a ROS install, or the package is not in its index
+        return None
+
+
 def share_dirs(package: str = PACKAGE) -> list[Path]:
     """A package's data roots, first match wins: its folder in the source tree (the repository holds
     both packages side by side), the ament index (ROS install, colcon workspace), then the
     interpreter's share directory (pip data_files, or ``make setup``'s install into the venv)."""
-    dirs = [SOURCE_ROOT.parent / package]
-    try:
-        from ament_index_python.packages import get_package_share_directory   # optional: a ROS install only
-        dirs.append(Path(get_package_share_directory(package)))
-    except Exception:  # ament_index is absent without a ROS install; the other entries still serve
-        pass
-    return dirs + [Path(sys.prefix) / "share" / package]
+    ament = ament_share_directory(package)
+    return [SOURCE_ROOT.parent / package, *([ament] if ament else []), Path(sys.prefix) / "share" / package]
 
 
 def config_dirs() -> list[Path]:

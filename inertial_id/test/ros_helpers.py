@@ -204,26 +204,28 @@ def call(node, client, timeout=20.0):
 def planner_test_profile(tmp_path):
     """(profile path, robot, planner settings) of the planner tests: a Gen3 whose prior box lets it
     hold still, and a command lead a test process standing in for the arm can meet."""
-    import yaml
-
-    from inertial_id.core.robot.model import load_robot, profile_file
+    from inertial_id.core.robot.model import load_robot
+    from inertial_id.core.robot.profile_edit import write_profile
     from inertial_id.core.planning.config import PlannerSettings
+    gen3 = load_robot("kinova_gen3")
     # no estimator runs here, so the box stays the prior one: excite around a pose where holding
     # still with it is certified (leaning back, wrist turned), for a payload known to be light (at most
     # 1.5 kg, first moment a quarter of the profile's): with the robot box, friction and acceleration
     # tube the certifier covers, the wrist actuators cannot hold the Gen3's whole prior still anywhere
-    profile = yaml.safe_load(profile_file("kinova_gen3").read_text())
-    profile["planner"]["centre"] = [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0]
-    # this test's process stands in for the arm and may take its commands late on a loaded machine: a
-    # longer command lead than a controller needs (the arm not following is a tube breach, rightly)
-    profile["planner"]["command_lead_s"] = 0.3
-    # ... taken from the plan's time (command_lead_s + deadline_s stays within replan_s)
-    profile["planner"].update(deadline_s=1.1, optimize_s=0.8, search_s=0.95)
-    profile["payload"]["prior_upper"][0] = 1.5
-    for bound in ("prior_lower", "prior_upper"):
-        profile["payload"][bound][1:4] = [0.25 * v for v in profile["payload"][bound][1:4]]
+    lower, upper = gen3.payload_prior()
+    upper[0] = 1.5
+    lower[1:4] *= 0.25
+    upper[1:4] *= 0.25
+    payload = gen3.spec.payload.model_copy(update={"prior_lower": lower.tolist(), "prior_upper": upper.tolist()})
+    planner = gen3.spec.planner.model_copy(update={
+        "centre": [0.0, -0.4, 0.0, 1.3, 0.0, -0.9, 0.0],
+        # this test's process stands in for the arm and may take its commands late on a loaded machine:
+        # a longer command lead than a controller needs (the arm not following is a tube breach, rightly)
+        "command_lead_s": 0.3,
+        # ... taken from the plan's time (command_lead_s + deadline_s stays within replan_s)
+        "deadline_s": 1.1, "optimize_s": 0.8, "search_s": 0.95})
     path = tmp_path / "gen3.yaml"
-    path.write_text(yaml.safe_dump(profile))
+    write_profile(gen3.with_profile(payload=payload, planner=planner).spec, path)
     robot = load_robot(str(path))
     return path, robot, PlannerSettings.from_profile(robot)
 

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import psutil
 
-from ..cli.common import non_negative_float, positive_int
+from ..cli.parsers import non_negative_float, positive_int
 from ..studies import bounds as study
 from ..core.estimators.guaranteed import MAX_LP_ROWS, GuaranteedEstimator
 from ..core.estimators.log_cholesky import LogCholeskyEstimator

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..cli.common import positive_float
+from ..cli.parsers import positive_float
 
 ALL_CORES = True
 

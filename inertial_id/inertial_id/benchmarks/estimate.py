@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cli.common import positive_float, positive_int
+from ..cli.parsers import positive_float, positive_int
 from ..core import offline
 from ..core.data import bags
 from ..core.data.bags import is_bag

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pinocchio as pin
 
-from ..cli.common import positive_float
+from ..cli.parsers import positive_float
 from ..studies.bounds import PAYLOADS, grasped_payload
 from ..core.robot.model import load_robot
 from ..core.planning.certifier import CertifierSettings

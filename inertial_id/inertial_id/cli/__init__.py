@@ -1,8 +1,14 @@
-"""The ``inertial-id`` command. Each subcommand lives in its own module of this package and exposes
-``register(subparsers)``, which adds its parser and sets ``func`` to a function of the parsed args
-returning the exit code. The top level lists what a robot user runs; the planner's services, the bag
-tools and the research studies are groups (``inertial-id GROUP NAME``) whose members are registered by
-their modules as any subcommand is."""
+"""The ``inertial-id`` command. Every command is two modules of this package:
+
+- ``parsers/NAME.py`` holds ``register(subparsers)``, which adds the command's parser and names its
+  action by a dotted string, ``handler="NAME.function"``. Building every parser is what
+  ``inertial-id --help`` costs: these modules load no numerical library and no ROS package;
+- ``NAME.py`` holds the action, ``function(args)`` returning the exit code, and imports all it needs
+  at its top; :func:`main` imports it once the arguments are read, for the command that runs only.
+
+The top level lists what a robot user runs; the planner's services, the bag tools and the research
+studies are groups (``inertial-id GROUP NAME``) whose members are registered by their parsers as any
+command is."""
 from __future__ import annotations
 
 import argparse
@@ -11,13 +17,14 @@ import signal
 import sys
 import threading
 
+from ..core.robot.errors import ProfileError
 from ..threads import single_threaded_math
 
-# The top level, in the order --help lists it (issue 49: at most 12 entries): a subcommand module, or
-# a name of GROUPS.
+# The top level, in the order --help lists it (issue 49: at most 12 entries): a command's parser module
+# (parsers/), or a name of GROUPS.
 COMMANDS = ("demo", "launch", "planner", "profile", "calibrate", "bag", "estimate", "report", "export", "identify",
             "study", "bench")
-# group -> (its help, the modules of its members, in the order its --help lists them)
+# group -> (its help, the parser modules of its members, in the order its --help lists them)
 GROUPS = {
     "planner": ("the excitation planner: start the exciting motion, stop it, show its status",
                 ("planner_services",)),
@@ -60,7 +67,7 @@ def _add_group(sub, name: str) -> None:
     group = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
     members = group.add_subparsers(dest="member", metavar="NAME", required=True)
     for module in modules:
-        importlib.import_module(f"{__name__}.{module}").register(members)
+        importlib.import_module(f"{__name__}.parsers.{module}").register(members)
 
 
 def _name_commands(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> None:
@@ -82,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name in GROUPS:
             _add_group(sub, name)
         else:
-            importlib.import_module(f"{__name__}.{name}").register(sub)
+            importlib.import_module(f"{__name__}.parsers.{name}").register(sub)
     _name_commands(parser)
     return parser
 
@@ -100,19 +107,31 @@ def _interrupt(number, frame):
     raise KeyboardInterrupt(signal.Signals(number).name)
 
 
+def _action(handler: str):
+    """The function a parser's ``handler`` names (``module.function`` of this package), its module
+    imported. A third-party package it needs and this install lacks (rclpy without ROS 2) is a
+    one-line error naming the package."""
+    module, function = handler.rsplit(".", 1)
+    try:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == __name__.split(".")[0]:
+            raise
+        raise UserError(f"needs the package {exc.name}, which is not installed here") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = _current_words(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
     args.argv = argv          # lets a command re-run itself (bench: pinned to one core)
-    single_threaded_math()
-    from ..core.robot.model import ProfileError
+    single_threaded_math()    # before the action's imports load the numerical libraries
     # SIGTERM (a service manager, `timeout`, a CI job cancelled) stops a command as Ctrl-C does; a
     # SIGTERM handler someone else installed, or an ignored SIGTERM, stays as it is
     previous = None
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return int(args.func(args) or 0)
+        return int(_action(args.handler)(args) or 0)
     except (UserError, ProfileError, FileNotFoundError) as exc:
         print(f"inertial-id {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from .common import positive_int
+from .parsers import positive_int
 
 # each costs from 0.2 s (numpy) to 1.5 s (cvxpy) of CPU to import; none is needed to parse arguments
 HEAVY_MODULES = ("numpy", "scipy.stats", "cvxpy", "casadi", "matplotlib", "pinocchio", "pydantic", "rclpy")

@@ -1,36 +1,14 @@
-"""``inertial-id study bounds``: Monte Carlo of guaranteed payload bounds against the log-Cholesky
-estimator's Mean Value Form bounds.
-
-References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003).
-"""
+"""``inertial-id study bounds``: the Monte Carlo of :mod:`inertial_id.studies.bounds`, checked options
+in, a table out (the options: :mod:`.parsers.bounds_study`)."""
 from __future__ import annotations
 
+from ..core.robot.model import load_robot
+from ..studies.bounds import BOUND_METHODS, PAYLOADS, run_study
 from . import UserError
-from .common import add_json_option, str_list, write_json
-
-
-def register(sub) -> None:
-    p = sub.add_parser("bounds",
-                       help="payload bounds in simulation: guaranteed LP bounds vs the log-Cholesky Mean Value Form")
-    p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path (joint torque sensing)")
-    p.add_argument("--payloads", type=str_list, default=["4lb", "5lb", "6lb", "7lb", "8lb"],
-                   help="dumbbells, comma separated (4lb..8lb); trials cycle through them")
-    p.add_argument("--trials", type=int, default=10, help="Monte Carlo trials")
-    p.add_argument("--overnoise-every", type=int, default=0,
-                   help="every K-th trial has torque noise --overnoise-factor times its bound (0: none)")
-    p.add_argument("--overnoise-factor", type=float, default=3.0)
-    p.add_argument("--update-period", type=float, default=1.5, help="seconds of data between bound updates")
-    p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on a Dask cluster (dask.distributed scheduler address); "
-                        "default: local processes (--workers)")
-    p.add_argument("--seed", type=int, default=0)
-    add_json_option(p)
-    p.set_defaults(func=run)
+from .output import write_json
 
 
 def run(args) -> int:
-    from ..studies.bounds import BOUND_METHODS, PAYLOADS, run_study
     unknown = [x for x in args.payloads if x not in PAYLOADS]
     if unknown or not args.payloads:
         raise UserError(f"unknown payloads {unknown} (choose from {', '.join(PAYLOADS)})")
@@ -39,7 +17,6 @@ def run(args) -> int:
     if not 1.0 < args.overnoise_factor < float("inf") or not args.update_period < float("inf"):
         raise UserError("--overnoise-factor must exceed 1 (it multiplies the noise bound), "
                         "--update-period must be finite")
-    from ..core.robot.model import load_robot
     robot = load_robot(args.robot)
     if not robot.spec.sensing.joint_torque:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: the study's momentum rows need it")

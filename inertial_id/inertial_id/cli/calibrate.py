@@ -1,48 +1,26 @@
-"""``inertial-id calibrate RUN [RUN...] --out FILE``: calibrate the robot from recordings without
-payload (run folders, bags, or a folder of the shared ``*_downsampled_N.csv`` layout): friction
-``[Fc, Fv, Ia]``, torque sign and effort delay per joint (sign flip, delay and armature kept beyond the
-profile's model only when held-out error supports them), the range of the per-run torque offset, velocity-limit
-plateaus (excluded, counted), and the bound of the remaining model error per joint and momentum
-window length (per joint: its largest error seen x max(1, its own run-to-run exceedance, each
-calibration run left out in turn) x a margin, at least x --safety-factor; the joints the held-out
-runs widened are named), validated on --validate runs. Writes the
-calibration YAML a profile names (``identification.calibration``) or ``estimate --calibration``
-takes. Exit code 1 when a held-out run exceeds the bound (the file is written, marked not validated)."""
+"""``inertial-id calibrate``: recordings without payload read, the robot calibrated on them and
+validated on held-out ones, the calibration file written and reported (the options:
+:mod:`.parsers.calibrate`)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from ..core.calibration.build import calibrate
+from ..core.calibration.file import LARGEST_EFFORT_DELAY_S
+from ..core.calibration.fit import FEATURE_MARGIN
+from ..core.data.data_io import DataError, read_run
+from ..core.robot.model import load_robot
+from ..defaults import MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
+from ..studies.realdata import read_downsampled_runs
 from . import UserError
-from .common import add_json_option, write_json
-from ..defaults import HELD_OUT_MARGIN, MAX_EFFORT_DELAY_S, OFFSET_MARGIN_NM, SAFETY_FACTOR
-
-
-def register(sub) -> None:
-    p = sub.add_parser("calibrate", help="calibrate friction, torque sign/offsets and error bounds from runs without payload",
-                       description=__doc__)
-    p.add_argument("runs", nargs="+", metavar="RUN", help="recordings without payload (run folder, bag, shared-layout folder)")
-    p.add_argument("--out", required=True, metavar="FILE", help="calibration YAML to write")
-    p.add_argument("--validate", nargs="+", default=[], metavar="RUN", help="held-out recordings to validate on")
-    p.add_argument("--robot", default="kinova_gen3", help="robot profile name or YAML path")
-    p.add_argument("--safety-factor", type=float, default=SAFETY_FACTOR,
-                   help=f"floor of every joint's factor: row bound per joint = largest remaining error seen x "
-                        f"max(1, that joint's run-to-run exceedance) x {HELD_OUT_MARGIN:g}, at least x this "
-                        f"(default {SAFETY_FACTOR:g})")
-    p.add_argument("--offset-margin", type=float, default=OFFSET_MARGIN_NM, metavar="NM",
-                   help=f"the per-run offset box: the calibration runs' range widened by this (default {OFFSET_MARGIN_NM:g} N m)")
-    p.add_argument("--max-effort-delay", type=float, default=MAX_EFFORT_DELAY_S, metavar="S",
-                   help="largest lag of the logged effort behind the states tried per joint, in 10 ms steps; a "
-                        "best fit at this largest value is not identified and not kept "
-                        f"(0: none; default {MAX_EFFORT_DELAY_S:g} s)")
-    add_json_option(p, "the calibration and its report")
-    p.set_defaults(func=run)
+from .output import write_json
 
 
 def read_recordings(paths, n_joints: int):
     """Runs and their source paths; a folder of the shared ``*_downsampled_N.csv`` layout gives all its runs."""
-    from ..core.data.data_io import read_run
-    from ..studies.realdata import read_downsampled_runs
     runs, sources = [], []
     for p in paths:
         if Path(p).is_dir() and any(Path(p).glob("t_downsampled_*.csv")):
@@ -57,7 +35,6 @@ def read_recordings(paths, n_joints: int):
 
 def leave_one_out_runs(paths, n_joints: int) -> list:
     """The runs of a leave-one-run-out study (at least two); a user error says what is wrong."""
-    from ..core.data.data_io import DataError
     try:
         runs, _ = read_recordings(paths, n_joints)
     except DataError as exc:
@@ -71,9 +48,6 @@ def calibration_of(robot, paths, validate=(), safety_factor: float = SAFETY_FACT
                    offset_margin_Nm: float = OFFSET_MARGIN_NM, max_effort_delay_s: float = MAX_EFFORT_DELAY_S):
     """``(calibration, runs)`` of ``robot`` from the recordings at ``paths`` (held-out: ``validate``);
     what cannot be calibrated is a user error."""
-    import numpy as np
-    from ..core.calibration.build import calibrate
-    from ..core.data.data_io import DataError
     if not robot.sensing.joint_torque:
         raise UserError(f"robot '{robot.name}' has no joint torque sensing: nothing to calibrate the momentum rows with")
     try:
@@ -87,10 +61,6 @@ def calibration_of(robot, paths, validate=(), safety_factor: float = SAFETY_FACT
 
 
 def run(args) -> int:
-    import numpy as np
-    from ..core.calibration.file import LARGEST_EFFORT_DELAY_S
-    from ..core.calibration.fit import FEATURE_MARGIN
-    from ..core.robot.model import load_robot
     if not (np.isfinite(args.safety_factor) and args.safety_factor >= 1):
         raise UserError("--safety-factor must be a finite number >= 1")
     if not (np.isfinite(args.offset_margin) and args.offset_margin >= 0):

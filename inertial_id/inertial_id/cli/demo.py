@@ -1,4 +1,6 @@
-"""``inertial-id demo``: a simulated arm and the three nodes identify a hidden payload over DDS."""
+"""``inertial-id demo``: the node processes started on a simulated arm, watched by a monitor node of
+this process until the final estimate, which is compared with the hidden payload (the options:
+:mod:`.parsers.demo`)."""
 from __future__ import annotations
 
 import os
@@ -9,9 +11,24 @@ import tempfile
 import threading
 import time
 
+import numpy as np
+import rclpy
+from rclpy.signals import SignalHandlerOptions
+from std_srvs.srv import Trigger
+
+from ..core.data import bags
+from ..core.estimators.factory import make_estimator
+from ..core.payload.payload_apply import ApplyLimits, apply_verdict
+from ..core.robot.model import load_payloads, load_robot
+from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
+from ..nodes.monitor import MonitorNode
+from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
+from ..nodes.sim_robot import END_ACK_TIMEOUT_S, RELIABLE_SENSOR_DEPTH
+from ..sim.calibration import calibrated_profile
 from . import RunFailed, UserError
-from ..defaults import SIM_ENGINES
-from .common import positive_float, write_json
+from .output import write_json
+
 
 # Wall seconds without /clock advancing after which the simulated arm counts as stopped: far beyond
 # what a loaded machine delays a process (the simulator slows down, it does not stall), short enough
@@ -40,45 +57,17 @@ def check_stop(stop) -> None:
         raise Interrupted(stop.signal)
 
 
-def register(sub) -> None:
-    p = sub.add_parser("demo", help="identify a payload on a simulated arm with the ROS 2 nodes")
-    p.add_argument("--robot", default="kinova_gen3", help="robot profile (kinova_gen3, xarm7, or a YAML path)")
-    p.add_argument("--payload", default=None, help="payload carried by the simulated arm (default: the profile's)")
-    p.add_argument("--duration", type=float, default=30.0, help="seconds of exciting motion (at most 60)")
-    p.add_argument("--method", default=None,
-                   help="estimator method: rls, lmi, pmd, guaranteed, log_cholesky (default: the profile's)")
-    p.add_argument("--real-time-factor", type=positive_float, default=1.0,
-                   help="simulated seconds per wall second at most (the nodes run on the simulation's /clock: "
-                        "a machine too slow for it slows the simulation down)")
-    p.add_argument("--log-dir", default=None, help="keep the nodes' logs here (default: a temporary folder, "
-                   "removed when the run passes, kept and named when it fails)")
-    p.add_argument("--json", metavar="FILE", help="write the result as JSON ('-' for stdout)")
-    p.add_argument("--record", metavar="BAG", default=None,
-                   help="record the suite's topics into this rosbag2 folder (the final estimate then "
-                        "waits for the bounds over everything recorded)")
-    p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="bag storage of --record")
-    p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0],
-                   help="physics of the simulated arm: pinocchio (the estimator's own model, exact) or mujoco "
-                        "(joint friction, damping and armature the estimator does not model; an arm that senses "
-                        "joint torque is calibrated first)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.set_defaults(func=run)
-
-
 def com_error_m(truth, estimate) -> float:
-    import numpy as np
     return float(np.linalg.norm(np.asarray(estimate[1:4]) / estimate[0] - np.asarray(truth[1:4]) / truth[0]))
 
 
 def run(args) -> int:
-    from ..core.robot.model import load_payloads, load_robot
     if not 0 < args.duration <= 60:
         raise UserError("--duration must be in (0, 60] seconds")
     robot = load_robot(args.robot)   # validates the profile before anything starts
     payload = args.payload or robot.spec.payload.sim
     if payload not in load_payloads():
         raise UserError(f"unknown payload '{payload}' (available: {', '.join(load_payloads())})")
-    from ..core.estimators.factory import make_estimator
     method = args.method or robot.spec.identification.method
     try:
         make_estimator(robot, method)    # refuses methods the profile cannot serve, before starting
@@ -115,12 +104,9 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
     """The profile the nodes run with: on MuJoCo an arm that senses joint torque and names no
     calibration is calibrated first on two payload-free runs of the same simulated arm, as a real one
     is (the calibration and a copy of the profile naming it go to ``log_dir``; the copy is returned)."""
-    from ..core.robot.model import load_robot
     robot = load_robot(profile)
     if engine != "mujoco" or not robot.sensing.joint_torque or robot.spec.identification.calibration:
         return profile
-    from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
-    from ..sim.calibration import calibrated_profile
     received: list[str] = []
 
     def stop(number, frame):
@@ -186,24 +172,15 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
                engine: str) -> dict:
     """:func:`run_demo` with its logs in ``log_dir`` (``temporary``: removed once the run passed and
     every node stopped cleanly)."""
-    import numpy as np
     os.makedirs(log_dir, exist_ok=True)
     profile = calibrated_for(profile, engine, log_dir, progress)
-    from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
-    import rclpy
-    from rclpy.signals import SignalHandlerOptions
-    from ..nodes.monitor import MonitorNode
     t_start = time.monotonic()
     # rclpy's signal handlers would shut the context down under the monitor (the next spin fails) and
     # raise KeyboardInterrupt anywhere: a signal is a stop request the loops below check instead
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     monitor = MonitorNode()
-    from ..core.data import bags
-    from ..core.payload.payload_apply import ApplyLimits, apply_verdict
-    from ..core.robot.model import load_robot
-    from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
     robot = load_robot(profile)
     # the recorder listens before the nodes start, so that it has every message the nodes exchange;
     # a recording is compared with the live run: the sensor streams go reliably to it and the builder
@@ -324,8 +301,6 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
 
 def recorded_topics(robot) -> dict:
     """The suite's topics, with the QoS the simulated arm offers on its reliable sensor streams."""
-    from ..core.data import bags
-    from ..nodes.sim_robot import RELIABLE_SENSOR_DEPTH
     topics = bags.suite_topics(robot)
     sensing = robot.sensing
     for topic in (sensing.joint_states_topic, sensing.wrench_topic if sensing.wrench else None):
@@ -357,7 +332,6 @@ def check_nodes(nodes, stop, log_dir: str) -> None:
 
 def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, log_dir: str, stop=None) -> None:
     """Spin ``node`` until ``topic`` has a publisher and ``subscribers`` subscriptions in the graph."""
-    import rclpy
     while not (node.count_publishers(topic) >= 1 and node.count_subscribers(topic) >= subscribers):
         check_nodes(nodes, stop, log_dir)
         if time.monotonic() > deadline:
@@ -369,8 +343,6 @@ def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, l
 
 def start_planner(node, deadline: float, stop=None) -> None:
     """Call the planner's ``~/start`` once it answers and has joint states (nothing moves before)."""
-    from std_srvs.srv import Trigger
-    import rclpy
     client = node.create_client(Trigger, "/excitation_planner/start")
     try:
         while time.monotonic() < deadline:
@@ -393,9 +365,6 @@ def start_planner(node, deadline: float, stop=None) -> None:
 def end_sensor_streams(node) -> None:
     """Have the simulated arm stop publishing once its reliable subscribers (builder, recorder) have
     every sample it sent: the recording then ends where the nodes' input ends."""
-    from std_srvs.srv import Trigger
-    import rclpy
-    from ..nodes.sim_robot import END_ACK_TIMEOUT_S
     client = node.create_client(Trigger, "/sim_robot/end_streams")
     try:
         response = None

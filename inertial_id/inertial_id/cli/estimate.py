@@ -1,50 +1,26 @@
-"""``inertial-id estimate --bag BAG``: the estimator pipeline offline on a recording, as fast as the
-computer allows. Uses the recorded /regressor_samples when the bag has rows for the method (the
-exact messages the live estimator folded in), else builds rows from /joint_states (and /wrench)
-with the builder's core classes. Compares with the bag's last recorded estimate when it has one."""
+"""``inertial-id estimate``: the estimator pipeline offline on one bag, or on each bag of a fleet, with
+what the console must say about the box (the options: :mod:`.parsers.estimate`)."""
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+from ..core import offline
+from ..core.calibration import load_calibration
+from ..core.calibration.apply import robot_naming_calibration
+from ..core.data import bags
+from ..core.estimators.bootstrap import interval_label
+from ..core.estimators.explain import prior_explanation
+from ..core.fanout import map_tasks
+from ..core.robot.model import load_robot
 from ..defaults import BOUNDS_PERIOD_S
 from . import UserError
-from .common import add_json_option, non_negative_float, positive_int, write_json
-
-
-def register(sub) -> None:
-    p = sub.add_parser("estimate", help="run the estimator offline on a rosbag2", description=__doc__)
-    p.add_argument("--bag", required=True,
-                   help="rosbag2 folder (MCAP or sqlite3), or a folder of such folders (a fleet: each bag "
-                        "estimated on its own, in parallel; one JSON per bag in --out-dir and a summary table)")
-    p.add_argument("--robot", default="kinova_gen3", help="robot profile the bag was recorded with")
-    p.add_argument("--method", default=None, help="estimator method (default: the profile's)")
-    p.add_argument("--source", choices=("auto", "rows", "samples"), default="auto",
-                   help="recorded rows, recorded sensor samples, or rows when present (default)")
-    p.add_argument("--bounds-period", type=non_negative_float, default=None, metavar="S",
-                   help="bounds update every S s of data time (default: the estimator node's 2 s; "
-                        "0: once at the end)")
-    p.add_argument("--max-bound-rows", type=int, default=0,
-                   help="most rows in one bounds LP (0: the estimator node's default)")
-    p.add_argument("--as-live", action="store_true",
-                   help="use only the recorded rows the live estimator received (those published before "
-                        "it subscribed are skipped, by its last recorded samples_used)")
-    p.add_argument("--calibration", metavar="FILE",
-                   help="robot calibration (inertial-id calibrate) to use instead of the profile's identification.calibration")
-    p.add_argument("--statistical", action="store_true",
-                   help="also a statistical interval (moving-block bootstrap plus the calibration's run-to-run bias; "
-                        "nominal 95%%, its coverage not validated on this run: inertial-id study realdata measures it; "
-                        "NOT guaranteed; guaranteed momentum method)")
-    p.add_argument("--momentum-wrench", action="store_true",
-                   help="also the box of the integrated F/T rows (no differentiated acceleration, one LP over "
-                        "every row, the sensor offset identified along), from the recorded samples")
-    add_json_option(p, "the result (a fleet: the summary)")
-    p.add_argument("--out-dir", metavar="DIR", help="a fleet: write BAG.json for each bag here")
-    p.add_argument("--workers", type=positive_int, default=2, help="a fleet: local processes (default 2)")
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="a fleet: a Dask scheduler (tcp://host:8786) whose workers estimate the bags instead")
-    p.set_defaults(func=run)
+from .output import write_json
+from .progress import progress_bar
 
 
 def run(args) -> int:
@@ -68,14 +44,13 @@ def fleet_bags(path: Path) -> list[Path]:
 def run_fleet(args, fleet: list[Path]) -> int:
     """Every bag of the fleet on its own (local processes or a Dask cluster: core.fanout), one JSON per
     bag, a table; exit 1 when a bag failed."""
-    from ..core.fanout import map_tasks
     if not args.out_dir:
         raise UserError(f"{args.bag} holds {len(fleet)} bags: name --out-dir for their results")
     if args.as_live:
         raise UserError("--as-live compares one bag with its live run: give a single bag")
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [(str(bag), {k: v for k, v in vars(args).items() if k not in ("func", "argv", "bag")}) for bag in fleet]
+    tasks = [(str(bag), {k: v for k, v in vars(args).items() if k not in ("handler", "argv", "bag")}) for bag in fleet]
     results = map_tasks(fleet_task, tasks, workers=args.workers, scheduler=args.scheduler)
     rows = []
     for bag, result in zip(fleet, results):
@@ -99,7 +74,6 @@ def run_fleet(args, fleet: list[Path]) -> int:
 def fleet_task(task) -> dict:
     """One bag of a fleet (module level: run by spawned processes or Dask workers): its result, or
     ``{"error": ...}`` for a bag that cannot be estimated."""
-    import argparse
     bag, options = task
     try:
         out, r, _, _, info = estimate_bag(argparse.Namespace(bag=bag, **options))
@@ -121,15 +95,8 @@ def fleet_row(name: str, result: dict) -> dict:
 def estimate_bag(args):
     """The estimation of one bag: (result dict, final estimate, robot, estimator, input accounting);
     UserError when the bag cannot be read."""
-    import numpy as np
-    from ..core.data import bags
-    from ..core import offline
-    from ..core.robot.model import load_robot
-    from .progress import progress_bar
     robot = load_robot(args.robot)
     if args.calibration:
-        from ..core.calibration import load_calibration
-        from ..core.calibration.apply import robot_naming_calibration
         load_calibration(args.calibration)        # a bad file: one line, before any work
         robot = robot_naming_calibration(robot, args.calibration)
     method = args.method or robot.spec.identification.method
@@ -185,7 +152,6 @@ def estimate_bag(args):
         out["momentum_wrench"] = momentum_wrench_report(args.bag, robot, truth)
     estimator = getattr(intake.estimator, "estimator", None)
     if args.statistical:
-        from ..core.estimators.bootstrap import interval_label
         stat = estimator.statistical_interval() if hasattr(estimator, "statistical_interval") else None
         out["statistical"] = None if stat is None else {
             "label": interval_label(stat["level"]), "level": stat["level"],
@@ -196,9 +162,6 @@ def estimate_bag(args):
 
 def momentum_wrench_report(bag, robot, truth) -> dict:
     """The integrated F/T rows' box of ``bag`` (:func:`~..core.offline.momentum_wrench_from_bag`), as JSON."""
-    import numpy as np
-    from ..core import offline
-    from ..core.data import bags
     if not robot.sensing.wrench:
         raise UserError(f"--momentum-wrench needs an F/T sensor; profile '{robot.name}' has none")
     try:
@@ -283,7 +246,6 @@ def no_data_reason(info: dict) -> str:
 def guarantee_notes(r, robot, estimator, info) -> list[str]:
     """What the console must say about the box: when it is not guaranteed and why, what it rests on,
     and why any parameter's interval is still the prior's."""
-    from ..core.estimators.explain import prior_explanation
     notes = []
     if not r.data_consistent:
         notes.append(f"BOUNDS NOT GUARANTEED: the data contradict the stated error bounds ({r.message or 'no detail'}); "
@@ -313,6 +275,5 @@ def guarantee_notes(r, robot, estimator, info) -> list[str]:
 
 def relative_difference(a, b) -> float:
     """max |a - b| / max(|a|, |b|, 1e-12), elementwise."""
-    import numpy as np
     a, b = np.asarray(a, float), np.asarray(b, float)
     return float(np.max(np.abs(a - b) / np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-12)))

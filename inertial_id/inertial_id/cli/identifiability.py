@@ -1,37 +1,20 @@
-"""``inertial-id study identifiability MODEL``: which inertial parameters any motion can determine."""
+"""``inertial-id study identifiability``: the base parameters of a model by RPNA or sampled regressors
+(the options: :mod:`.parsers.identifiability`)."""
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from ..core.identifiability import kinematic_tree as kt
+from ..core.identifiability import numeric, rpna
+from ..core.robot.builtin_models import load_any_model
 from . import UserError
-from .common import add_json_option, write_json
-
-
-def register(sub) -> None:
-    p = sub.add_parser("identifiability", help="base parameters of a model (RPNA or sampled SVD)")
-    p.add_argument("model", metavar="MODEL",
-                   help="built-in model (planar_2r, planar_2r_perp, puma560, scara, cheetah_leg, "
-                        "stanford), a URDF path or a robot profile (xarm7, kinova_gen3, ...)")
-    p.add_argument("--floating-base", action="store_true", help="the root body moves freely")
-    p.add_argument("--no-gravity", action="store_true", help="ignore gravity")
-    p.add_argument("--static", action="store_true", help="static data only (gravity torques)")
-    p.add_argument("--motors", action="store_true",
-                   help="add an axisymmetric rotor at every 1-DoF joint, on its axis, on the parent")
-    p.add_argument("--gear-ratio", type=float, default=50.0, help="rotor gear ratio (default 50)")
-    p.add_argument("--method", choices=("rpna", "svd"), default="rpna",
-                   help="rpna: exact recursion (Recursive Parameter Nullspace Algorithm); svd: rank of sampled regressors")
-    p.add_argument("--samples", type=int, default=None, help="svd: number of random states")
-    add_json_option(p)
-    p.set_defaults(func=run)
+from .output import write_json
 
 
 def analyse(args) -> dict:
     """The report of one analysis (also used by the tests and the benchmark)."""
-    import numpy as np
-    from ..core.robot.builtin_models import load_any_model
-    from ..core.identifiability import kinematic_tree as kt
-    from ..core.identifiability import numeric, rpna
-
     if not (np.isfinite(args.gear_ratio) and args.gear_ratio > 0):
         raise UserError("--gear-ratio must be a positive number")
     if args.samples is not None and args.samples < 1:

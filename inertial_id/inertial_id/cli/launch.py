@@ -1,15 +1,8 @@
-"""``inertial-id launch FILE [NAME:=VALUE ...]``: run one of this package's launch files.
-
-The same launch files as ``ros2 launch inertial_id FILE``, for installs without ros2cli (the PyPI
-wheel route): with ``launch_ros`` importable they run in a real ``LaunchService``; without it (it is
-not on PyPI) the node set the file declares is started as processes from the same profile and the
-same arguments. Ctrl-C or SIGTERM stops every node; the exit code is 0 after a clean shutdown.
-Only this package's launch files run (each one a ``launch_description(PROFILE, with_sim=...)`` call);
-any other file is one line and exit code 2.
-"""
+"""``inertial-id launch``: one of this package's launch files checked and run, in a LaunchService
+process of its own (:mod:`.launch_service`) when launch_ros is installed, else as the node processes
+it declares (the options: :mod:`.parsers.launch`)."""
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import os
@@ -19,44 +12,15 @@ import sys
 import time
 from pathlib import Path
 
-from ..nodes import launch as node_launch
-from . import UserError
-
-
-def arguments_help() -> str:
-    """The launch arguments of this package's launch files, for ``--help``."""
-    lines = ["launch arguments (NAME:=VALUE; an empty default is the profile's value):"]
-    sim_only = node_launch.SIM_ARGUMENTS
-    for (name, default, description), (_, robot_default, _) in zip(node_launch.launch_arguments(True),
-                                                                   node_launch.launch_arguments(False) + sim_only):
-        shown = "the file's robot" if default is None else repr(default)
-        if default != robot_default:
-            shown += f" with sim.launch.py, {robot_default!r} otherwise"
-        lines.append(f"  {name:20s} {description} (default {shown})"
-                     + ("; sim.launch.py only" if (name, default, description) in sim_only else ""))
-    lines += ["", "The robot moves only after `inertial-id planner start` (the planner's ~/start service);",
-              "`inertial-id planner status` shows the planner's state, `inertial-id planner stop` brakes."]
-    return "\n".join(lines)
-
-
-def register(sub) -> None:
-    p = sub.add_parser("launch", help="run a launch file of this package (ros2 launch without ros2cli)",
-                       description="Run a launch file of this package: in a LaunchService when launch_ros is "
-                                   "installed, otherwise as node processes (their output prefixed [node-N]).",
-                       epilog=arguments_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("file", help="sim.launch.py, kinova_gen3.launch.py, xarm7.launch.py, digit.launch.py, or the path "
-                                "of one (of this package's launch files only)")
-    p.add_argument("arguments", nargs=argparse.REMAINDER, metavar="NAME:=VALUE", help="launch arguments")
-    p.add_argument("-s", "--show-args", action="store_true", help="list the file's launch arguments and exit")
-    p.add_argument("--processes", action="store_true",
-                   help="start the node set as processes even when launch_ros is installed")
-    # the LaunchService's own process, started by run_launch_service (not for users)
-    p.add_argument("--launch-service-process", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(func=run)
+from ..core.estimators.factory import make_estimator
+from ..core.robot.model import load_payloads, load_robot
+from ..defaults import SIM_ENGINES
+from ..nodes.launch import NODES, NodeProcesses, StopSignals, launch_arguments, node_parameters
+from ..share import share_dirs
+from . import RunFailed, UserError
 
 
 def find_launch_file(name: str) -> Path:
-    from ..share import share_dirs
     path = Path(name)
     if path.is_file():
         return path
@@ -76,20 +40,24 @@ def parse_arguments(items: list[str]) -> dict:
     return out
 
 
-def run(args) -> int:
+def prepared(args) -> tuple[Path, dict, str, bool]:
+    """(launch file, its arguments, its default profile, whether it starts the simulated arm) of the
+    command line; the options may also follow the file and its arguments (as with ros2 launch)."""
     path = find_launch_file(args.file)
-    # the options may also follow the file and its arguments (as with ros2 launch)
     for flag, dest in (("-s", "show_args"), ("--show-args", "show_args"), ("--processes", "processes")):
         while flag in args.arguments:
             args.arguments.remove(flag)
             setattr(args, dest, True)
     arguments = parse_arguments(args.arguments)
     profile, with_sim = declared_node_set(path)     # one of this package's files, or one line and exit 2
+    return path, arguments, profile, with_sim
+
+
+def run(args) -> int:
+    path, arguments, profile, with_sim = prepared(args)
     if args.show_args:
         return show_arguments(path)
     check_argument_names(path, arguments, with_sim)
-    if args.launch_service_process:
-        return serve_launch_description(path, arguments)
     check_arguments(arguments, profile)
     if importlib.util.find_spec("launch_ros") is not None and not args.processes:
         return run_launch_service(path, arguments)
@@ -98,7 +66,6 @@ def run(args) -> int:
 
 def show_arguments(path: Path) -> int:
     """``--show-args``: the file's arguments, as ``ros2 launch --show-args`` lists them."""
-    from ..nodes.launch import launch_arguments
     default_profile, with_sim = declared_node_set(path)
     print(f"Arguments of {path.name} (pass arguments as '<name>:=<value>'):")
     for name, default, description in launch_arguments(with_sim):
@@ -109,7 +76,6 @@ def show_arguments(path: Path) -> int:
 
 def check_argument_names(path: Path, arguments: dict, with_sim: bool) -> None:
     """Every argument given is one the file declares (:func:`inertial_id.nodes.launch.launch_arguments`)."""
-    from ..nodes.launch import launch_arguments
     declared = [name for name, _, _ in launch_arguments(with_sim)]
     unknown = sorted(set(arguments) - set(declared))
     if unknown:
@@ -119,9 +85,6 @@ def check_argument_names(path: Path, arguments: dict, with_sim: bool) -> None:
 def check_arguments(arguments: dict, profile: str | None) -> None:
     """Values the nodes would refuse, refused before any node starts (one line, exit 2): an unknown
     or invalid robot profile, an estimator method the profile cannot serve, an unknown payload or engine."""
-    from ..core.estimators.factory import make_estimator
-    from ..defaults import SIM_ENGINES
-    from ..core.robot.model import load_payloads, load_robot
     profile = arguments.get("robot_profile") or profile
     robot = load_robot(profile) if profile else None        # a ProfileError names the problem
     if arguments.get("method") and robot is not None:
@@ -135,24 +98,14 @@ def check_arguments(arguments: dict, profile: str | None) -> None:
         raise UserError(f"unknown engine '{arguments['engine']}' (available: {', '.join(SIM_ENGINES)})")
 
 
-def _ament_prefix_with_this_package() -> None:
-    """On the wheel route the venv is the package's install prefix (``make setup`` installs the node
-    executables to <venv>/lib/inertial_id); let launch_ros find it there."""
-    marker = Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "packages" / "inertial_id"
-    paths = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
-    if marker.exists() and sys.prefix not in paths:
-        os.environ["AMENT_PREFIX_PATH"] = os.pathsep.join(paths + [sys.prefix])
-
-
 def run_launch_service(path: Path, arguments: dict) -> int:
-    """The file in a ``LaunchService``, run by a process of its own (:func:`serve_launch_description`) in
-    a session of its own; a SIGINT or SIGTERM here becomes one SIGINT there, which the LaunchService
-    (non-interactive) passes on to each node. Run here, a SIGTERM would end the LaunchService without
-    stopping anything (its handler cancels the run: launch/launch_service.py, ``_on_sigterm``, which
-    leaves the nodes running), and a SIGINT that reaches the launcher alone would reach no node (an
-    interactive LaunchService counts on the terminal to have sent it to every process of the group;
-    they get SIGTERM 5 s later)."""
-    from ..nodes.launch import StopSignals
+    """The file in a ``LaunchService``, run by a process of its own
+    (:func:`.launch_service.serve_launch_description`) in a session of its own; a SIGINT or SIGTERM
+    here becomes one SIGINT there, which the LaunchService (non-interactive) passes on to each node.
+    Run here, a SIGTERM would end the LaunchService without stopping anything (its handler cancels the
+    run: launch/launch_service.py, ``_on_sigterm``, which leaves the nodes running), and a SIGINT that
+    reaches the launcher alone would reach no node (an interactive LaunchService counts on the
+    terminal to have sent it to every process of the group; they get SIGTERM 5 s later)."""
     command = [sys.executable, "-m", "inertial_id.cli", "launch", "--launch-service-process", str(path.resolve()),
                *(f"{name}:={value}" for name, value in arguments.items())]
     stop = StopSignals()
@@ -172,75 +125,24 @@ def run_launch_service(path: Path, arguments: dict) -> int:
     finally:
         stop.restore()
     if code < 0:
-        from . import RunFailed
         raise RunFailed(f"the LaunchService was ended by signal {signal.Signals(-code).name}")
     return code
 
 
-# A node of this package stops on SIGINT (inertial_id.nodes.common.run_node) and takes SIGTERM the
-# same way: the LaunchService's escalation to SIGTERM 5 s after SIGINT is only noise, its SIGKILL
-# the real limit (sigterm_timeout + sigkill_timeout, launch/actions/execute_local.py).
-SIGTERM_AFTER_S = 20.0
-SIGKILL_AFTER_SIGTERM_S = 10.0
-
-
-def serve_launch_description(path: Path, arguments: dict) -> int:
-    """The process :func:`run_launch_service` starts: the file in a non-interactive ``LaunchService``
-    (a SIGINT to this process is passed on to every node). Ends with the parent. Exit code 0 when
-    every node finished cleanly; a node that exited otherwise is one line and exit code 1."""
-    _end_with_parent()
-    from launch import LaunchDescription, LaunchService
-    from launch.actions import IncludeLaunchDescription, RegisterEventHandler, SetLaunchConfiguration
-    from launch.event_handlers import OnProcessExit
-    from launch.launch_description_sources import (PythonLaunchDescriptionSource,
-                                                   get_launch_description_from_python_launch_file)
-
-    from . import RunFailed
-    _ament_prefix_with_this_package()
-    try:
-        get_launch_description_from_python_launch_file(str(path))
-    except Exception as exc:        # noqa: BLE001 -- whatever the file raises, said in one line
-        raise UserError(f"{path} could not be loaded as a launch file: {_first_line(exc)}") from None
-    exits = []
-    service = LaunchService(noninteractive=True)
-    service.include_launch_description(LaunchDescription([
-        SetLaunchConfiguration("sigterm_timeout", str(SIGTERM_AFTER_S)),
-        SetLaunchConfiguration("sigkill_timeout", str(SIGKILL_AFTER_SIGTERM_S)),
-        RegisterEventHandler(OnProcessExit(on_exit=lambda event, context: exits.append(
-            (event.process_name, event.returncode)))),
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(str(path)), launch_arguments=list(arguments.items())),
-    ]))
-    code = service.run()
-    failed = [(name, returncode) for name, returncode in exits if returncode != 0]
-    if failed:
-        raise RunFailed("; ".join(f"{name} exited with code {returncode}" for name, returncode in failed))
-    return code
-
-
-def _end_with_parent() -> None:
-    """SIGINT to this process when its parent dies (Linux): the nodes stop even if the launcher is killed."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)       # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-
-
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
 def package_launch_files() -> list[str]:
-    from ..share import share_dirs
     return sorted({p.name for root in share_dirs() for p in (root / "launch").glob("*.launch.py")})
 
 
 def declared_node_set(path: Path) -> tuple[str, bool]:
     """(default profile, with simulator) of a launch file: each of this package's launch files is a
-    single ``launch_description(PROFILE, with_sim=...)`` call (inertial_id.nodes.launch). Any other
-    file is a UserError saying what it is (one line, exit code 2): not Python, not a launch file (no
-    ``generate_launch_description``), or a launch file but not one of this package's."""
+    single ``launch_description(PROFILE, with_sim=...)`` call (inertial_id.nodes.launch_description).
+    Any other file is a UserError saying what it is (one line, exit code 2): not Python, not a launch
+    file (no ``generate_launch_description``), or a launch file but not one of this package's."""
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -248,7 +150,7 @@ def declared_node_set(path: Path) -> tuple[str, bool]:
     try:
         tree = ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError) as exc:        # ValueError: null bytes (binary files)
-        raise UserError(f"{path} is not a launch file: not Python source ({_first_line(exc)})") from None
+        raise UserError(f"{path} is not a launch file: not Python source ({first_line(exc)})") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == "generate_launch_description" for n in tree.body):
         raise UserError(f"{path} is not a launch file: it defines no generate_launch_description()")
     for node in ast.walk(tree):
@@ -274,8 +176,6 @@ def run_embedded(path: Path, arguments: dict) -> int:
     1) saying which node, its exit code and its last line; with exit code 0 it was stopped from
     outside (a signal to it alone, or to the whole process group before this process took its own)
     and the launch ends as after a signal."""
-    from . import RunFailed
-    from ..nodes.launch import NODES, NodeProcesses, StopSignals, launch_arguments, node_parameters
     default_profile, with_sim = declared_node_set(path)
     values = {name: default_profile if default is None else default for name, default, _ in launch_arguments(with_sim)}
     check_argument_names(path, arguments, with_sim)

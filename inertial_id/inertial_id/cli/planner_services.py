@@ -1,37 +1,19 @@
-"""``inertial-id planner start|stop|status``: the excitation planner's ``~/start`` and ``~/stop`` services
-(std_srvs/Trigger) and its ``excitation_status``, for installs without the ros2 CLI (the same as
-``ros2 service call /excitation_planner/start std_srvs/srv/Trigger`` and ``ros2 topic echo
-/excitation_status``). They reach the nodes of the current ROS_DOMAIN_ID."""
+"""``inertial-id planner start|stop|status``: the planner's services called and its status read over
+DDS, as a node of this process (the options: :mod:`.parsers.planner_services`)."""
 from __future__ import annotations
 
 import time
 
+import rclpy
+from inertial_id_msgs.msg import ExcitationStatus
+from std_srvs.srv import Trigger
+
 from . import RunFailed
-from ..core.data.topics import STATUS
-from .common import add_json_option, positive_float, write_json
-
-PLANNER = "/excitation_planner"
-
-
-def register(sub) -> None:
-    for name, text in (("start", "start the exciting motion (the planner's ~/start service): the robot moves"),
-                       ("stop", "brake to rest on a certified plan (the planner's ~/stop service)"),
-                       ("status", "the planner's state, certified margins and last message (excitation_status)")):
-        p = sub.add_parser(name, help=text, description=f"{text}; the nodes of the current ROS_DOMAIN_ID, "
-                                                        "no ros2 CLI needed")
-        p.add_argument("--planner", default=PLANNER, help=f"the planner node's name (default {PLANNER})")
-        p.add_argument("--timeout", type=positive_float, default=15.0,
-                       help="seconds to wait for the planner (discovery included)")
-        if name == "status":
-            p.add_argument("--topic", default=STATUS, help="the planner's status topic")
-            add_json_option(p, "the status")
-        p.set_defaults(func=call_service if name != "status" else show_status, service=name)
+from .output import write_json
 
 
 def call_service(args) -> int:
     """Call ``<planner>/<start|stop>``; exit 0 when the planner accepted, 1 with its reason when not."""
-    import rclpy
-    from std_srvs.srv import Trigger
     rclpy.init()
     node = rclpy.create_node("inertial_id_cli")
     try:
@@ -64,8 +46,6 @@ def status_dict(msg) -> dict:
 
 def show_status(args) -> int:
     """Print the next ExcitationStatus the planner publishes (it publishes every 0.1 s)."""
-    import rclpy
-    from inertial_id_msgs.msg import ExcitationStatus
     rclpy.init()
     node = rclpy.create_node("inertial_id_cli")
     received = []

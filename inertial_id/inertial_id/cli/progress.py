@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from tqdm import tqdm
+
 
 class _Silent:
     def update(self, n: int = 1) -> None:
@@ -17,6 +19,5 @@ def progress_bar(total=None, desc: str = "", unit: str = "it", enabled: bool = T
     if not (enabled and sys.stderr.isatty()):
         yield _Silent()
         return
-    from tqdm import tqdm
     with tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
         yield bar

@@ -1,42 +1,24 @@
-"""``inertial-id bag record-sim``: a rosbag2 of the simulated arm playing the profile's exciting
-trajectory (no nodes, no DDS): every stream the robot's real driver publishes, as the profile's
-``driver`` section states them (e.g. ros2_kortex: 1 kHz /joint_states, wrapped positions, a gripper
-joint with NaN effort; xarm_ros2: /joint_states at the broadcaster's rate without effort,
-/xarm/joint_states and the F/T wrench stamped alike), the commanded trajectory on the profile's
-controller topic and the hidden payload's truth, stamped and logged in data time."""
+"""``inertial-id bag record-sim``: the simulated arm's driver streams, the commanded trajectory and the
+payload's truth written into a bag, no nodes (the options: :mod:`.parsers.record_sim`)."""
 from __future__ import annotations
 
 import sys
 import time
 
+from ..core.data import bags
+from ..core.robot import params
+from ..core.robot.model import load_payloads, load_robot, payload_params
+from ..core.robot.profile import ProfileError
+from ..core.signals.driver_streams import DriverEmulator, JointStateOut
+from ..core.sim import Simulator
+from ..core.trajectory import excitation_from_profile
 from . import UserError
-
-
-def register(sub) -> None:
-    p = sub.add_parser("record-sim", help="record a rosbag2 of the simulated arm (node-free)",
-                       description=__doc__)
-    p.add_argument("--robot", default="kinova_gen3", help="robot profile (name or YAML path)")
-    p.add_argument("--payload", default=None, help="payload carried (default: the profile's sim payload)")
-    p.add_argument("--duration", type=float, default=20.0, help="seconds of exciting motion")
-    p.add_argument("--out", required=True, metavar="BAG", help="bag folder to create")
-    p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sensor noise")
-    p.add_argument("--start-time", type=float, default=None,
-                   help="stamp of the first sample, s since the epoch (default: now)")
-    p.set_defaults(func=run)
+from .progress import progress_bar
 
 
 def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
            seed: int = 0, start_time_s: float | None = None, progress: bool = False) -> dict:
     """Simulate and write the bag; returns counts."""
-    from ..core.data import bags
-    from ..core.robot import params
-    from ..core.signals.driver_streams import DriverEmulator, JointStateOut
-    from ..core.robot.model import payload_params
-    from ..core.sim import Simulator
-    from ..core.trajectory import excitation_from_profile
-    from .progress import progress_bar
-
     truth = payload_params(payload)
     sim = Simulator.from_profile(robot, truth, seed)
     step_hz = 1.0 / sim.dt
@@ -82,7 +64,6 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
 
 
 def trajectory_msg(store, t_s: float, joint_names, traj):
-    from ..core.data import bags
     T = store.types
     points = []
     for t, q, qd, qdd in zip(traj.t, traj.q, traj.qd, traj.qdd):
@@ -95,9 +76,6 @@ def trajectory_msg(store, t_s: float, joint_names, traj):
 
 
 def run(args) -> int:
-    from ..core.data import bags
-    from ..core.robot.model import load_payloads, load_robot
-    from ..core.robot.profile import ProfileError
     if not 0 < args.duration <= 600:
         raise UserError("--duration must be in (0, 600] seconds")
     robot = load_robot(args.robot)

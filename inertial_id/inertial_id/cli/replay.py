@@ -1,37 +1,22 @@
-"""``inertial-id bag replay BAG``: publish a rosbag2 onto live topics with /clock, so nodes started with
-``use_sim_time:=true`` (``ros2 launch inertial_id <robot>.launch.py`` plus ``use_sim_time``, or
-the nodes of ``demo``) run on the recorded data; RViz shows it as it would live. By default only
-the sensor streams (JointState, WrenchStamped) and the simulator's truth are published: never the
-recorded trajectory commands, nor the outputs the running nodes publish again."""
+"""``inertial-id bag replay``: a bag published onto live topics with /clock (the options:
+:mod:`.parsers.replay`)."""
 from __future__ import annotations
 
 import sys
 
+import rclpy
+
+from ..core.data import bags
+from ..nodes.replay import replay
 from . import UserError
-from .common import non_negative_float, positive_float, str_list
-
-
-def register(sub) -> None:
-    p = sub.add_parser("replay", help="publish a rosbag2 onto live topics (simulated time)", description=__doc__)
-    p.add_argument("bag", metavar="BAG", help="rosbag2 folder (MCAP or sqlite3)")
-    p.add_argument("--rate", type=positive_float, default=1.0, help="playback speed (1 = as recorded)")
-    p.add_argument("--topics", type=str_list, default=None, metavar="T1,T2",
-                   help="topics to publish (default: the sensor streams and the simulator's truth)")
-    p.add_argument("--no-clock", action="store_true", help="do not publish /clock")
-    p.add_argument("--tail", type=non_negative_float, default=5.0, metavar="S",
-                   help="simulated seconds the clock runs on after the last message (timers fire on the last data)")
-    p.set_defaults(func=run)
+from .progress import progress_bar
 
 
 def run(args) -> int:
-    from ..core.data import bags
     try:
         bags.check_readable(args.bag)        # a damaged or truncated bag: one line, before any node starts
     except bags.BagError as exc:
         raise UserError(str(exc)) from None
-    import rclpy
-    from ..nodes.replay import replay
-    from .progress import progress_bar
     rclpy.init()
     try:
         with progress_bar(desc="replaying", unit="msg") as bar:

@@ -27,25 +27,19 @@ try:                                    # Iron and later (Jazzy, Kilted)
 except ImportError:                     # Humble
     from rclpy.qos_event import SubscriptionEventCallbacks
 
-__all__ = ["SubscriptionEventCallbacks", "events_executor", "has_events_executor", "topic_publishers"]
+try:                                    # Kilted, and Jazzy from rclpy 7.1.4
+    from rclpy.experimental import EventsExecutor
+except ImportError:                     # Humble, Jazzy before rclpy 7.1.4
+    EventsExecutor = None
 
-
-def has_events_executor() -> bool:
-    """Whether this rclpy has ``rclpy.experimental.EventsExecutor`` (Kilted; Jazzy from 7.1.4)."""
-    try:
-        # optional: rclpy.experimental, which Humble and Jazzy before rclpy 7.1.4 lack
-        from rclpy.experimental import EventsExecutor  # noqa: F401
-    except ImportError:
-        return False
-    return True
+__all__ = ["SubscriptionEventCallbacks", "events_executor", "topic_publishers"]
 
 
 def events_executor():
     """A new executor for a node that wants little CPU per message: rclpy's events executor where
     the distribution has one, else (Humble, Jazzy before rclpy 7.1.4) a ``SingleThreadedExecutor``,
     said once in the log."""
-    if has_events_executor():
-        from rclpy.experimental import EventsExecutor    # optional: has_events_executor said it is there
+    if EventsExecutor is not None:
         return EventsExecutor()
     global _fallback_said
     if not _fallback_said:

@@ -228,28 +228,3 @@ def node_parameters(node: str, values: dict) -> dict:
         out["publish_clock"] = sim_time
     out.update({k: values[k] for k in per_node.get(node, ()) if values.get(k)})
     return out
-
-
-def launch_description(default_profile: str, with_sim: bool):
-    """A launch_ros LaunchDescription of the node set, for ``ros2 launch inertial_id ...`` and
-    ``inertial-id launch``: the inertial_id nodes (builder, estimator, planner, payload compensator),
-    plus the simulated arm standing in for the robot's driver when ``with_sim``. Arguments: :func:`launch_arguments`.
-    The excitation planner does not move the robot until its ``~/start`` service is called."""
-    # optional: the ROS 2 launch packages, which start_node_set does without (PyPI wheels)
-    from launch import LaunchDescription
-    from launch.actions import DeclareLaunchArgument, OpaqueFunction
-    from launch.substitutions import LaunchConfiguration
-    from launch_ros.actions import Node
-
-    arguments = launch_arguments(with_sim)
-
-    def nodes(context):
-        values = {name: context.perform_substitution(LaunchConfiguration(name)) for name, _, _ in arguments}
-        # the node's params file first: the launch arguments override it
-        return [Node(package="inertial_id", executable=name, name=name, output="screen",
-                     parameters=[*(str(f) for f in [params_file(name)] if f is not None), node_parameters(name, values)])
-                for name in NODES if with_sim or name != "sim_robot"]
-
-    declared = [DeclareLaunchArgument(name, default_value=default_profile if default is None else default,
-                                      description=description) for name, default, description in arguments]
-    return LaunchDescription(declared + [OpaqueFunction(function=nodes)])

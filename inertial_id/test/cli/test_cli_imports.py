@@ -53,7 +53,7 @@ def test_a_benchmark_gets_its_options_when_used():
     from inertial_id.cli import build_parser
     args = build_parser().parse_args(["bench", "commands", "--plans", "3", "--json", "-"])
     assert (args.benchmark, args.plans, args.json, args.all_cores) == ("commands", 3, "-", False)
-    assert callable(args.func)
+    assert args.handler == "bench.run"
     listed = build_parser()._subparsers._group_actions[0].choices["bench"].format_help()
     for name in (*BENCHMARKS, "cli"):
         assert re.search(rf"^    {name}\b", listed, re.M), name

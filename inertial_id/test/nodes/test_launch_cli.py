@@ -60,7 +60,7 @@ NOT_OURS = {
     "binary": (bytes(range(256)), "is not a launch file: not Python source"),
     "python_syntax_error": (b"def generate_launch_description(:\n", "is not a launch file: not Python source"),
     "foreign_launch_file": (FOREIGN_LAUNCH_FILE.encode(), "is not one of this package's launch files"),
-    "literal_free_call": (b"from inertial_id.nodes.launch import launch_description\nPROFILE = 'xarm7'\n\n\n"
+    "literal_free_call": (b"from inertial_id.nodes.launch_description import launch_description\nPROFILE = 'xarm7'\n\n\n"
                           b"def generate_launch_description():\n    return launch_description(PROFILE, with_sim=True)\n",
                           "is not one of this package's launch files"),
 }

@@ -87,10 +87,12 @@ def test_a_bad_profile_fails_configure_with_one_line_and_the_node_stays_unconfig
 
     from inertial_id.core.robot.model import profile_file
     from inertial_id.nodes.launch import start_node_set
-    profile = yaml.safe_load(profile_file("kinova_gen3").read_text())
-    profile["limits"]["torque"] = profile["limits"]["torque"][:5]
+    # the YAML file edited as such, not the typed profile: 5 torque limits on 7 joints is what the
+    # profile refuses (the node's refusal is this test), so no typed profile holds them
+    document = yaml.safe_load(profile_file("kinova_gen3").read_text())
+    document["limits"]["torque"] = document["limits"]["torque"][:5]
     path = tmp_path / "gen3_bad.yaml"
-    path.write_text(yaml.safe_dump(profile))
+    path.write_text(yaml.safe_dump(document))
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=(node_name,),
                            **{node_name: {"autostart": False, "state_file": "none"} if node_name == "estimator"
                               else {"autostart": False}})
@@ -157,13 +159,13 @@ def test_planner_moves_only_when_active_and_brakes_to_rest_on_deactivate(ros_env
     from std_srvs.srv import Trigger
 
     from inertial_id_msgs.msg import ExcitationStatus
+    from inertial_id.core.robot.profile_edit import write_profile
     from inertial_id.nodes.launch import start_node_set
     path, robot, settings = planner_test_profile(tmp_path)
     # this test is about the transitions: joint states from this process, stalled by a loaded machine,
     # must not brake the arm (as stale) before the deactivation does
-    profile = yaml.safe_load(path.read_text())
-    profile["planner"]["stale_after_s"] = 2.0
-    path.write_text(yaml.safe_dump(profile))
+    write_profile(robot.with_profile(planner=robot.spec.planner.model_copy(update={"stale_after_s": 2.0})).spec,
+                  path)
     procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
                            excitation_planner={"autostart": False, "wait_for_estimate": False})
     node = rclpy.create_node("lifecycle_test")

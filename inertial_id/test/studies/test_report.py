@@ -53,14 +53,9 @@ def check_figure(name, fig):
 
 def check_figures(run, expected):
     figs = report.figures(run)
-    try:
-        assert set(figs) == set(expected)
-        for name, fig in figs.items():
-            check_figure(name, fig)
-    finally:
-        import matplotlib.pyplot as plt
-        for fig in figs.values():
-            plt.close(fig)
+    assert set(figs) == set(expected)
+    for name, fig in figs.items():
+        check_figure(name, fig)
     return figs
 
 
@@ -168,7 +163,7 @@ def test_report_of_a_demo_json_has_the_run_history(demo_like_bag, tmp_path):
     import rclpy
     from builtin_interfaces.msg import Time
 
-    from inertial_id.cli.common import write_json
+    from inertial_id.cli.output import write_json
     from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
     from inertial_id.nodes.monitor import MonitorNode
     run = report.from_bag(demo_like_bag, load_robot("kinova_gen3"))       # a real estimator history

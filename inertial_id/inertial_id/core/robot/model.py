@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from ...share import config_dirs
+from ...share import ament_share_directory, config_dirs
 from . import params, strict_yaml
 from .profile import ProfileError, RobotProfile, Sensing, edited, momentum_window_samples, parse, validate
 
@@ -70,11 +70,9 @@ def _example_robot_data_roots() -> list[Path]:
     """The ``robots`` folders of an installed example-robot-data: its PyPI wheel puts them under
     ``cmeel.prefix``, a source build in a ROS workspace under its share directory."""
     roots = [Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"]
-    try:
-        from ament_index_python.packages import get_package_share_directory   # optional: a ROS install only
-        roots.append(Path(get_package_share_directory("example-robot-data")) / "robots")
-    except Exception:  # no ROS install, or the package is not in its index: the wheel's folder remains
-        pass
+    ament = ament_share_directory("example-robot-data")
+    if ament is not None:
+        roots.append(ament / "robots")
     return [root for root in roots if root.is_dir()]
 
 

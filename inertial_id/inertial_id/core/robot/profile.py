@@ -7,8 +7,9 @@ ignored) raises :class:`ProfileError` with one line naming the field, e.g.
 ``kinova_gen3.yaml: limits.torque: expected 7 numbers (one per joint), got 5`` or
 ``kinova_gen3.yaml: planner.tracking_error.positon_rad: unknown key``. :func:`parse` returns the
 typed :class:`RobotProfile`, complete with its defaults, and the code reads its attributes
-(``profile.noise.model_error_Nm``); :func:`validate` gives the same as a plain mapping, for what
-edits or writes YAML.
+(``profile.noise.model_error_Nm``); a profile edited so (sections replaced, :func:`edited`, each by
+its ``model_copy(update=...)``) is written as a file by :func:`~.profile_edit.write_profile`.
+:func:`validate` gives the checked profile as a plain mapping.
 
 Sections and what they are for:
 
@@ -33,9 +34,7 @@ from pydantic import (AfterValidator, AllowInfNan, BaseModel, BeforeValidator, C
                       field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
-
-class ProfileError(ValueError):
-    """A robot profile, payload or model file that cannot be used; the message names the problem."""
+from .errors import ProfileError
 
 
 # --- field types ----------------------------------------------------------------------------------

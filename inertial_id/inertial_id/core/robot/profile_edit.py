@@ -1,5 +1,7 @@
-"""Measured figures written into a profile file in place, every other line and comment kept: the
-tracking tube (``profile tube``) and the calibration a profile names (``profile init --runs``).
+"""Profile files written, each checked to load from where it is written: a typed profile whole
+(:func:`write_profile`), and measured figures written into a profile file in place, every other line
+and comment kept: the tracking tube (``profile tube``) and the calibration a profile names
+(``profile init --runs``).
 
 The tube is ``planner.tracking_error``: per joint, the position (rad), velocity (rad/s) and windowed
 acceleration (rad/s^2) half-widths the certificate covers. It is written as one flow mapping on the
@@ -13,13 +15,14 @@ import re
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from . import strict_yaml
 from .model import load_robot
-from .profile import ProfileError
+from .profile import ProfileError, RobotProfile
 
 __all__ = ["TUBE_KEYS", "read_profile_text", "tube_yaml", "with_calibration", "with_tracking_tube",
-           "write_profile_text"]
+           "write_profile", "write_profile_text"]
 
 TUBE_KEYS = ("position_rad", "velocity_rad_s", "acceleration_rad_s2")
 _TUBE_LINE = re.compile(r"^(?P<indent>[ \t]+)tracking_error:[^\n]*$", re.M)
@@ -83,3 +86,10 @@ def write_profile_text(path: str | Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"cannot write '{path}': {exc.strerror or exc}") from None
+
+
+def write_profile(profile: RobotProfile, path: str | Path) -> None:
+    """Write ``profile`` as the profile file at ``path``, every field stated (its defaults too), after
+    checking that it loads from there: a section replaced by its ``model_copy(update=...)`` is not
+    checked until then."""
+    write_profile_text(path, yaml.safe_dump(profile.model_dump(), sort_keys=False))

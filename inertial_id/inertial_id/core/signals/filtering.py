@@ -13,19 +13,24 @@ from collections import deque
 import numpy as np
 
 
+def _scipy_signal():
+    """scipy.signal, imported the first time a filter is used: most runs filter nothing, and where
+    nothing has loaded scipy yet (a bag conversion, a run folder read) it costs over half a second."""
+    import scipy.signal     # optional: scipy.signal, loaded by the runs that filter only
+    return scipy.signal
+
+
 def butterworth_sos(cutoff_hz: float, fs_hz: float, order: int = 4) -> np.ndarray:
     """Second-order sections of a low-pass Butterworth filter (cutoff and sampling rate in Hz)."""
     if not 0 < cutoff_hz < fs_hz / 2:
         raise ValueError(f"cutoff {cutoff_hz} Hz must lie in (0, {fs_hz / 2}) Hz (Nyquist)")
-    import scipy.signal     # optional: its import costs about a second, and most runs filter nothing
-    return scipy.signal.butter(order, cutoff_hz, fs=fs_hz, output="sos")
+    return _scipy_signal().butter(order, cutoff_hz, fs=fs_hz, output="sos")
 
 
 def zero_phase_lowpass(x, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
     """Zero-phase Butterworth low-pass along axis 0 (forward-backward, so the order doubles)."""
-    import scipy.signal     # optional: as in butterworth_sos
     x = np.asarray(x, dtype=float)
-    return scipy.signal.sosfiltfilt(butterworth_sos(cutoff_hz, fs_hz, order), x, axis=0)
+    return _scipy_signal().sosfiltfilt(butterworth_sos(cutoff_hz, fs_hz, order), x, axis=0)
 
 
 def central_difference(x, t) -> np.ndarray:
@@ -84,11 +89,11 @@ class StreamingDifferentiator:
     def _lowpass(self, x: np.ndarray) -> np.ndarray:
         if self._sos is None:
             return x
-        import scipy.signal     # optional: loaded by butterworth_sos already (a dictionary lookup)
+        signal = _scipy_signal()
         if self._zi is None:
             # start from steady state at the first sample: no start-up transient
-            self._zi = scipy.signal.sosfilt_zi(self._sos)[:, :, None] * x[None, None, :]
-        y, self._zi = scipy.signal.sosfilt(self._sos, x[None, :], axis=0, zi=self._zi)
+            self._zi = signal.sosfilt_zi(self._sos)[:, :, None] * x[None, None, :]
+        y, self._zi = signal.sosfilt(self._sos, x[None, :], axis=0, zi=self._zi)
         return y[0]
 
     def push(self, t: float, q, qd, tau):

@@ -1,37 +1,15 @@
-"""Helpers shared by subcommands: JSON output, argument parsing of lists and of bounded numbers."""
+"""The parsers of the ``inertial-id`` commands, one module per command module of :mod:`inertial_id.cli`,
+and the argument types they share. Building every parser is what ``inertial-id --help`` costs: these
+modules import the standard library, :mod:`inertial_id.defaults` and each other, nothing heavier."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
-from pathlib import Path
-
-
-def _to_builtin(x):
-    # numpy is imported here, not with the module: every subcommand module imports this one to build
-    # the parser, and numpy would add ~0.2 s CPU to every command; a numpy value means it is loaded.
-    import numpy as np
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    raise TypeError(f"not JSON serializable: {type(x)}")
 
 
 def add_json_option(parser, what: str = "the report") -> None:
-    """``--json FILE``: where :func:`write_json` writes ``what`` (``-`` for stdout)."""
+    """``--json FILE``: where :func:`~inertial_id.cli.output.write_json` writes ``what`` (``-`` for stdout)."""
     parser.add_argument("--json", metavar="FILE", help=f"write {what} as JSON ('-' for stdout)")
-
-
-def write_json(path: str | None, payload: dict) -> None:
-    """Write ``payload`` to ``path`` (``-`` for stdout); numpy values become plain JSON."""
-    if not path:
-        return
-    text = json.dumps(payload, indent=2, default=_to_builtin, allow_nan=True)
-    if path == "-":
-        print(text)
-    else:
-        Path(path).write_text(text + "\n")
 
 
 def float_list(text: str) -> list[float]:
