@@ -20,8 +20,8 @@ about 1 s per iteration on the Gen3). What kept IPOPT from converging was not th
 every joint). IPOPT's cost is :class:`_Cost`: numpy's products of the rows with a hand-derived
 gradient (:func:`cost_and_gradient`), where CasADi's dense products took most of an iteration;
 :attr:`PlanNLP.graph` keeps the whole cost in CasADi, the reference the tests compare with. The
-screen, its Jacobian and the rows with their reverse sweep are compiled (:mod:`.native`): with them,
-an iteration on the Gen3 takes about 11 ms instead of 25.
+screen, its Jacobian and the rows with their reverse sweep are compiled (:mod:`.native`), the rows
+called on numpy buffers: an iteration on the Gen3 takes 6-9 ms instead of 25.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from ..robot.casadi_dynamics import CasadiDynamics
 from .excitation import BOX_INFORMATION, MASS_WEIGHT, WEIGHT_SMOOTHING_NM
-from .native import NativeFunctions
+from .native import BufferedCall, NativeFunctions, dense
 
 # 1/N m: the screen's constraint is the soft minimum of its margins at every sample and joint, below
 # the minimum by at most log(samples * joints) / SOFT_MIN_SHARPNESS (0.28 N m for 32 samples of 7
@@ -46,8 +46,9 @@ SOFT_MIN_SHARPNESS = 20.0
 SCREEN_SMOOTHING_NM = 0.05
 # pairs kept by IPOPT's limited-memory Hessian (its default: 6; the free points: 3 per joint, 21 on the
 # Gen3). 43 Gen3 requests of 12 `bench planner` chains, each solved from a cold start: with 6 kept,
-# iterations median 49, up to 124, 79 % converged within 1 s; with 20: median 51, up to 102, 95 %,
-# and a lower median cost (-62.0 against -60.3)
+# iterations median 52, up to 237, 86 % converged within 1 s; with 12: 51, up to 173, 95 %; with 20:
+# 50, up to 102, 100 %, and the lowest median cost (-62.0 against -60.3); 5.7, 6.3 and 6.7 ms per
+# iteration
 LBFGS_HISTORY = 20
 # IPOPT statuses that count as converged (the second: its acceptable tolerances held for a few iterations)
 CONVERGED = ("Solve_Succeeded", "Solved_To_Acceptable_Level")
@@ -206,13 +207,18 @@ class _Cost(ca.Callback):
         (one sample's SX function mapped over the samples); ``maps``: the sample maps
         (:meth:`~.optimizer.PlanOptimizer.sample_maps`) from the free points x and P0."""
         ca.Callback.__init__(self)
-        self.rows, self.rows_vjp, self.maps, self.size, self.robot_prior, self.dt = rows, rows_vjp, maps, size, robot_prior, dt
+        self.maps, self.size, self.robot_prior, self.dt = maps, size, robot_prior, dt
+        self.use(rows, rows_vjp)
         self.nx = maps[0][0].shape[1] * rows.size1_in(0)
         self.P0_shape = (maps[0][1].shape[1], rows.size1_in(0))
         self._fixed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None     # P0, F_prev, half
         self._last: tuple[bytes, float, np.ndarray | None] | None = None   # (x, cost, d cost / d x or None)
         self._reverse: _CostReverse | None = None
         self.construct("plan_cost", {"enable_fd": False})
+
+    def use(self, rows: ca.Function, rows_vjp: ca.Function) -> None:
+        """Evaluate the rows and their reverse sweep with these (the compiled ones, :mod:`.native`)."""
+        self.rows, self.rows_vjp = BufferedCall(rows), BufferedCall(rows_vjp)
 
     def fix(self, P0, F_prev, half) -> None:
         """The request's control points at x = 0, information so far and box half-widths."""
@@ -242,7 +248,7 @@ class _Cost(ca.Callback):
         n, size = P0.shape[1], self.size
         X = x.reshape(-1, n)                                      # x raveled as (m, n)
         states = [(BA @ X + BP @ P0).T for BA, BP in self.maps]  # q, qd, qdd (n, N)
-        out = np.asarray(self.rows(*states))                      # (n, N size): sample after sample
+        out = self.rows(*states)[0]                               # (n, N size): sample after sample
         N = out.shape[1] // size
         R = out.reshape(n, N, size).transpose(1, 0, 2).reshape(N * n, size)
         cost, dR = cost_and_gradient(R, F_prev, half, self.dt, self.robot_prior, gradient)
@@ -252,7 +258,7 @@ class _Cost(ca.Callback):
         elif gradient:
             seed = dR.reshape(N, n, size).transpose(1, 0, 2).reshape(n, N * size)
             bars = self.rows_vjp(*states, out, seed)
-            dx = sum(BA.T @ np.asarray(b).T for (BA, _), b in zip(self.maps, bars)).ravel()
+            dx = sum(BA.T @ b.T for (BA, _), b in zip(self.maps, bars)).ravel()
         self._last = (key, cost, dx)
         return cost, dx
 
@@ -319,7 +325,7 @@ class PlanNLP:
         F = F_prev + (s.horizon_s / N) * ca.mtimes(R.T, R)
         p = ca.vertcat(ca.vec(P0), ca.vec(F_prev), half, c, room)
         # IPOPT's cost: the same, with the information's algebra in numpy (:class:`_Cost`)
-        rows_map, vjp_map = rows_one.map(N), rows_one.reverse(1).map(N)
+        rows_map, vjp_map = dense(rows_one.map(N)), dense(rows_one.reverse(1).map(N))
         self.cost_callback = _Cost(rows_map, vjp_map, maps, self.size, o.excitation.robot_prior, s.horizon_s / N)
         self._cost_x = ca.Function("cost", [x, p], [self.cost_callback(x)])
         margins = ca.repmat(room, 1, N) - reach_one(q.T, qd.T, qdd.T, c, half)     # (n, N)
@@ -356,7 +362,7 @@ class PlanNLP:
             return
         self._native_loaded = True
         callback = self.cost_callback
-        callback.rows, callback.rows_vjp = functions[callback.rows.name()], functions[callback.rows_vjp.name()]
+        callback.use(functions[callback.rows.function.name()], functions[callback.rows_vjp.function.name()])
         self.solver = self._solver(functions["screen"])
 
     def parameters(self, P0, F_prev, half, centre, room) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
-from inertial_id.core.planning.native import NativeFunctions
+from inertial_id.core.planning.native import BufferedCall, NativeFunctions, dense
 from inertial_id.core.planning.optimizer import PlanOptimizer, PlanRequest
 from inertial_id.core.robot.model import load_robot
 
@@ -43,3 +43,21 @@ def test_without_a_working_compiler_the_virtual_machine_serves_and_says_why(tmp_
     assert failing.load() is None
     assert failing.status.startswith("virtual machine: the C compiler failed"), failing.status
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_a_buffered_call_computes_what_the_function_does_and_refuses_sparse_outputs():
+    q = ca.SX.sym("q", 3)
+    sparse = ca.Function("rows", [q], [ca.vertcat(q[0] * q[1], 0, q[2])])     # a structural zero
+    assert not sparse.sparsity_out(0).is_dense()
+    try:
+        BufferedCall(sparse)
+    except ValueError as error:
+        assert "sparse" in str(error)
+    else:
+        raise AssertionError("a sparse output was accepted")
+    mapped = dense(sparse.map(4))
+    call = BufferedCall(mapped)
+    rng = np.random.default_rng(1)
+    for _ in range(3):          # the buffers are reused from call to call
+        x = rng.uniform(-1.0, 1.0, (3, 4))
+        assert np.array_equal(call(x)[0], np.asarray(mapped(x)))
