@@ -127,10 +127,11 @@ class BufferedCall:
         self._inputs = [np.zeros(function.size_in(i), order="F") for i in range(function.n_in())]
         self._outputs = [np.zeros(function.size_out(i), order="F") for i in range(function.n_out())]
         self._buffer, self._trigger = function.buffer()
+        # CasADi's stubs list a size argument its wrapper takes from the buffer itself
         for i, array in enumerate(self._inputs):
-            self._buffer.set_arg(i, memoryview(array.ravel(order="K")))
+            self._buffer.set_arg(i, memoryview(array.ravel(order="K")))  # type: ignore[call-arg, arg-type]
         for i, array in enumerate(self._outputs):
-            self._buffer.set_res(i, memoryview(array.ravel(order="K")))
+            self._buffer.set_res(i, memoryview(array.ravel(order="K")))  # type: ignore[call-arg, arg-type]
 
     def __call__(self, *args) -> list[np.ndarray]:
         for array, value in zip(self._inputs, args):

@@ -47,7 +47,7 @@ def test_without_a_working_compiler_the_virtual_machine_serves_and_says_why(tmp_
 
 def test_a_buffered_call_computes_what_the_function_does_and_refuses_sparse_outputs():
     q = ca.SX.sym("q", 3)
-    sparse = ca.Function("rows", [q], [ca.vertcat(q[0] * q[1], 0, q[2])])     # a structural zero
+    sparse = ca.Function("rows", [q], [ca.vertcat(q[0] * q[1], ca.SX(1, 1), q[2])])     # a structural zero
     assert not sparse.sparsity_out(0).is_dense()
     try:
         BufferedCall(sparse)
