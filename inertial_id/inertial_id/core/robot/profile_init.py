@@ -315,7 +315,7 @@ planner:
   # widens every torque enclosure. `inertial-id profile tube --write` measures the simulated arm's;
   # the real arm's controller is measured on the arm (the planner's tracking.max_* diagnostics)
   # before the planner moves it (docs tutorials/planner_safety).
-  tracking_error: {{position_rad: 0.03, velocity_rad_s: 0.15, acceleration_rad_s2: 0.6}}   # placeholder: the shipped arms' simulated tube
+  tracking_error: {{position_rad: 0.03, velocity_rad_s: 0.15, acceleration_rad_s2: 0.6}}   # placeholder: the xArm7's simulated tube
   robot_absolute_floor: {{mass_kg: 0.01, first_moment_kg_m: 0.002, inertia_kg_m2: 0.0005}}
   # Occupancy: per link, its origin to the next joint's, radius {CAPSULE_RADIUS_M:g} m (check against the link shells);
   # the payload: every point within {PAYLOAD_REACH_M:g} m of its link's origin (the prior's rule).
