@@ -17,7 +17,7 @@ import yaml
 
 from ...share import ament_share_directory, config_dirs
 from . import params, strict_yaml
-from .profile import ProfileError, RobotProfile, Sensing, edited, momentum_window_samples, parse, validate
+from .profile import ProfileError, RobotProfile, Sensing, edited, momentum_window_samples, parse, parse_mapping, validate
 
 
 def _find_config(relative: str) -> Path:
@@ -266,8 +266,7 @@ def load_robot(profile: dict | str | RobotProfile, path: str | None = None) -> R
         file = profile_file(profile)
         profile, path = parse(_read_yaml(file), file.name), str(file)
     if isinstance(profile, dict):
-        path = profile.get("_path", path)
-        profile = parse(profile, profile.get("name", "profile"))
+        profile, path = parse_mapping(profile, path)
     spec = profile
     urdf = resolve_model_path(spec.model.urdf, path)
     model = build_model_from_urdf(urdf)

@@ -581,6 +581,11 @@ def parse(raw, source: str) -> RobotProfile:
         raise ProfileError(f"{source}: {_one_line(exc)}") from None
 
 
+def parse_mapping(raw: dict, path: str | None) -> tuple[RobotProfile, str | None]:
+    """A profile given as a YAML mapping, and where it was read (its ``_path``, else ``path``)."""
+    return parse(raw, raw.get("name", "profile")), raw.get("_path", path)
+
+
 def validate(raw, source: str) -> dict:
     """The checked profile as a mapping with defaults filled in, for what edits or writes YAML;
     ``source`` (file name) prefixes errors. A validated profile validates again."""
