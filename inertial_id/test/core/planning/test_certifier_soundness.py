@@ -186,8 +186,10 @@ def test_anchored_torque_enclosure_contains_dense_rnea_samples(gen3):
         assert not below.any() and not above.any(), (
             f"plan {trial}: {below.sum() + above.sum()} samples outside the anchored enclosure, worst "
             f"{max((lo[k] - tau)[below].max(initial=0), (tau - hi[k])[above].max(initial=0)):.3g} N m")
-    # at the start of a plan, the measured torque decides: the median joint's enclosure shrinks
-    assert np.median(narrower) < 0.7, narrower
+    # at the start of a plan, the measured torque decides: the median joint's enclosure shrinks (to
+    # 0.681 of its width with the Gen3's 0.6 rad/s^2 acceleration tube, 0.709 with its 0.8: the
+    # tube's share is the same with and without the anchor)
+    assert np.median(narrower) < 0.75, narrower
 
 
 def test_torque_enclosure_is_tight_without_uncertainty(gen3):
