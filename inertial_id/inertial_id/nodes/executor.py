@@ -29,14 +29,23 @@ class QueueOnceExecutor(MultiThreadedExecutor):
     def __init__(self, num_threads: int):
         super().__init__(num_threads=num_threads)
         self._waiting: set = set()               # tasks submitted to the pool, not yet started
+        # tasks a pool thread is running: rclpy marks a task executing only once it is inside it, and
+        # handed out in between (CI, 1 task in 281) it was submitted a second time
+        self._running: set = set()
         self._started = threading.Condition()
         self._handed: set = set()                # the pool's futures of the tasks not yet finished
 
     def _run(self, task) -> None:
         with self._started:
             self._waiting.discard(task)
+            self._running.add(task)
             self._started.notify_all()
-        task()
+        try:
+            task()
+        finally:
+            with self._started:
+                self._running.discard(task)
+                self._started.notify_all()
 
     def _spin_once_impl(self, timeout_sec=None, wait_condition=lambda: False) -> None:
         try:
@@ -44,8 +53,9 @@ class QueueOnceExecutor(MultiThreadedExecutor):
         except (ExternalShutdownException, ShutdownException, TimeoutException, ConditionReachedException):
             return
         with self._started:
-            if task in self._waiting:
-                self._started.wait_for(lambda: task not in self._waiting, timeout=START_WAIT_S)
+            if task in self._waiting or task in self._running:
+                self._started.wait_for(lambda: task not in self._waiting and task not in self._running,
+                                       timeout=START_WAIT_S)
                 return
             self._waiting.add(task)
         self._handed = {f for f in self._handed if not f.done()}
