@@ -7,7 +7,7 @@ import sys
 import pytest
 import yaml
 
-from ros_helpers import spin_until
+from ros_helpers import call_idempotent
 
 pytestmark = pytest.mark.ros
 
@@ -43,11 +43,9 @@ def test_a_node_holds_its_params_file_and_a_launch_argument_wins(ros_env, tmp_pa
     node = rclpy.create_node("params_test")
     try:
         client = node.create_client(GetParameters, "/estimator/get_parameters")
-        assert spin_until(node, client.service_is_ready, 60.0), f"no estimator; log in {tmp_path}"
-        future = client.call_async(GetParameters.Request(names=["publish_period_s", "bounds_period_s",
-                                                                "state_max_age_s", "autostart"]))
-        assert spin_until(node, future.done, 30.0)
-        publish, bounds, max_age, autostart = future.result().values
+        reply = call_idempotent(node, client, GetParameters.Request(names=["publish_period_s", "bounds_period_s",
+                                                                           "state_max_age_s", "autostart"]))
+        publish, bounds, max_age, autostart = reply.values
     finally:
         node.destroy_node()
         procs.stop()
