@@ -23,11 +23,18 @@ ROS_MESSAGE_PACKAGE = re.compile(r"[a-z0-9_]+_(msgs|srvs|interfaces)")
 
 
 def missing_ros_package(exc: BaseException) -> str | None:
-    """The ROS package whose absence ``exc`` reports, else None."""
-    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+    """The ROS package whose absence ``exc`` reports, else None. Without ROS, ``launch`` can still
+    resolve, to a namespace package: a folder of that name on the path (this repository's launch
+    files); a name imported from it then fails as ImportError, not ModuleNotFoundError."""
+    if not isinstance(exc, ImportError) or not exc.name:
         return None
     top = exc.name.split(".")[0]
-    return exc.name if top in ROS_PACKAGES or ROS_MESSAGE_PACKAGE.fullmatch(top) else None
+    if not (top in ROS_PACKAGES or ROS_MESSAGE_PACKAGE.fullmatch(top)):
+        return None
+    if isinstance(exc, ModuleNotFoundError):
+        return exc.name
+    module = sys.modules.get(exc.name)
+    return exc.name if module is not None and getattr(module, "__file__", None) is None else None
 
 
 def main(argv=None) -> int:
