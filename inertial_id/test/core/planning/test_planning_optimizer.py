@@ -96,6 +96,9 @@ def test_optimised_plans_excite_more_than_random_free_points(gen3, optimize_s):
         # excitation (its optimum sits on the screen's bound and may be refused; it used to be shrunk to
         # the braking plan)
         opt = PlanOptimizer(robot, replace(settings, optimize_s=optimize_s), cert)
+    # as a robot's planner runs once it has compiled (on a loaded machine the virtual machine's IPOPT
+    # left the Humble leg's optimised plans below random ones: a budget-limited optimum, shrunk)
+    assert opt.nlp.native.wait(300)
     ours, random = [], []
     for seed in range(3):
         req = rest_request(robot, settings, seed=seed)
