@@ -1,6 +1,7 @@
 """``inertial-id demo``: the node processes started on a simulated arm, watched by a monitor node of
 this process until the final estimate, which is compared with the hidden payload (the options:
-:mod:`.parsers.demo`)."""
+:mod:`.parsers.demo`), and whose mass width is compared with the sound floor of the run's rows (the
+width no box sound under the profile's stated bounds beats on them: :func:`scored_rows`)."""
 from __future__ import annotations
 
 import os
@@ -16,7 +17,9 @@ import rclpy
 from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import Trigger
 
+from ..core import offline
 from ..core.data import bags
+from ..core.estimators.run_floor import run_floor_kg
 from ..core.estimators.factory import make_estimator
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
@@ -180,7 +183,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
     # rclpy's signal handlers would shut the context down under the monitor (the next spin fails) and
     # raise KeyboardInterrupt anywhere: a signal is a stop request the loops below check instead
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    monitor = MonitorNode()
+    monitor = MonitorNode(keep_rows=True)
     robot = load_robot(profile)
     # the recorder listens before the nodes start, so that it has every message the nodes exchange;
     # a recording is compared with the live run: the sensor streams go reliably to it and the builder
@@ -195,7 +198,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         # the estimator and the recorder then have the same streams from the start (the builder
         # subscribes to the arm's streams once its rows publisher has matched the rows' readers)
         sim_time = {"use_sim_time": True}
-        rows_readers = 1 + (recorder is not None)                   # estimator, recorder
+        rows_readers = 2 + (recorder is not None)                   # estimator, monitor, recorder
         # the payload compensator's output is not part of the demo's result: not started
         nodes = start_node_set(profile, env, log_dir,
                                nodes=tuple(n for n in NODES if n not in ("sim_robot", "payload_compensator")),
@@ -280,6 +283,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         "data_consistent": bool(est.data_consistent),
         "truth_inside_bounds": bool(np.all((truth_v >= lo) & (truth_v <= hi))),
         "apply": apply_verdict(ApplyLimits.from_robot(robot), x, lo, hi, est.bounds_guaranteed, est.data_consistent),
+        **scored_rows(robot, method, monitor.rows, truth_v, int(est.samples_used), lo, hi),
         "mass_error_pct": float(abs(x[0] - truth_v[0]) / truth_v[0] * 100),
         "com_error_mm": com_error_m(truth_v, x) * 1000,
         "motion_s": float(duration_s),
@@ -297,6 +301,35 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         shutil.rmtree(log_dir, ignore_errors=True)
         result["log_dir"] = None
     return result
+
+
+def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, upper) -> dict:
+    """The run's mass width against the sound floor of its rows (``messages``: the RegressorSample
+    messages the monitor received beside the estimator, reliably and all kept).
+
+    The estimator's input is the leading messages that add up to its ``samples_used``; folded in
+    again offline (:class:`~..core.offline.RowIntake`, the node's checks and method), the floor is
+    that of the rows the estimator kept (:func:`~..core.estimators.run_floor.run_floor_kg`; the
+    simulated F/T sensor has no offset). The live box comes from the estimator's last bounds update,
+    which may precede its last rows (the arm holding after the motion): the floor is then over a few
+    more rows than the box, so it is no wider than the box's own and the ratio errs high, never low.
+    ``floor_rows`` says which rows were scored; the floor is None when the messages received do not
+    add up to the estimator's samples (a reader that missed some) or the method keeps no rows for it."""
+    intake = offline.RowIntake(robot, method)
+    rows = list(bags.rows_of((0, m) for m in messages))
+    total = np.cumsum([m.samples for m in rows], dtype=int)
+    rows = rows[:int(np.searchsorted(total, samples_used, side="right"))]
+    for m in rows:
+        intake.add(m)
+    replayed = intake.finish()
+    match = replayed.samples_used == samples_used
+    floor = run_floor_kg(robot, intake.estimator, rows, truth, np.zeros(6)) if match else None
+    width = float(upper[0] - lower[0])
+    return {"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
+            "floor_rows": {"messages": len(rows), "samples": replayed.samples_used,
+                           "samples_received": int(total[-1]) if total.size else 0, "rows_match": match,
+                           "mass_width_kg": float(replayed.upper[0] - replayed.lower[0]),
+                           "box_difference": offline.bounds_difference(replayed.lower, replayed.upper, lower, upper)}}
 
 
 def recorded_topics(robot) -> dict:
@@ -397,6 +430,17 @@ def print_table(r: dict) -> None:
     print(f"mass error {r['mass_error_pct']:.3f} %, COM error {r['com_error_mm']:.2f} mm, "
           f"physically consistent: {r['physically_consistent']}, bounds guaranteed: {r['bounds_guaranteed']}, "
           f"truth inside bounds: {r['truth_inside_bounds']}")
+    floor = r["sound_mass_width_floor_kg"]
+    width = r["upper"][0] - r["lower"][0]
+    if floor:
+        print(f"mass width {width:.3f} kg, {r['width_over_floor']:.2f}x the sound floor of the run's rows "
+              f"({floor:.3f} kg: what the stated bounds allow at best)")
+    else:
+        rows = r["floor_rows"]
+        print(f"mass width {width:.3f} kg; no sound floor: " +
+              ("the method keeps no rows for one" if rows["rows_match"] else
+               f"the {rows['messages']} rows messages received beside the estimator are not its input "
+               f"({rows['samples']} samples against {r['samples']})"))
     a = r["apply"]
     print(f"~/apply would {'accept the box' if a['accepted'] else 'refuse: ' + a['refusal']}")
     e = r["max_tracking_error"]

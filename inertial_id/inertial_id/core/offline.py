@@ -112,6 +112,14 @@ class RowIntake:
         return self.session.result()
 
 
+def bounds_difference(lo_a, hi_a, lo_b, hi_b) -> float:
+    """Largest difference between two boxes' bounds, relative to each parameter's magnitude scale
+    ``max(|lo|, |hi|)`` over both (how the same rows' boxes from two runs of the estimator compare)."""
+    a, b = np.stack([lo_a, hi_a]), np.stack([lo_b, hi_b])
+    scale = np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0))
+    return float(np.max(np.abs(a - b) / np.maximum(scale, 1e-12)))
+
+
 def rows_from_stream(robot, kinds, t, q, qd, tau, wrenches=None, wrench_max_gap_s: float | None = None,
                      progress=None, counts: dict | None = None):
     """Rows messages from a parsed stream (arrays in profile joint order, increasing stamps;

@@ -46,6 +46,10 @@ RELIABLE_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=Histor
 # last 500 kept (transient local); a volatile subscriber still gets only what follows its match.
 KEPT_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                       depth=500, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Rows are few and each one counts: reliable, and keep all until taken (intake only checks and
+# queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
+# reports and the node counts as lost_in_transport).
+ROWS_IN_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
 # Facts that late joiners need (true payload of the simulator, the last trajectory): latched.
 LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                          depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)

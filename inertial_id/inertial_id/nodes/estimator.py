@@ -10,7 +10,6 @@ from collections import deque
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
@@ -21,16 +20,12 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
-from .common import FINAL_UPDATE_EVENT, KEPT_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
+from ..core.estimators.session import AT_REST, MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
+from .common import FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
 
-# Rows are few and each one counts: reliable, and keep all until taken (intake only checks and
-# queues, so the reader keeps up; a writer that outruns it loses samples on its side, which DDS
-# reports and the node counts as lost_in_transport).
-ROWS_IN_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_ALL)
 # After a restart, the rows the builder published while this node was down: the builder keeps its
 # last 500 messages (transient local, KEPT_QOS); a second subscription with that durability gets
 # them on matching. Rows already in the restored state (stamped up to the last one it holds) and the
@@ -247,6 +242,8 @@ class EstimatorNode(ManagedNode):
             if job.final:
                 if job.final == MOTION_END:
                     self.drops.event(FINAL_UPDATE_EVENT)
+                elif job.final == AT_REST:
+                    self.drops.event("final_update_at_rest")
                 self._update_bounds(final=True)
             if job.publish:
                 if job.save:

@@ -1,6 +1,6 @@
-"""A listener node that keeps the latest estimate, planner status and simulator truth, and the
-history of estimates and statuses for the run's report (used by the ``demo`` command and the
-integration tests)."""
+"""A listener node that keeps the latest estimate, planner status and simulator truth, the history
+of estimates and statuses for the run's report and, when asked, every rows message the builder
+publishes (used by the ``demo`` command and the integration tests)."""
 from __future__ import annotations
 
 import time
@@ -10,18 +10,22 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
-from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
+from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
 
 from ..core.signals.stamps import stamp_s
 from ..core.planning.monitor import ERROR_NAMES
-from .common import FINAL_UPDATE_EVENT, LATCHED_QOS, RELIABLE_QOS
+from .common import FINAL_UPDATE_EVENT, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
 
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
 
 
 class MonitorNode(Node):
-    def __init__(self):
+    """``keep_rows``: keep every RegressorSample in ``rows``, received as the estimator receives them
+    (reliable, all kept), so that the run's rows can be scored after it."""
+
+    def __init__(self, keep_rows: bool = False):
         super().__init__("inertial_id_monitor")
+        self.rows: list = []
         self.estimate = None
         self.estimates_received = 0
         self.status = None
@@ -42,6 +46,8 @@ class MonitorNode(Node):
         self.create_subscription(Clock, "/clock", self._on_clock,
                                  QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
         self.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 50)
+        if keep_rows:
+            self.create_subscription(RegressorSample, "regressor_samples", self.rows.append, ROWS_IN_QOS)
 
     def _on_estimate(self, msg) -> None:
         self.estimate = msg

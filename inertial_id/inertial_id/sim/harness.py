@@ -18,7 +18,7 @@ against each row's stated bound, split into the sensor's part (reading minus tru
 model part (the rest: differentiated acceleration, encoder quantization, interpolation), near a
 joint velocity reversal and away from one. And what the stated bounds allow at best: the same rows
 with every error zero, through the estimator (:func:`error_free_box`) and as the width no sound box
-beats (:func:`sound_width_floor`).
+beats (:func:`~..core.estimators.run_floor.run_floor_kg`).
 
 An arm that senses joint torque (the Gen3) is estimated as a user would: calibrated first
 (:func:`with_calibrations`: ``calibrate`` on payload-free runs of the same engine and the same
@@ -41,9 +41,7 @@ import numpy as np
 from ..core.calibration.apply import robot_naming_calibration
 from ..core.calibration.build import calibrate
 from ..core.data.data_io import Run
-from ..core.estimators.guaranteed import GuaranteedEstimator
-from ..core.estimators.payload import offset_columns
-from ..core.estimators.sound_floor import sound_mass_floor_kg
+from ..core.estimators.run_floor import run_floor_kg
 from ..core.fanout import map_tasks
 from ..core.offline import RowIntake, rows_from_stream
 from ..core.robot import params
@@ -186,7 +184,8 @@ def summary(results) -> dict:
     """The study's figures: silent wrong answers, guaranteed and consistent cases, median mass width
     and median relative point mass error; with every error zero, the median mass width of the
     estimator's box (:func:`error_free_box`) and of what no sound box beats
-    (:func:`sound_floor`), and the median of each case's width over its floor; what the force rows' bound is made of (medians over the cases of
+    (:func:`~..core.estimators.run_floor.run_floor_kg`), and the median of each case's width over
+    its floor; what the force rows' bound is made of (medians over the cases of
     :func:`row_errors`' ``force_bound_N``)."""
     widths = [r["width"][0] for r in results]
     mass_errors = [abs(r["point_error"][0]) / r["truth"][0] for r in results]
@@ -284,33 +283,6 @@ def error_free_box(robot, rows, pi_true, offset, method: str | None = None):
         intake.add(replace(m, b=((m.A @ pi_true).reshape(m.samples, 6) + np.asarray(offset)).ravel()))
     r = intake.finish()
     return np.asarray(r.lower), np.asarray(r.upper)
-
-
-def sound_floor(robot, intake, rows, pi_true, offset) -> float | None:
-    """The case's sound mass floor: over the wrench rows (:func:`sound_width_floor`), else over the
-    joint-torque rows the guaranteed estimator kept (its robot box as the nuisance box)."""
-    if any(m.kind == "wrench" for m in rows):
-        return sound_width_floor(robot, rows, pi_true, offset)
-    inner = intake.estimator.estimator
-    return inner.sound_floor_kg(pi_true) if isinstance(inner, GuaranteedEstimator) else None
-
-
-def sound_width_floor(robot, rows, pi_true, offset) -> float | None:
-    """:func:`~..core.estimators.sound_floor.sound_mass_floor_kg` over the wrench rows, each with
-    the offset's columns (offset inside the stated box), the truth the true payload and offset
-    ``offset`` (6,); None without wrench rows or with the offset beyond its stated box."""
-    wrench = [m for m in rows if m.kind == "wrench"]
-    if not wrench:
-        return None
-    A = np.vstack([m.A for m in wrench])
-    e = np.concatenate([m.noise_bound for m in wrench])
-    offset_box = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
-    if np.any(np.abs(offset) > offset_box):
-        return None         # the stated offset box does not hold: no floor within the stated bounds
-    prior_lower, prior_upper = robot.payload_prior()
-    return sound_mass_floor_kg(np.hstack([A, offset_columns(A.shape[0])]), e,
-                               np.concatenate([prior_lower, -offset_box]), np.concatenate([prior_upper, offset_box]),
-                               np.concatenate([pi_true, offset]))
 
 
 def reversal_times(rec) -> np.ndarray:
@@ -428,7 +400,7 @@ def run_case(case: Case) -> dict:
     silent = bool(r.bounds_guaranteed and r.data_consistent and not inside.all())
     tracking = np.abs(rec.q_true - rec.q_desired).max(axis=0)
     error_free = error_free_box(robot, rows, pi_true, case.wrench_offset, case.method)
-    floor = sound_floor(robot, intake, rows, pi_true, case.wrench_offset)
+    floor = run_floor_kg(robot, intake.estimator, rows, pi_true, case.wrench_offset)
     return {
         "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
         "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),

@@ -1,7 +1,6 @@
 """Replay over real DDS: a recorded bag played with /clock through the regressor_builder and
 estimator processes (use_sim_time) gives the same final bounds as the offline pipeline on the
 same bag (``estimate --bag`` from the recorded joint states)."""
-import numpy as np
 import pytest
 
 from inertial_id.cli.record_sim import record
@@ -13,13 +12,6 @@ from ros_helpers import node_counters, spin_until, start_replay_pipeline
 from ros_helpers import final_estimate_seen as final_estimate_seen_by
 
 pytestmark = pytest.mark.ros
-
-
-def bounds_difference(lo_a, hi_a, lo_b, hi_b) -> float:
-    """Largest bound difference, relative to each parameter's magnitude scale max(|lo|, |hi|)."""
-    a, b = np.stack([lo_a, hi_a]), np.stack([lo_b, hi_b])
-    scale = np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0))
-    return float(np.max(np.abs(a - b) / np.maximum(scale, 1e-12)))
 
 
 def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_path):
@@ -48,7 +40,7 @@ def test_replayed_bag_through_the_nodes_matches_offline_estimate(ros_env, tmp_pa
     finally:
         monitor.destroy_node()
         nodes.stop()
-    diff = bounds_difference(est.lower, est.upper, offline_result.lower, offline_result.upper)
+    diff = offline.bounds_difference(est.lower, est.upper, offline_result.lower, offline_result.upper)
     print(f"replay through the nodes vs offline: largest relative bound difference {diff:.3g}")
     assert diff < 1e-6, diff
     assert est.bounds_guaranteed and est.data_consistent

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
+from inertial_id.core.estimators.run_floor import wrench_floor_kg
 from inertial_id.core.robot.model import load_robot
 from inertial_id.sim import harness
 
@@ -55,11 +56,11 @@ def test_error_free_rows_give_a_box_no_narrower_than_the_sound_floor():
     assert np.all((lower2 <= pi_true) & (pi_true <= upper2))
     assert upper2[0] - lower2[0] < upper[0] - lower[0]
     # two physical payloads explain such data within the sensor's bound: the box holds both
-    floor = harness.sound_width_floor(robot, rows, pi_true, case.wrench_offset)
+    floor = wrench_floor_kg(robot, rows, pi_true, case.wrench_offset)
     assert 0.0 < floor <= upper[0] - lower[0]
-    assert harness.sound_width_floor(robot, halved, pi_true, case.wrench_offset) < floor
+    assert wrench_floor_kg(robot, halved, pi_true, case.wrench_offset) < floor
     assert harness.error_free_box(robot, [], pi_true, case.wrench_offset) is None
-    assert harness.sound_width_floor(robot, [], pi_true, case.wrench_offset) is None
+    assert wrench_floor_kg(robot, [], pi_true, case.wrench_offset) is None
 
 
 def test_integrated_wrench_rows_on_mujoco_hold_the_truth_and_an_offset_beyond_its_box_is_never_silent():

@@ -15,7 +15,7 @@ from inertial_id.core import offline
 from inertial_id.core.robot.model import load_robot
 
 from ros_helpers import node_counters, start_replay_pipeline
-from test_replay import bounds_difference
+
 
 pytestmark = pytest.mark.ros
 
@@ -43,7 +43,7 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     robot = load_robot("kinova_gen3")
     # the recorded rows are the estimator's input: the estimator subscribed before the first sample
     _, r, info = offline.estimate_from_bag(bag, robot, "guaranteed", "rows", samples_used=live["samples"])
-    diff = bounds_difference(r.lower, r.upper, live["lower"], live["upper"])
+    diff = offline.bounds_difference(r.lower, r.upper, live["lower"], live["upper"])
     print(f"estimate --bag --as-live vs live: {diff:.3g} ({info['skipped_leading_messages']} leading rows "
           "messages the live estimator never received)")
     assert info["skipped_leading_messages"] == 0
@@ -52,8 +52,8 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     # the recorded rows replayed (with /clock) into a fresh estimator process
     _, all_rows, _ = offline.estimate_from_bag(bag, robot, "guaranteed", "rows")
     replayed, _ = replay_through_nodes(ros_env, tmp_path / "rows_replay", bag, [bags.ROWS], all_rows, 1.0)
-    diff = bounds_difference(replayed.lower, replayed.upper, all_rows.lower, all_rows.upper)
-    diff_live = bounds_difference(replayed.lower, replayed.upper, live["lower"], live["upper"])
+    diff = offline.bounds_difference(replayed.lower, replayed.upper, all_rows.lower, all_rows.upper)
+    diff_live = offline.bounds_difference(replayed.lower, replayed.upper, live["lower"], live["upper"])
     print(f"recorded rows replayed through the estimator node vs offline: {diff:.3g}, vs live: {diff_live:.3g}")
     assert replayed.samples_used == all_rows.samples_used and diff < TOLERANCE and diff_live < TOLERANCE
 
@@ -61,7 +61,7 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     # builder and estimator processes, give the same bounds however loaded the machine is
     _, from_samples, _ = offline.estimate_from_bag(bag, robot, "guaranteed", "samples")
     est, counters = replay_through_nodes(ros_env, tmp_path / "samples_replay", bag, None, from_samples, REPLAY_RATE)
-    diff = bounds_difference(est.lower, est.upper, from_samples.lower, from_samples.upper)
+    diff = offline.bounds_difference(est.lower, est.upper, from_samples.lower, from_samples.upper)
     paused = int(counters.get("event.rows_after_idle_update", 0))
     print(f"recorded joint states replayed through builder and estimator nodes vs offline: {diff:.3g} "
           f"(rows came again after {paused} idle-period bounds update(s))")
@@ -89,7 +89,7 @@ def test_demo_recording_estimate_and_replay_match_the_live_run(tmp_path, ros_env
     print(f"joint states: {len(js)} recorded ({recorder_gaps} gaps), {counts.get('accepted')} accepted by the "
           f"live builder, its losses {lost}, other drops {other_drops}")
     assert not other_drops
-    diff = bounds_difference(from_samples.lower, from_samples.upper, live["lower"], live["upper"])
+    diff = offline.bounds_difference(from_samples.lower, from_samples.upper, live["lower"], live["upper"])
     print(f"estimate --bag from the recorded joint states vs live: {diff:.3g}")
     # the builder's last /diagnostics in the bag need not be its final count (the recording stops
     # once the sensor and rows topics settle; one CI run kept the count at 645 of 12088 samples while
@@ -115,7 +115,7 @@ def replay_through_nodes(ros_env, log_dir, bag, topics, expected, rate: float):
             rclpy.spin_once(monitor, timeout_sec=0.0)
             est = monitor.estimate
             return est is not None and est.samples_used == expected.samples_used and \
-                bounds_difference(est.lower, est.upper, expected.lower, expected.upper) < TOLERANCE
+                offline.bounds_difference(est.lower, est.upper, expected.lower, expected.upper) < TOLERANCE
 
         replay(bag, topics, rate=rate, tail_s=30.0, stop_when=expected_estimate_seen, lossless=True)
         assert monitor.estimate is not None, "the replayed nodes published no estimate"
