@@ -36,6 +36,10 @@ def run(args) -> int:
         print(f"{m:8} {r['fallback_rate']:9.3f} {r['plan_time_p50_s']:9.3f} {r['plan_time_p95_s']:7.3f} "
               f"{r['final_mass_width_kg']:8.4f} {condY:9.1f} {r['median_plan_cond']:10.1f} "
               f"{r['min_torque_margin_Nm']:10.3f} {r['containment_rate']:8.3f}")
+    if report.get("floor_ratio_vs_random") is not None:
+        print(f"final mass width ours/random {report['mass_width_ratio_vs_random']:.3f} (median over trials); sound "
+              f"floor of the rows ours/random {report['floor_ratio_vs_random']:.3f}; width over floor: "
+              + ", ".join(f"{m} {report[m]['median_width_over_floor']:.2f}" for m in METHODS))
     for m in METHODS:
         r = report[m]
         e = r["max_tracking_error"]

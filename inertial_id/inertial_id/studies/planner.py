@@ -13,7 +13,10 @@ simulated time).
 
 Two methods run on the same truth, noise seed and start: ``ours`` (optimised free points) and
 ``random`` (random free points, same certifier, same shrinking toward the braking plan: the seed's
-"random" baseline).
+"random" baseline). Each ends with the estimator's final LP over every row kept (as the nodes' does at
+the motion's end) and the sound floor of those rows (:mod:`~..core.estimators.run_floor`: the mass
+width no box sound under the stated bounds beats on them), so that a method's rows are compared by
+what they allow, not only by the box one estimator made of them.
 
 On MuJoCo (``engine="mujoco"``, :func:`make_simulator`) the true arm is instead the engine's: the
 profile's links with joint armature, damping and Coulomb friction the certifier does not model, its
@@ -39,6 +42,7 @@ import yaml
 
 from .bounds import PAYLOADS, grasped_payload, perturbed_friction, perturbed_model
 from ..core.estimators.factory import MomentumEstimator, make_estimator
+from ..core.estimators.run_floor import run_floor_kg
 from ..core.robot.model import ProfileError, load_robot
 from ..share import config_dirs
 from ..core.planning.certifier import CertifierSettings
@@ -162,12 +166,14 @@ class _Loop:
                                    STEP_HZ, optimise=(method == "ours"))
         self.pi = pi
         self.pending = []
+        self.wrench_rows: list = []     # for the sound floor
 
     def feed(self, m) -> None:
         if self.momentum:
             self.pending.append((m.t, m.q, m.qd, m.tau))     # formed in batches, before each update
         else:
             for r in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench).messages:
+                self.wrench_rows.append(r)
                 self.estimator.add(r.kind, r.A, r.b, r.noise_bound, r.noise_sigma, r.samples, r.kinematics,
                                    r.acceleration_bound)
 
@@ -198,8 +204,11 @@ class _Loop:
 
         self.motion.run(max_time_s, update_period_s, on_sample=self.feed, on_step=check,
                         on_update=lambda: self.update_bounds()[1])
-        final, command = self.update_bounds()
+        _, command = self.update_bounds()
         self.motion.send(command)
+        self.estimator.final_update_bounds()
+        final = self.estimator.result()
+        floor = run_floor_kg(robot, self.estimator, self.wrench_rows, self.pi, np.zeros(6))
         motion, min_clearance = self.motion, worst["min_clearance"]
         return {
             "state": rh.state, "message": rh.message, "plans": rh.plans, "cycles": rh.cycles,
@@ -211,7 +220,9 @@ class _Loop:
             # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
             "motion_s": float(sim.t), "lower": final.lower, "upper": final.upper,
-            "width": final.upper - final.lower, "contained": bool(np.all((self.pi >= final.lower) & (self.pi <= final.upper))),
+            "width": final.upper - final.lower, "floor_kg": floor,
+            "width_over_floor": float((final.upper[0] - final.lower[0]) / floor) if floor else None,
+            "contained": bool(np.all((self.pi >= final.lower) & (self.pi <= final.upper))),
             "bounds_guaranteed": bool(final.bounds_guaranteed),
         }
 
@@ -293,6 +304,15 @@ def _optimiser_summary(optimisations: list, replan_s: float) -> dict:
             "optimize_p50_s": float(np.median(seconds))}
 
 
+def _floor_summary(runs: list) -> dict:
+    """The median sound floor of a method's final rows and of its width over that floor (none when
+    the estimator keeps no rows for one)."""
+    floors = [r["floor_kg"] for r in runs if r["floor_kg"]]
+    ratios = [r["width_over_floor"] for r in runs if r["width_over_floor"]]
+    return {"median_floor_kg": float(np.median(floors)) if floors else None,
+            "median_width_over_floor": float(np.median(ratios)) if ratios else None}
+
+
 def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) -> dict:
     """Violations, planning times and excitation of each method over the trials; plans that took
     longer than ``replan_s`` (the profile's t_p) could not have been ready in time."""
@@ -311,6 +331,7 @@ def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) ->
             "plans_within_replan_fraction": float(np.mean(times <= replan_s)) if times.size else float("nan"),
             **_optimiser_summary([o for r in runs for o in r["optimisations"]], replan_s),
             "final_mass_width_kg": float(np.median([r["width"][0] for r in runs])),
+            **_floor_summary(runs),
             "median_width": np.median([r["width"] for r in runs], axis=0),
             "containment_rate": float(np.mean([r["contained"] for r in runs])),
             "median_plan_cond": float(np.median(np.concatenate([r["plan_cond"] for r in runs]))) if runs else float("nan"),
@@ -343,6 +364,9 @@ def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) ->
         report["cond_ratio_vs_random"] = float(np.median(ratio if ratio else plan_ratio))
         report["plan_cond_ratio_vs_random"] = float(np.median(plan_ratio)) if plan_ratio else None
         report["mass_width_no_wider_than_random"] = float(np.mean([a["width"][0] <= b["width"][0] for a, b in pairs]))
+        report["mass_width_ratio_vs_random"] = float(np.median([a["width"][0] / b["width"][0] for a, b in pairs]))
+        floors = [a["floor_kg"] / b["floor_kg"] for a, b in pairs if a["floor_kg"] and b["floor_kg"]]
+        report["floor_ratio_vs_random"] = float(np.median(floors)) if floors else None
     if any("random_uncertified_hit_rate" in r for r in results):
         report["random_uncertified_hit_rate"] = float(np.mean([r.get("random_uncertified_hit_rate", 0.0) for r in results]))
     return report

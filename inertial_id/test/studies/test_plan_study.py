@@ -36,6 +36,9 @@ def test_one_closed_loop_trial_is_safe_and_identifies(tmp_path):
     assert run["contained"] and run["bounds_guaranteed"]
     prior_width = 5.2
     assert run["width"][0] < 0.5 * prior_width           # the motion taught something about the mass
+    # the final LP's box against the sound floor of its rows (1.15-1.17 at two trials of 10 plans): a box
+    # well below the floor of its own rows would be wrong for some errors the stated bounds admit
+    assert run["floor_kg"] > 0 and run["width_over_floor"] > 0.8, (run["floor_kg"], run["width_over_floor"])
     assert all(np.isfinite(run["plan_times_s"])) and run["plan_cond"]
     # every optimised plan's IPOPT record; the summary's fraction counts those converged within replan_s
     assert len(run["optimisations"]) == len(run["plan_times_s"]) and all(it >= 0 for _, it, _ in run["optimisations"])
@@ -58,6 +61,7 @@ def test_a_trial_on_mujoco_is_safe_and_identifies():
         if run["plans"] == 2:
             break
     assert run["plans"] == 2 and run["contained"] and run["bounds_guaranteed"], run["message"]
+    assert run["floor_kg"] > 0 and run["width_over_floor"] > 0.8, (run["floor_kg"], run["width_over_floor"])
     tube = np.min(load_robot("xarm7").spec.planner.tracking_error.acceleration_rad_s2)
     assert 0.0 < run["max_tracking_error"][2] <= tube          # the largest over joints, against the tightest
 
