@@ -19,7 +19,7 @@ from std_srvs.srv import Trigger
 
 from ..core import offline
 from ..core.data import bags
-from ..core.estimators.run_floor import run_floor_kg
+from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved
 from ..core.estimators.factory import make_estimator
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
@@ -176,6 +176,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
     """:func:`run_demo` with its logs in ``log_dir`` (``temporary``: removed once the run passed and
     every node stopped cleanly)."""
     os.makedirs(log_dir, exist_ok=True)
+    requested = profile
     profile = calibrated_for(profile, engine, log_dir, progress)
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
@@ -274,7 +275,10 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
     result = {
-        "robot": profile, "payload": payload, "method": est.method,
+        # the profile asked for; the calibrated copy the nodes ran with, when the demo made one (its
+        # folder is the logs': gone with them once the run passed)
+        "robot": requested, "calibrated_profile": profile if profile != requested else None,
+        "payload": payload, "method": est.method,
         "parameter_names": list(est.parameter_names), "frame": est.header.frame_id,
         "truth": truth_v, "estimate": x, "lower": lo, "upper": hi,
         "samples": int(est.samples_used),
@@ -299,7 +303,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
     }
     if temporary and not unclean and passed(result):
         shutil.rmtree(log_dir, ignore_errors=True)
-        result["log_dir"] = None
+        result["log_dir"] = result["calibrated_profile"] = None
     return result
 
 
@@ -313,6 +317,8 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     simulated F/T sensor has no offset). The live box comes from the estimator's last bounds update,
     which may precede its last rows (the arm holding after the motion): the floor is then over a few
     more rows than the box, so it is no wider than the box's own and the ratio errs high, never low.
+    ``floor_with_one_bound_halved_kg``: the floor again with one stated bound halved at a time, which
+    says which bound sets it.
     ``floor_rows`` says which rows were scored; the floor is None when the messages received do not
     add up to the estimator's samples (a reader that missed some) or the method keeps no rows for it."""
     intake = offline.RowIntake(robot, method)
@@ -324,8 +330,10 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     replayed = intake.finish()
     match = replayed.samples_used == samples_used
     floor = run_floor_kg(robot, intake.estimator, rows, truth, np.zeros(6)) if match else None
+    halved = run_floors_with_one_bound_halved(robot, intake.estimator, rows, truth, np.zeros(6)) if floor else {}
     width = float(upper[0] - lower[0])
     return {"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
+            "floor_with_one_bound_halved_kg": halved,
             "floor_rows": {"messages": len(rows), "samples": replayed.samples_used,
                            "samples_received": int(total[-1]) if total.size else 0, "rows_match": match,
                            "mass_width_kg": float(replayed.upper[0] - replayed.lower[0]),
@@ -435,6 +443,9 @@ def print_table(r: dict) -> None:
     if floor:
         print(f"mass width {width:.3f} kg, {r['width_over_floor']:.2f}x the sound floor of the run's rows "
               f"({floor:.3f} kg: what the stated bounds allow at best)")
+        halved = {k: v for k, v in r["floor_with_one_bound_halved_kg"].items() if v is not None}
+        if halved:
+            print("that floor with one stated bound halved: " + ", ".join(f"{k} {v:.3f} kg" for k, v in halved.items()))
     else:
         rows = r["floor_rows"]
         print(f"mass width {width:.3f} kg; no sound floor: " +

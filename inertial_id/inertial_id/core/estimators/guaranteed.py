@@ -41,7 +41,7 @@ from .bootstrap import WindowBootstrap, widen_by_bias
 from .payload import PayloadEstimate
 from .robust_point import WindowRowStore
 from .row_checks import unsolvable
-from .sound_floor import archived_floor_kg
+from .sound_floor import archived_floor_kg, archived_problem, floors_with_one_bound_halved
 
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
@@ -262,6 +262,19 @@ class GuaranteedEstimator(MomentumEstimatorBase):
             return None
         return archived_floor_kg(self.bounds, self.prior_lower, self.prior_upper, pi_true,
                                  self.robot_nominal[self._free])
+
+    def floors_with_one_bound_halved(self, pi_true) -> dict:
+        """:meth:`sound_floor_kg` with one stated bound halved at a time
+        (:func:`~.sound_floor.floors_with_one_bound_halved`: the rows' bounds, then each group of
+        the robot's free parameters, :func:`~..robot.params.robot_parameter_groups`); {} when
+        :meth:`sound_floor_kg` has none."""
+        problem = None if self.robot_uncertainty != "lp" else \
+            archived_problem(self.bounds, self.prior_lower, self.prior_upper, pi_true, self.robot_nominal[self._free])
+        if problem is None:
+            return {}
+        kinds = params.robot_parameter_groups(self.robot.model)[self._free]
+        groups = {str(k): 10 + np.flatnonzero(kinds == k) for k in dict.fromkeys(kinds)}
+        return floors_with_one_bound_halved(*problem, groups)
 
     def _report(self, upd) -> None:
         if not upd.consistent:

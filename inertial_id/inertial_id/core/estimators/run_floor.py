@@ -11,7 +11,7 @@ import numpy as np
 from ..signals.sensors import NoiseModel
 from .guaranteed import GuaranteedEstimator
 from .payload import offset_columns
-from .sound_floor import sound_mass_floor_kg
+from .sound_floor import Problem, floors_with_one_bound_halved, sound_mass_floor_kg
 
 
 def run_floor_kg(robot, session_estimator, rows, pi_true, wrench_offset) -> float | None:
@@ -24,11 +24,28 @@ def run_floor_kg(robot, session_estimator, rows, pi_true, wrench_offset) -> floa
     return inner.sound_floor_kg(pi_true) if isinstance(inner, GuaranteedEstimator) else None
 
 
+def run_floors_with_one_bound_halved(robot, session_estimator, rows, pi_true, wrench_offset) -> dict:
+    """:func:`run_floor_kg` with one stated bound halved at a time (which one sets the floor:
+    :func:`~.sound_floor.floors_with_one_bound_halved`): the rows' bounds, then the F/T offset's box
+    (wrench rows) or each group of the robot's free parameters; {} where there is no floor."""
+    if any(m.kind == "wrench" for m in rows):
+        problem = _wrench_problem(robot, rows, pi_true, wrench_offset)
+        return {} if problem is None else floors_with_one_bound_halved(*problem, {"F/T offset": np.arange(10, 16)})
+    inner = session_estimator.estimator
+    return inner.floors_with_one_bound_halved(pi_true) if isinstance(inner, GuaranteedEstimator) else {}
+
+
 def wrench_floor_kg(robot, rows, pi_true, offset) -> float | None:
     """:func:`~.sound_floor.sound_mass_floor_kg` over the wrench rows of ``rows`` (RowMessage), each
     with the offset's columns (the offset inside the profile's stated box), the truth the payload
     ``pi_true`` and the offset ``offset`` (6,); None without wrench rows, or with the offset beyond
     its stated box (no floor within the stated bounds then)."""
+    problem = _wrench_problem(robot, rows, pi_true, offset)
+    return None if problem is None else sound_mass_floor_kg(*problem)
+
+
+def _wrench_problem(robot, rows, pi_true, offset) -> Problem | None:
+    """``(M, e, lower, upper, z_true)`` of :func:`wrench_floor_kg`, or None."""
     wrench = [m for m in rows if m.kind == "wrench"]
     if not wrench:
         return None
@@ -38,6 +55,5 @@ def wrench_floor_kg(robot, rows, pi_true, offset) -> float | None:
     if np.any(np.abs(offset) > offset_box):
         return None
     prior_lower, prior_upper = robot.payload_prior()
-    return sound_mass_floor_kg(np.hstack([A, offset_columns(A.shape[0])]), e,
-                               np.concatenate([prior_lower, -offset_box]), np.concatenate([prior_upper, offset_box]),
-                               np.concatenate([pi_true, offset]))
+    return (np.hstack([A, offset_columns(A.shape[0])]), e, np.concatenate([prior_lower, -offset_box]),
+            np.concatenate([prior_upper, offset_box]), np.concatenate([pi_true, offset]))

@@ -54,24 +54,54 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true) -> float:
     return float(masses[1] - masses[0])
 
 
+def floors_with_one_bound_halved(M, e, lower, upper, z_true, groups: dict) -> dict[str, float | None]:
+    """Which stated bound sets the floor: :func:`sound_mass_floor_kg` again with the rows' bounds
+    ``e`` halved (``"row bounds"``), then with each nuisance group's box halved about its centre
+    (``groups``: name -> columns of ``z``). None for a group whose box has no width or whose
+    halved box leaves ``z_true`` out (the error-free realization would not be admissible)."""
+    lower, upper, z_true = (np.asarray(x, dtype=float) for x in (lower, upper, z_true))
+    out: dict[str, float | None] = {"row bounds": sound_mass_floor_kg(M, 0.5 * np.asarray(e, dtype=float), lower, upper, z_true)}
+    for name, columns in groups.items():
+        lo, hi = lower.copy(), upper.copy()
+        centre, half = 0.5 * (lo[columns] + hi[columns]), 0.25 * (hi[columns] - lo[columns])
+        lo[columns], hi[columns] = centre - half, centre + half
+        inside = np.all((lo[columns] <= z_true[columns]) & (z_true[columns] <= hi[columns]))
+        out[name] = sound_mass_floor_kg(M, e, lo, hi, z_true) if np.any(half > 0) and inside else None
+    return out
+
+
 def _toward_physical(z_true, z, explains) -> np.ndarray:
     """The point of the segment from ``z_true`` to ``z`` nearest ``z`` whose payload is physically
-    consistent and that ``explains`` the data. The consistent points form an interval from
-    ``z_true`` (the pseudo-inertia is linear in the parameters and the semidefinite matrices a
-    convex cone): bisection."""
-    def physical(t: float) -> bool:
-        return params.is_physically_consistent((z_true + t * (z - z_true))[:10], tol=0.0)
-    t = 1.0
-    if not physical(t):
-        inside, outside = 0.0, 1.0
-        for _ in range(40):
-            mid = 0.5 * (inside + outside)
-            inside, outside = (mid, outside) if physical(mid) else (inside, mid)
-        t = inside
-    t *= 1.0 - 1e-6               # strictly inside the rows, which the solver meets only to its tolerance
-    while not explains(z_true + t * (z - z_true)):
-        t *= 0.5
-    return z_true + t * (z - z_true)
+    consistent and that ``explains`` the data (the solver meets its constraints only to its
+    tolerance). Both hold on an interval from ``z_true`` (the pseudo-inertia is linear in the
+    parameters and the semidefinite matrices a convex cone; the rows and the box are convex):
+    bisection, which keeps the witness where the solver put it up to that tolerance (halving the
+    segment instead lost up to half of each witness's distance, so the floor fell with a bound)."""
+    def admissible(t: float) -> bool:
+        point = z_true + t * (z - z_true)
+        return params.is_physically_consistent(point[:10], tol=0.0) and explains(point)
+    if admissible(1.0):
+        return z
+    inside, outside = 0.0, 1.0
+    for _ in range(50):
+        mid = 0.5 * (inside + outside)
+        inside, outside = (mid, outside) if admissible(mid) else (inside, mid)
+    return z_true + inside * (z - z_true)
+
+
+Problem = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def archived_problem(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -> Problem | None:
+    """``(M, e, lower, upper, z_true)`` of :func:`sound_mass_floor_kg` over the rows an estimator's
+    :class:`~.bounds.IntervalBounds` archived (:func:`archived_floor_kg`); None without any."""
+    rows = bounds.archive()
+    if rows is None:
+        return None
+    M, _, e = rows
+    lower = np.concatenate([prior_lower, bounds.nuisance_prior[0]])
+    upper = np.concatenate([prior_upper, bounds.nuisance_prior[1]])
+    return M, e, lower, upper, np.concatenate([pi_true, nuisance_true])
 
 
 def archived_floor_kg(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -> float | None:
@@ -79,10 +109,5 @@ def archived_floor_kg(bounds, prior_lower, prior_upper, pi_true, nuisance_true) 
     :class:`~.bounds.IntervalBounds` archived for its final LP (its nuisance box as it stood at the
     start: the robot's box, or the offset's stated box), with the admissible truth ``[pi_true,
     nuisance_true]``; None without archived rows."""
-    rows = bounds.archive()
-    if rows is None:
-        return None
-    M, _, e = rows
-    lower = np.concatenate([prior_lower, bounds.nuisance_prior[0]])
-    upper = np.concatenate([prior_upper, bounds.nuisance_prior[1]])
-    return sound_mass_floor_kg(M, e, lower, upper, np.concatenate([pi_true, nuisance_true]))
+    problem = archived_problem(bounds, prior_lower, prior_upper, pi_true, nuisance_true)
+    return None if problem is None else sound_mass_floor_kg(*problem)

@@ -47,6 +47,18 @@ def parameter_unit(name: str) -> str:
     return _UNITS.get(short, "kg m²" if short.startswith("I") else "")
 
 
+# What each entry of the robot vector theta_r (robot_parameters' layout) is, by the stated bound it
+# rests on: the link inertials, then per joint [Fc, Fv, Ia, beta].
+ROBOT_PARAMETER_GROUPS = {"Fc": "friction", "Fv": "friction", "Ia": "armature", "beta": "joint torque offsets"}
+
+
+def robot_parameter_groups(model: pin.Model) -> np.ndarray:
+    """(len theta_r,) the group of each robot parameter: ``link inertials``, or
+    :data:`ROBOT_PARAMETER_GROUPS` of its friction term."""
+    friction = [ROBOT_PARAMETER_GROUPS[n] for n in FRICTION_NAMES] * model.nv
+    return np.array(["link inertials"] * 10 * (model.njoints - 1) + friction)
+
+
 def robot_parameters(model: pin.Model) -> np.ndarray:
     """Nominal ``theta`` of a model: its body parameters and friction ``[0, 0, armature, 0]``."""
     bodies = [model.inertias[j].toDynamicParameters() for j in range(1, model.njoints)]

@@ -1,10 +1,11 @@
 """The sound floor (core/estimators/sound_floor.py): verified witnesses, robot-parameter freedom,
 and the estimators' archived rows."""
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from inertial_id.core.estimators.bounds import IntervalBounds
-from inertial_id.core.estimators.sound_floor import archived_floor_kg, sound_mass_floor_kg
+from inertial_id.core.estimators.sound_floor import archived_floor_kg, floors_with_one_bound_halved, sound_mass_floor_kg
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
 
@@ -34,6 +35,27 @@ def test_robot_parameter_freedom_widens_the_floor(rng):
     free = sound_mass_floor_kg(M, e, np.r_[prior_lo, r - 0.5], np.r_[prior_hi, r + 0.5], z)
     pinned = sound_mass_floor_kg(M, e, np.r_[prior_lo, r], np.r_[prior_hi, r], z)
     assert pinned < free
+
+
+def test_halving_one_stated_bound_at_a_time_says_which_one_sets_the_floor(rng):
+    """A robot parameter confounded with the payload's mass (a column equal to the mass's, as the
+    last link's mass is with a payload on it): its box, more than the rows' bounds, sets the floor.
+    Halving a bound never widens the floor; a halved box that would leave the truth out gives none."""
+    _, A, N, e = _rows(rng)
+    # a solid box: its pseudo-inertia is definite (a dumbbell's is singular)
+    box = pin.Inertia.FromBox(1.5, 0.1, 0.08, 0.06)
+    pi = pin.Inertia(box.mass, np.array([0.01, -0.02, 0.05]), box.inertia).toDynamicParameters()
+    N[:, 0] = A[:, 0]
+    r = rng.uniform(-1, 1, N.shape[1])
+    M, z = np.hstack([A, N]), np.r_[pi, r]
+    lower, upper = np.r_[0.0, np.full(9, -5.0), r - 0.2], np.r_[10.0, np.full(9, 5.0), r + 0.2]
+    full = sound_mass_floor_kg(M, e, lower, upper, z)
+    halved = floors_with_one_bound_halved(M, e, lower, upper, z, {"confounded": np.array([10]),
+                                                                  "others": np.arange(11, 14)})
+    assert halved["confounded"] < halved["row bounds"] < full, (halved, full)
+    assert halved["others"] <= full * (1 + 1e-6)
+    lower[10] = r[0] - 0.001                  # the truth beside its lower edge: the halved box leaves it out
+    assert floors_with_one_bound_halved(M, e, lower, upper, z, {"confounded": np.array([10])})["confounded"] is None
 
 
 def test_floor_of_an_estimators_archived_rows_is_below_its_final_lp_box(rng):

@@ -75,3 +75,12 @@ def test_box_and_cylinder_inertia():
     m, c, I_C = params.com_from_params(pi)
     np.testing.assert_allclose(c, [0, 0, 1.0])
     np.testing.assert_allclose(np.diag(I_C), [2 * (3 * 0.25 + 1) / 12] * 2 + [0.25])
+
+
+def test_robot_parameter_groups_follow_the_robot_vector():
+    model = pin.buildSampleModelManipulator()
+    groups = params.robot_parameter_groups(model)
+    assert groups.shape == params.robot_parameters(model).shape
+    friction = groups[10 * (model.njoints - 1):].reshape(model.nv, 4)
+    assert set(groups[:10 * (model.njoints - 1)]) == {"link inertials"}
+    assert list(friction[0]) == ["friction", "friction", "armature", "joint torque offsets"]
