@@ -20,7 +20,7 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.session import AT_REST, MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
+from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
 from .common import FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -242,8 +242,6 @@ class EstimatorNode(ManagedNode):
             if job.final:
                 if job.final == MOTION_END:
                     self.drops.event(FINAL_UPDATE_EVENT)
-                elif job.final == AT_REST:
-                    self.drops.event("final_update_at_rest")
                 self._update_bounds(final=True)
             if job.publish:
                 if job.save:

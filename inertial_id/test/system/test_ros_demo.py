@@ -17,8 +17,6 @@ pytestmark = pytest.mark.ros
     # wrench rows: the robot model does not enter, but the differentiated acceleration's error and the
     # unknown F/T offset do (core.acceleration_bound). The data leave the offset at its stated box, so
     # the final box holds whatever the offset (core.estimators.offset_freeing): this demo 0.41-0.47 kg
-    # when the rows of the arm's hold went through data-time updates only, 0.31 kg with a final LP at
-    # rest (core.estimators.session.LiveSchedule)
     ("xarm7", "guaranteed", True, 1.0),
 ])
 def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass_width_kg, tmp_path):

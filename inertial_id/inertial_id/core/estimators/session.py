@@ -93,13 +93,12 @@ class EstimationSession:
 # why a job makes a final update (Job.final)
 MOTION_END = "motion_end"
 STREAM_PAUSE = "stream_pause"
-AT_REST = "at_rest"
 
 
 @dataclass(frozen=True)
 class Job:
     """What the worker does once it has folded in the rows queued so far: a final bounds update
-    (``final``: :data:`MOTION_END`, :data:`AT_REST` or :data:`STREAM_PAUSE`; '' for none), then, when ``publish``, hand
+    (``final``: :data:`MOTION_END` or :data:`STREAM_PAUSE`; '' for none), then, when ``publish``, hand
     on an estimate, saving the state first when ``save``."""
 
     final: str = ""
@@ -114,13 +113,6 @@ class LiveSchedule:
     The executor's requests and :meth:`next_job`, which takes them, hold a lock: a request that comes
     while a job is decided is taken by the next one, never lost.
 
-    Between final updates the data-time updates narrow the box one LP at a time, which leaves width
-    that one LP over every row gives back (0.47 against 0.41 kg on the xArm7's demo, whose arm holds
-    after its motion while its rows go on). At rest, after a motion's end, every ``2^k``-th
-    data-time update (k = 0, 1, 2, ...) is followed by a final one (:data:`AT_REST`): the rows of the
-    hold and those still in flight at the motion's end reach one LP soon, and an arm held for hours
-    costs a number of final LPs that grows with the logarithm of the time.
-
     ``publish_first``: publish before any row arrives (a box restored from a saved state)."""
 
     def __init__(self, publish_first: bool = False):
@@ -132,15 +124,12 @@ class LiveSchedule:
         # the executor thread's own
         self._planner_state = ""
         self._accepted_at_tick = -1
-        self._resting = False           # a motion of the planner's ended, no other started since
         # the worker's own
         self.taken = 0                  # rows messages taken (folded in or failed)
         self._new_rows = False          # rows folded in since the last bounds update
         self._dirty = False             # the state changed since it was last saved
         self._new_box = publish_first   # a box not yet handed on
         self._paused_update = False     # the last update folded in the rows left by a pause
-        self._updates_at_rest = 0       # data-time updates since the last final one at rest
-        self._rest_every = 1            # data-time updates at rest between final ones
 
     # --- the executor thread ------------------------------------------------------------------
 
@@ -149,10 +138,9 @@ class LiveSchedule:
         (a final update is due: an arm at rest keeps streaming rows, so the stream never pauses)."""
         ended = state in ENDED and self._planner_state in MOVING
         self._planner_state = state
-        if ended or state in MOVING:
+        if ended:
             with self._lock:
-                self._motion_ended = self._motion_ended or ended
-                self._resting = ended
+                self._motion_ended = True
         return ended
 
     def idle_tick(self, accepted: int) -> bool:
@@ -190,7 +178,6 @@ class LiveSchedule:
         self._dirty = True
         self._new_rows = not updated
         self._new_box = self._new_box or updated
-        self._updates_at_rest += updated
 
     def next_job(self) -> Job:
         """What to do now that the queued rows are in; takes every request made so far."""
@@ -198,10 +185,6 @@ class LiveSchedule:
             final = ""
             if self._motion_ended:
                 final = MOTION_END
-                self._updates_at_rest, self._rest_every = 0, 1
-            elif self._resting and self._updates_at_rest >= self._rest_every:
-                final = AT_REST
-                self._updates_at_rest, self._rest_every = 0, 2 * self._rest_every
             # rows left over after a period without any: the stream stopped, fold them in. Not when
             # none were left (a latched request would update after the first rows of a stream that
             # starts late, an update the offline schedule never makes), nor when rows came after it.

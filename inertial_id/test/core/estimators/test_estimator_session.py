@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from inertial_id.core.estimators import intake, session
-from inertial_id.core.estimators.session import AT_REST, MOTION_END, STREAM_PAUSE, EstimationSession, Job, LiveSchedule
+from inertial_id.core.estimators.session import MOTION_END, STREAM_PAUSE, EstimationSession, Job, LiveSchedule
 from inertial_id.core.offline import RowIntake, rows_from_stream
 from inertial_id.core.robot.model import load_robot
 from inertial_id.core.trajectory import excitation_from_profile
@@ -119,30 +119,6 @@ def test_a_motion_end_makes_one_final_update_saved_and_published():
     assert live.next_job() == Job(final=MOTION_END, publish=True, save=True)
     assert live.next_job() == NOTHING
     assert not live.take_rows(), "rows after a motion's end are no resumed stream"
-
-
-def test_at_rest_every_power_of_two_th_update_is_followed_by_a_final_one_until_the_next_motion():
-    live = LiveSchedule()
-    live.planner_status("executing")
-    rows(live, 3, updated=True)
-    live.next_job()
-    assert live.next_job() == NOTHING, "no final update while the arm moves"
-    live.planner_status("done")
-    assert live.next_job().final == MOTION_END
-    finals = []
-    for update in range(1, 16):
-        rows(live, 1, updated=True)
-        if live.next_job() == Job(final=AT_REST, publish=True, save=True):
-            finals.append(update)
-    assert finals == [1, 3, 7, 15]
-    live.planner_status("planning")
-    rows(live, 8, updated=True)
-    assert live.next_job().final == "", "moving again: data-time updates only"
-    live.planner_status("executing")
-    live.planner_status("done")
-    assert live.next_job().final == MOTION_END
-    rows(live, 1, updated=True)
-    assert live.next_job().final == AT_REST, "the next rest starts from one update again"
 
 
 def test_a_pause_folds_in_the_rows_left_once_and_rows_after_it_are_a_resumed_stream():
