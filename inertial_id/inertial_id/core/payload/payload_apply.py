@@ -114,20 +114,24 @@ class ApplyLimits:
                                                            + abs(first_moment_error_kg_m))
         return np.nan_to_num(error, nan=0.0)
 
-    def box_torque_error_Nm(self, lower, upper) -> np.ndarray:
-        """Per joint, the largest static torque error of handing over any payload of the box
-        ``[lower, upper]`` when the truth is any other payload in it."""
-        width = np.asarray(upper, dtype=float) - np.asarray(lower, dtype=float)
-        return self.static_torque_error_Nm(width[0], float(np.linalg.norm(width[1:4])))
+    def box_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
+        """Per joint, the largest static torque error of handing over ``estimate`` when the truth is
+        any payload of the box ``[lower, upper]`` (which holds the estimate): each parameter errs by
+        at most its farther distance to the box's faces, about half the box's width for an estimate
+        near its centre."""
+        estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
+        reach = np.maximum(estimate - lower, upper - estimate)
+        return self.static_torque_error_Nm(reach[0], float(np.linalg.norm(reach[1:4])))
 
     def tolerated(self, torque_error_Nm) -> bool:
         """Whether a per-joint torque error is within the stated need."""
         return self.tolerated_torque_Nm is not None and bool(np.all(torque_error_Nm <= self.tolerated_torque_Nm))
 
     def max_mass_width_kg(self) -> float:
-        """The widest mass interval the need accepts (with the first moment known exactly)."""
+        """The widest mass interval the need accepts (with the first moment known exactly and the
+        estimate at the interval's centre)."""
         with np.errstate(divide="ignore"):
-            return float(np.nanmin(self.tolerated_torque_Nm / (self.gravity_shares * self.gravity_m_s2 * self.levers_m)))
+            return float(2.0 * np.nanmin(self.tolerated_torque_Nm / (self.gravity_shares * self.gravity_m_s2 * self.levers_m)))
 
 
 def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits) -> str | None:
@@ -151,11 +155,11 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
         return "the estimate lies outside its guaranteed box"
     if not estimate[0] > 0.0:
         return "the estimate's mass is not positive: it has no centre of mass"
-    error = limits.box_torque_error_Nm(lower, upper)
+    error = limits.box_torque_error_Nm(estimate, lower, upper)
     if not limits.tolerated(error):
         j = int(np.argmax(error / limits.tolerated_torque_Nm))
-        return (f"the box (mass [{lower[0]:.4g}, {upper[0]:.4g}] kg) allows a static torque error of "
-                f"{error[j]:.3g} N m on joint {j + 1}, more than apply.tolerated_torque_Nm = "
+        return (f"with the truth anywhere in the box (mass [{lower[0]:.4g}, {upper[0]:.4g}] kg), the estimate's "
+                f"static torque error reaches {error[j]:.3g} N m on joint {j + 1}, more than apply.tolerated_torque_Nm = "
                 f"{limits.tolerated_torque_Nm[j]:g} there")
     return None
 
@@ -166,7 +170,8 @@ def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed
     why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits)
     need = limits.tolerated_torque_Nm
     return {"accepted": why is None, "refusal": why,
-            "torque_error_Nm": limits.box_torque_error_Nm(lower, upper).tolist(),
+            "torque_error_Nm": limits.box_torque_error_Nm(estimate, lower, upper).tolist()
+            if estimate is not None else None,
             "tolerated_torque_Nm": None if need is None else need.tolist()}
 
 
