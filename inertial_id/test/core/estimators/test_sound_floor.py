@@ -1,13 +1,16 @@
 """The sound floor (core/estimators/sound_floor.py): verified witnesses, robot-parameter freedom,
-and the estimators' archived rows."""
+the estimators' archived rows, and wrench rows' acceleration errors."""
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from inertial_id.core.estimators.bounds import IntervalBounds
-from inertial_id.core.estimators.sound_floor import archived_floor_kg, floors_with_one_bound_halved, sound_mass_floor_kg
+from inertial_id.core.estimators.sound_floor import (AccelerationErrors, archived_floor_kg, floors_with_one_bound_halved,
+                                                     sound_mass_floor_kg)
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
+from inertial_id.core.robot.regressor import PayloadRegressor
+from inertial_id.core.signals.acceleration_bound import acceleration_share
 
 
 def _rows(rng, n_rows=60, n_r=4):
@@ -74,3 +77,48 @@ def test_floor_of_an_estimators_archived_rows_is_below_its_final_lp_box(rng):
     assert params.is_physically_consistent(pi)
     assert 0.0 < floor <= (bounds.upper[0] - bounds.lower[0]) * (1 + 1e-6)
     assert archived_floor_kg(IntervalBounds(prior_lo, prior_hi, archive_rows=10), prior_lo, prior_hi, pi, r[:0]) is None
+
+
+def _wrench_rows(robot, rng, samples):
+    """Wrench rows (6 a sample, payload frame columns) at random states of ``robot``."""
+    reg = PayloadRegressor(robot)
+    rows = []
+    for _ in range(samples):
+        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
+        rows.append(reg.wrench_rows(q, rng.uniform(-1, 1, robot.nv), rng.uniform(-3, 3, robot.nv), np.zeros(6))[0])
+    return np.vstack(rows), reg.wrench_acceleration_sensitivity()
+
+
+def test_acceleration_errors_explain_what_some_admissible_error_does_and_nothing_beyond(rng):
+    robot = robot_model.load_robot("xarm7")
+    _, C = _wrench_rows(robot, rng, 1)
+    pi = robot_model.payload_params("dumbbell_5lb")
+    da = rng.uniform(0.1, 1.0, (20, 6))
+    errors = AccelerationErrors(C, da)
+    e = np.tile([0.35, 0.35, 0.35, 0.035, 0.035, 0.035], 20)
+    G = errors.rows(pi)
+    residual = G @ (rng.uniform(-1, 1, da.size) * da.ravel()) + rng.uniform(-0.5, 0.5, e.size) * e
+    assert errors.explain(residual, e, pi)
+    reach = np.abs(G) @ da.ravel()
+    residual[7] = e[7] + reach[7] + 0.01          # no admissible error reaches that far on row 7
+    assert not errors.explain(residual, e, pi)
+    assert errors.halved().bound == pytest.approx(0.5 * da)
+
+
+def test_acceleration_errors_widen_the_wrench_floor_which_stays_inside_a_sound_box(rng):
+    """Error-free wrench rows: with each sample's acceleration error an unknown within its bound the
+    floor is wider than with the acceleration exact, and both witnesses still lie in the box of the
+    estimator's rule (each row's bound raised by the error's largest share over the prior box)."""
+    robot = robot_model.load_robot("xarm7")
+    A, C = _wrench_rows(robot, rng, 40)
+    box = pin.Inertia.FromBox(1.5, 0.1, 0.08, 0.06)
+    pi = pin.Inertia(box.mass, np.array([0.01, -0.02, 0.05]), box.inertia).toDynamicParameters()
+    lower, upper = robot.payload_prior()
+    e = np.tile([0.35, 0.35, 0.35, 0.035, 0.035, 0.035], 40)
+    da = np.tile([0.3, 0.3, 0.3, 1.0, 1.0, 1.0], (40, 1))
+    exact = sound_mass_floor_kg(A, e, lower, upper, pi)
+    floor = sound_mass_floor_kg(A, e, lower, upper, pi, AccelerationErrors(C, da))
+    assert exact < floor
+    bounds = IntervalBounds(lower, upper)
+    assert bounds.update(A, A @ pi, e + acceleration_share(C, lower, upper, da)).consistent
+    assert floor <= (bounds.upper[0] - bounds.lower[0]) * (1 + 1e-6)
