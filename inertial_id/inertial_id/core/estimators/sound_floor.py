@@ -114,10 +114,11 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
     finite = np.isfinite(lower) & np.isfinite(upper)
     constraints = [z[finite] >= lower[finite], z[finite] <= upper[finite], 0.5 * (J + J.T) >> 0]
     masses = []
-    for objective in (cp.Minimize(z[0]), cp.Maximize(z[0])):
-        point = z_true
+    for farthest, objective in ((min, cp.Minimize(z[0])), (max, cp.Maximize(z[0]))):
+        point, kept = z_true, []
         # the acceleration errors' rows linearized at the last SDP's point, from the truth on: the
-        # witness the check keeps grows as the linearization comes to fit the point
+        # witness the check keeps grows as the linearization comes to fit the point (every round's
+        # witness is verified; the farthest counts)
         for _ in range(1 if acceleration is None else LINEARIZATION_ROUNDS):
             moved = M @ z - b
             if acceleration is not None:
@@ -134,8 +135,8 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
             if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
                 raise RuntimeError(f"the error-free rows' SDP failed: {problem.status}")
             point = np.asarray(z.value)
-            witness = _toward_physical(z_true, point, explains)
-        masses.append(witness[0])
+            kept.append(_toward_physical(z_true, point, explains)[0])
+        masses.append(farthest(kept))
     return float(masses[1] - masses[0])
 
 
