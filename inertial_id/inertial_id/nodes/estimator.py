@@ -20,7 +20,7 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, EstimationSession, LiveSchedule
+from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, STREAM_PAUSE, EstimationSession, LiveSchedule
 from .common import FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -229,6 +229,7 @@ class EstimatorNode(ManagedNode):
                     continue
                 t, rows = args
                 if self.live.take_rows():
+                    self.session.resume()
                     self.drops.event("rows_after_idle_update")
                     self.get_logger().info("rows again after a bounds period without any: the stream had paused")
                 added = self.session.add(t, rows)
@@ -242,7 +243,7 @@ class EstimatorNode(ManagedNode):
             if job.final:
                 if job.final == MOTION_END:
                     self.drops.event(FINAL_UPDATE_EVENT)
-                self._update_bounds(final=True)
+                self._update_bounds(final=True, pause=job.final == STREAM_PAUSE)
             if job.publish:
                 if job.save:
                     self._save()
@@ -266,9 +267,9 @@ class EstimatorNode(ManagedNode):
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", added.update_failure)
 
-    def _update_bounds(self, final: bool = False) -> None:
+    def _update_bounds(self, final: bool = False, pause: bool = False) -> None:
         t0 = time.perf_counter()
-        failure = self.session.update_bounds(final)
+        failure = self.session.update_bounds(final, pause)
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")

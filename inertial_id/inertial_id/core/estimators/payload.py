@@ -115,6 +115,8 @@ class PayloadEstimator:
         self._archive: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.offset_freed = np.zeros(k, dtype=bool)
         self.offset_guaranteed = True
+        # a check found the offset inside its stated box: it stays there (a constant of the run)
+        self.offset_established = False
         nuisance: dict[str, Any] = {} if self.offset_bound is None else {
             "nuisance_lower": -self.offset_bound, "nuisance_upper": self.offset_bound, "bound_nuisance": True}
         self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS, **nuisance)
@@ -193,11 +195,15 @@ class PayloadEstimator:
     def update_bounds(self) -> None:
         """Intersect the box with the buffered rows. Every buffered row is a valid constraint, so
         subsampling them (to bound the LP size) keeps the result guaranteed, only less tight."""
+        self._fold_pending()
+
+    def _fold_pending(self) -> bool:
+        """The buffered rows into the box; whether there were any."""
         if not self._pending:
-            return
+            return False
         if not self.bounds.data_consistent:
             self._pending.clear()          # the box is frozen: the data broke its assumptions
-            return
+            return False
         A = np.vstack([p[0] for p in self._pending])
         b = np.concatenate([p[1] for p in self._pending])
         e = np.concatenate([p[2] for p in self._pending])
@@ -207,30 +213,51 @@ class PayloadEstimator:
             A, b, e = A[keep], b[keep], e[keep]
         n = len(self.names)
         self._report(self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None))
+        return True
 
     def final_update_bounds(self) -> None:
-        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`).
-        With an F/T offset, that box rests on the offset's stated box; it is then checked
-        (:func:`~.offset_freeing.offset_sound_box`, on the latest ``FINAL_LP_ROWS`` wrench rows): where
-        the stated box held, the two boxes intersect; where it did not, the box is the checked one,
-        solved with the offset's axes that reached their box freed."""
-        self.update_bounds()
+        """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`),
+        then :meth:`check_offset`."""
+        self._fold_pending()
         self._report(self.bounds.final_update())
-        if not self._archive or not self.bounds.data_consistent or not self.rows_guaranteed:
+        self._check_offset()
+
+    def _check_offset(self) -> None:
+        """Check the F/T offset's stated box on the latest ``FINAL_LP_ROWS`` wrench rows
+        (:func:`~.offset_freeing.offset_sound_box`) rather than rest on it.
+
+        Where the stated box held, the offset is inside it for the rest of the run (a constant), and
+        the boxes intersect, now and at every later check. Where it did not, the box is the checked
+        one, solved with the offset's axes that reached their box freed, and so are the updates that
+        follow (they hold whatever the offset is there); a later check then intersects."""
+        stated = self.offset_bound
+        if stated is None or not self._archive or not self.bounds.data_consistent or not self.rows_guaranteed:
             return
         M, b, e, da = (np.concatenate([part[i] for part in self._archive]) for i in range(4))
-        sound = offset_sound_box(M, b, e, da, self.acceleration_sensitivity, *self.prior, self.offset_bound)
+        sound = offset_sound_box(M, b, e, da, self.acceleration_sensitivity, *self.prior, stated)
         box = self.bounds
         if not sound.consistent:
             box.data_consistent = False
             self.message = "data contradict the assumed noise bounds whatever the F/T offset"
             return
-        if sound.stated_offset_held:
-            box.lower, box.upper = np.maximum(box.lower, sound.lower), np.minimum(box.upper, sound.upper)
+        # the box so far rests on the stated offset box unless a check held or axes were freed
+        established, freed_before = self.offset_established, self.offset_freed.any()
+        self.offset_established |= sound.stated_offset_held
+        if self.offset_established or freed_before:
+            if sound.guaranteed:
+                box.lower, box.upper = np.maximum(box.lower, sound.lower), np.minimum(box.upper, sound.upper)
+                box.r_lower, box.r_upper = np.maximum(box.r_lower, sound.offset_lower), np.minimum(box.r_upper, sound.offset_upper)
         else:
             box.lower, box.upper = sound.lower, sound.upper
-        box.upper = np.maximum(box.upper, box.lower)
-        box.r_lower, box.r_upper = sound.offset_lower, sound.offset_upper
+            box.r_lower, box.r_upper = sound.offset_lower, sound.offset_upper
+        if self.offset_established:         # the stated box back for the updates that follow
+            box.r_lower, box.r_upper = np.maximum(box.r_lower, -stated), np.minimum(box.r_upper, stated)
+        box.upper, box.r_upper = np.maximum(box.upper, box.lower), np.maximum(box.r_upper, box.r_lower)
+        if self.offset_established:
+            if not established and freed_before:
+                self.message = ""
+            self.offset_freed, self.offset_guaranteed = np.zeros_like(self.offset_freed), True
+            return
         self.offset_freed, self.offset_guaranteed = sound.freed, sound.guaranteed
         axes = ", ".join(a for a, f in zip(OFFSET_AXES, sound.freed) if f)
         if not sound.guaranteed:
@@ -254,7 +281,8 @@ class PayloadEstimator:
                 "information": self.wls.information, "rhs": self.wls.rhs, "wls_rows": self.wls.rows_used,
                 "rls_x": self.rls.x, "rls_P": self.rls.P, "samples_used": self.samples_used,
                 "rows_guaranteed": self.rows_guaranteed, "message": self.message,
-                "offset_lower": b.r_lower, "offset_upper": b.r_upper}
+                "offset_lower": b.r_lower, "offset_upper": b.r_upper, "offset_established": self.offset_established,
+                "offset_freed": self.offset_freed, "offset_guaranteed": self.offset_guaranteed}
 
     def restore(self, state: dict) -> None:
         """Continue from a saved state; ValueError when it does not fit this estimator."""
@@ -273,6 +301,16 @@ class PayloadEstimator:
                 raise ValueError("saved sensor offset box does not fit this estimator")
             box.r_lower, box.r_upper = np.maximum(box.r_lower, lo), np.minimum(box.r_upper, hi)
             box.r_upper = np.maximum(box.r_upper, box.r_lower)
+            # an axis stays freed only while its range goes beyond the stated box (a fresh instance
+            # clips it there: the box rests on that box again, and a failed check replaces it)
+            freed = np.asarray(state.get("offset_freed", np.zeros(lo.size)), dtype=bool)
+            if freed.shape != self.offset_freed.shape:
+                raise ValueError("saved sensor offset box does not fit this estimator")
+            if self.offset_bound is not None:
+                freed &= (box.r_lower < -self.offset_bound) | (box.r_upper > self.offset_bound)
+            self.offset_freed = freed
+            self.offset_guaranteed = bool(state.get("offset_guaranteed", True))
+            self.offset_established = bool(state.get("offset_established", False))
         if "pending_A" in state:
             A, b, e = (np.asarray(state[k], dtype=float) for k in ("pending_A", "pending_b", "pending_e"))
             if A.ndim != 2 or A.shape[1] != n or b.shape != e.shape or b.shape != (A.shape[0],) or \

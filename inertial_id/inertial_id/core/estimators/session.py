@@ -9,6 +9,7 @@ decided by :class:`LiveSchedule`, here so that it is tested without ROS or threa
 """
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass
 
@@ -49,6 +50,7 @@ class EstimationSession:
         self.estimator = make_estimator(robot, method, max_bound_rows)
         self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
+        self._before_pause: dict | None = None      # the estimator's state before a pause's final update
 
     def check(self, kind: str, parameter_names, rows: int, samples: int, A, b, e, sigma, kinematics=None,
               acceleration_bound=None) -> CheckedRows | Skipped:
@@ -72,10 +74,12 @@ class EstimationSession:
             out.updated, out.update_failure = True, self.update_bounds()
         return out
 
-    def update_bounds(self, final: bool = False) -> str:
+    def update_bounds(self, final: bool = False, pause: bool = False) -> str:
         """Update the bounds (``final``: at the end of the data, one LP over every row kept); on a
         numerical failure the box keeps its last certified value and the failure is returned ('' when
-        none)."""
+        none). ``pause``: the final update of a stream that paused, which :meth:`resume` withdraws."""
+        # a copy: an update may change the state's arrays in place
+        self._before_pause = copy.deepcopy(self.estimator.state()) if final and pause else None
         try:
             if final:
                 self.estimator.final_update_bounds()
@@ -84,6 +88,17 @@ class EstimationSession:
         except NUMERICAL_FAILURES as exc:
             return f"{type(exc).__name__}: {exc}"
         return ""
+
+    def resume(self) -> None:
+        """Rows came again after a pause's final update: the data had not ended there, and the update
+        is withdrawn, as offline, where it is never made. The estimator goes back to its state from
+        before it, its box intersected with the update's (which holds too). What this is for: the F/T
+        offset's check (:mod:`.offset_freeing`) on the rows of an arm at rest, which cannot tell the
+        offset from the payload's weight, frees every axis, and the updates after it, solved with the
+        offset free, would narrow the box no more."""
+        if self._before_pause is not None:
+            self.estimator.restore(self._before_pause)
+            self._before_pause = None
 
     def result(self):
         """The estimator's current estimate and box."""

@@ -62,7 +62,7 @@ class AccelerationErrors:
 
     def rows(self, pi) -> sp.csr_matrix:
         """(6 samples, 6 samples): the rows' change per unit of each sample's error, payload ``pi``."""
-        per_sample = np.einsum("lip,p->il", np.asarray(self.sensitivity, dtype=float), np.asarray(pi, dtype=float))
+        per_sample = (np.asarray(self.sensitivity, dtype=float) @ np.asarray(pi, dtype=float)).T
         return sp.kron(sp.eye(self.bound.shape[0]), sp.csr_matrix(per_sample), format="csr")
 
     def halved(self) -> AccelerationErrors:

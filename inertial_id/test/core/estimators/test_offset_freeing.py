@@ -5,7 +5,8 @@ import numpy as np
 import pinocchio as pin
 
 from inertial_id.core.estimators.offset_freeing import FREED_FACTOR, free_offsets, rows_box
-from inertial_id.core.estimators.payload import offset_columns
+from inertial_id.core.estimators import payload
+from inertial_id.core.estimators.payload import PayloadEstimator, offset_columns
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
 from inertial_id.core.robot.regressor import PayloadRegressor
@@ -55,3 +56,61 @@ def test_the_estimators_final_box_holds_the_truth_with_an_offset_beyond_its_box(
             assert r["bounds_guaranteed"] and r["all_inside"]
         if r["bounds_guaranteed"]:
             assert r["all_inside"] and "F/T offset" in r["message"]
+
+
+def posed_rows(robot, pi, offset, poses: int, seed: int = 0):
+    """Error-free wrench rows of the arm held at ``poses`` random poses (one sample each): gravity
+    along many sensor axes, which tell the offset from the payload's weight."""
+    reg = PayloadRegressor(robot)
+    rng = np.random.default_rng(seed)
+    zero = np.zeros(robot.nv)
+    A = np.vstack([reg.wrench_rows(rng.uniform(robot.position_lower, robot.position_upper).clip(-3, 3), zero, zero,
+                                   np.zeros(6))[0] for _ in range(poses)])
+    return A, A @ pi + np.tile(offset, poses)
+
+
+def estimator_with_rows(robot, bound, *batches):
+    """The xArm7's wrench estimator (its stated offset box), each batch of rows ``(A, b)`` added with
+    the row bound ``bound`` and closed by a final update."""
+    stated = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
+    lo, hi = robot.payload_prior()
+    est = PayloadEstimator("guaranteed", params.parameter_names("payload"), lo, hi,
+                           acceleration_sensitivity=PayloadRegressor(robot).wrench_acceleration_sensitivity(),
+                           offset_bound=stated)
+    for A, b in batches:
+        samples = b.size // 6
+        est.add_rows(A, b, np.full(b.size, bound), np.full(b.size, bound), samples=samples,
+                     acceleration_bound=np.zeros((samples, 6)))
+        est.final_update_bounds()
+    return est
+
+
+def test_a_later_check_on_rows_of_one_pose_never_replaces_a_box_that_rests_on_no_unchecked_offset(monkeypatch):
+    """Once the rows have told the offset from the payload, a check on rows of one pose alone (the
+    archive keeps the latest only: an arm held long enough) frees axes; it must not replace a
+    box that a check found inside the stated offset box (held), nor one solved with the axes freed."""
+    monkeypatch.setattr(payload, "FINAL_LP_ROWS", 600)
+    robot = robot_model.load_robot("xarm7")
+    pi = params.params_from_com(1.5, np.array([0.01, -0.02, 0.1]), np.diag([0.004, 0.005, 0.003]))
+    stated = NoiseModel.from_profile(robot.spec).wrench_offset_bound()
+    M, b, _ = static_rows(robot, pi, np.zeros(6), samples=120)
+    held_alone = estimator_with_rows(robot, 1e-3, (M[:, :10], b))
+    assert held_alone.offset_freed.any() and held_alone.bounds.upper[0] - held_alone.bounds.lower[0] > 4.0
+    offset = 0.5 * stated
+    # error-free rows at many poses: within 1e-3 they tell the offset inside its box (the check
+    # holds); within 0.05 they leave the moment's offsets at their box (freed)
+    for bound, established in ((1e-3, True), (0.05, False)):
+        posed = posed_rows(robot, pi, offset, poses=60)
+        est = estimator_with_rows(robot, bound, posed)
+        assert est.offset_established == established and est.offset_freed.any() != established
+        before = est.bounds.upper - est.bounds.lower
+        assert before[0] < 0.5
+        est = estimator_with_rows(robot, bound, posed, (M[:, :10], M[:, :10] @ pi + np.tile(offset, 120)))
+        assert est.offset_established == established
+        assert np.all(est.bounds.upper - est.bounds.lower <= before + 1e-9)
+        assert np.all((est.bounds.lower <= pi) & (pi <= est.bounds.upper))
+        # restored into a fresh estimator, the offset box is clipped to its stated one, and with it
+        # the box rests on that box again (a failed check would replace it)
+        fresh = estimator_with_rows(robot, bound)
+        fresh.restore(est.state())
+        assert not fresh.offset_freed.any() and fresh.offset_established == established
