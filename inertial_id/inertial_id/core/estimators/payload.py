@@ -195,15 +195,11 @@ class PayloadEstimator:
     def update_bounds(self) -> None:
         """Intersect the box with the buffered rows. Every buffered row is a valid constraint, so
         subsampling them (to bound the LP size) keeps the result guaranteed, only less tight."""
-        self._fold_pending()
-
-    def _fold_pending(self) -> bool:
-        """The buffered rows into the box; whether there were any."""
         if not self._pending:
-            return False
+            return
         if not self.bounds.data_consistent:
             self._pending.clear()          # the box is frozen: the data broke its assumptions
-            return False
+            return
         A = np.vstack([p[0] for p in self._pending])
         b = np.concatenate([p[1] for p in self._pending])
         e = np.concatenate([p[2] for p in self._pending])
@@ -213,12 +209,11 @@ class PayloadEstimator:
             A, b, e = A[keep], b[keep], e[keep]
         n = len(self.names)
         self._report(self.bounds.update(A[:, :n], b, e, A_nuisance=A[:, n:] if self.offset_bound is not None else None))
-        return True
 
     def final_update_bounds(self) -> None:
         """The box of one LP over every row so far (:meth:`~.bounds.IntervalBounds.final_update`),
-        then :meth:`check_offset`."""
-        self._fold_pending()
+        then the F/T offset's check (:meth:`_check_offset`)."""
+        self.update_bounds()
         self._report(self.bounds.final_update())
         self._check_offset()
 
