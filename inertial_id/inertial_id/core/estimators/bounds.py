@@ -42,6 +42,12 @@ multipliers ``y``, ``min c^T z >= sum_i min(y_i lo_i, y_i hi_i) + sum_j min(d_j 
 so an inexact ``y`` from HiGHS only loosens the bound. It is then moved outward by
 ``pad_rel * (1 + |value|)`` for the rounding of that sum.
 
+Rows whose bound depends on the parameters (``slope``): ``|A x + N r - b| <= e + S x``, a bound stated
+as an affine function valid over the current box (e.g. an error proportional to the payload itself,
+:func:`~..signals.acceleration_bound.acceleration_share_affine`); two one-sided rows each in the LP.
+They are solved within the box they were taken over, in that update alone: never kept, held back or
+archived for a later one, whose box may differ.
+
 Rows the LP core cannot solve safely (subnormal numbers, magnitudes outside
 :data:`~.row_checks.MIN_MAGNITUDE`..:data:`~.row_checks.MAX_MAGNITUDE`, non-finite) are refused with
 a ``ValueError`` before they reach HiGHS.
@@ -303,8 +309,9 @@ class IntervalBounds:
         x = np.asarray(x, dtype=float)
         return (x >= self.lower) & (x <= self.upper)
 
-    def update(self, A, b, e, A_nuisance=None) -> BoundsUpdate:
-        """Intersect the box with the polytope of one batch of rows ``|A x + A_nuisance r - b| <= e``."""
+    def update(self, A, b, e, A_nuisance=None, slope=None) -> BoundsUpdate:
+        """Intersect the box with the polytope of one batch of rows ``|A x + A_nuisance r - b| <= e
+        + slope x`` (``slope``: none by default; module docstring)."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         b = np.asarray(b, dtype=float).ravel()
         e = np.asarray(e, dtype=float).ravel()
@@ -317,6 +324,14 @@ class IntervalBounds:
         bad = unsolvable(np.hstack([A, N]), b, e)
         if bad:
             raise ValueError(f"rows refused ({bad[0]}): {bad[1]}")
+        if slope is not None:
+            S = np.atleast_2d(np.asarray(slope, dtype=float))
+            if S.shape != A.shape or not np.all(np.isfinite(S)):
+                raise ValueError(f"a bound's slope must be finite, {A.shape[0]} x {A.shape[1]}")
+            if self.keep_rows or self.archive_rows or not self.determined:
+                raise ValueError("rows with a sloped bound hold in this box only: not on bounds that keep, "
+                                 "archive or hold rows")
+            return self._sloped(np.hstack([A, N]), b, e, np.hstack([S, np.zeros_like(N)]))
         if not self.determined:
             A, N, b, e = self._hold(A, N, b, e)
             if not self.determined:
@@ -344,15 +359,29 @@ class IntervalBounds:
         self.rows_used += b.size
         return BoundsUpdate(True)
 
-    def _solve(self, M_all, b_all, e_all, ids_all):
+    def _sloped(self, M, b, e, S) -> BoundsUpdate:
+        """:meth:`update` of rows with a sloped bound (module docstring)."""
+        solved = self._solve(M, b, e, None, slope=S)
+        if isinstance(solved, BoundsUpdate):
+            return solved
+        self.rows_used += b.size
+        return BoundsUpdate(True)
+
+    def _solve(self, M_all, b_all, e_all, ids_all, slope=None):
         """Narrow the box (and, with ``bound_nuisance``, the nuisance box) to the per-parameter minima
-        and maxima over ``|M_all z - b_all| <= e_all``: each row's smallest relative slack over the
-        optimal points, or the :class:`BoundsUpdate` of a contradiction."""
+        and maxima over ``|M_all z - b_all| <= e_all`` (``+ slope z``: :meth:`_sloped`, two one-sided
+        rows each, solved without a warm start): each row's smallest relative slack over the optimal
+        points, or the :class:`BoundsUpdate` of a contradiction."""
         n = self.lower.size
         G, g = self.cuts
-        M_lp = np.vstack([M_all, G])
-        lp = _RangeLP(M_lp, np.concatenate([b_all - e_all, np.full(g.size, -np.inf)]),
-                      np.concatenate([b_all + e_all, g]),
+        if slope is None:
+            rows, row_lo, row_hi = M_all, b_all - e_all, b_all + e_all
+        else:
+            inf = np.full(b_all.size, np.inf)
+            rows = np.vstack([M_all - slope, M_all + slope])
+            row_lo, row_hi = np.concatenate([-inf, b_all - e_all]), np.concatenate([b_all + e_all, inf])
+        M_lp = np.vstack([rows, G])
+        lp = _RangeLP(M_lp, np.concatenate([row_lo, np.full(g.size, -np.inf)]), np.concatenate([row_hi, g]),
                       np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
         new_lo = np.concatenate([self.lower, self.r_lower])
         new_hi = np.concatenate([self.upper, self.r_upper])
@@ -363,17 +392,18 @@ class IntervalBounds:
             for sign in (1.0, -1.0):
                 c = np.zeros(M_lp.shape[1])
                 c[k] = sign
-                status, value = lp.minimize(c, self._start((k, sign), ids_all))
+                status, value = lp.minimize(c, None if ids_all is None else self._start((k, sign), ids_all))
                 if status == "infeasible":   # the data break the assumed bounds
                     self._count(lp)
-                    return self._inconsistent(M_all, b_all, e_all)
+                    return self._inconsistent(M_all, b_all, e_all, slope)
                 if status != "optimal":
                     self.lp_failures += 1
                     self._bases.pop((k, sign), None)
                     continue                 # no certificate from this LP: keep the old bound
-                bases[(k, sign)] = (ids_all, *lp.basis)
-                residual = np.abs(lp.row_activity[:b_all.size] - b_all)
-                slack = np.minimum(slack, (e_all - residual) / np.maximum(e_all, 1e-300))
+                if ids_all is not None:
+                    bases[(k, sign)] = (ids_all, *lp.basis)
+                    residual = np.abs(lp.row_activity[:b_all.size] - b_all)
+                    slack = np.minimum(slack, (e_all - residual) / np.maximum(e_all, 1e-300))
                 value = sign * value
                 pad = self.pad_rel * (1.0 + abs(value))
                 if sign > 0:
@@ -484,16 +514,17 @@ class IntervalBounds:
             self._next_id += b.size
             self._bases = {}
 
-    def _inconsistent(self, M, b, e) -> BoundsUpdate:
-        """Elastic LP over the rows ``|M z - b| <= e`` (``z = [x, r]``); row indices count from the
-        first kept row when ``keep_rows``."""
+    def _inconsistent(self, M, b, e, slope=None) -> BoundsUpdate:
+        """Elastic LP over the rows ``|M z - b| <= e`` (``+ slope z``; ``z = [x, r]``); row indices
+        count from the first kept row when ``keep_rows``."""
         m, n = M.shape
-        # variables [z (n), s (m)]: minimise sum s subject to |M z - b| <= e + s, z in boxes, s >= 0
+        S = np.zeros_like(M) if slope is None else slope
+        # variables [z (n), s (m)]: minimise sum s subject to |M z - b| <= e + S z + s, z in boxes, s >= 0
         # (sparse: the slack block is an identity, dense it would be m x m)
         c = np.concatenate([np.zeros(n), np.ones(m)])
         I = sparse.identity(m, format="csr")
         G, g = self.cuts
-        A_ub = sparse.vstack([sparse.hstack([M, -I]), sparse.hstack([-M, -I]),
+        A_ub = sparse.vstack([sparse.hstack([M - S, -I]), sparse.hstack([-M - S, -I]),
                               sparse.hstack([G, sparse.csr_matrix((G.shape[0], m))])], format="csr")
         b_ub = np.concatenate([b + e, e - b, g])
         bounds = list(zip(np.concatenate([self.lower, self.r_lower]),

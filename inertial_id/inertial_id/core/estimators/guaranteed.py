@@ -10,7 +10,7 @@ rows kept across updates, dual-certified LP bounds) encloses the true payload pa
 parameters whose box has zero width are moved to the right side, which leaves the projection
 unchanged.
 
-Physical consistency adds linear cuts that every real body satisfies (:func:`pseudo_inertia_cuts`):
+Physical consistency adds linear cuts that every real body satisfies (:func:`~.physical_cuts.pseudo_inertia_cuts`):
 the diagonal of the pseudo-inertia's 3x3 block is non-negative (``Iyy + Izz >= Ixx`` and its
 permutations) and so is its quadratic form along a fixed set of directions (tangent planes of the
 semidefinite cone: second moments about points around the frame origin); ``m >= 0`` comes with the
@@ -35,6 +35,7 @@ from ..signals.momentum import MomentumWindows, WindowRows
 from ..robot.robot_box import ROBOT_RELATIVE_ERROR, robot_parameter_box
 from ..signals.sensors import NoiseModel
 from .bounds import FINAL_LP_ROWS, IntervalBounds
+from .physical_cuts import pseudo_inertia_cuts
 from .consistent import (InfeasibleError, SolverFailure, consistent_estimate, marginal_information,
                          payload_estimate)
 from .bootstrap import WindowBootstrap, widen_by_bias
@@ -47,37 +48,6 @@ from .sound_floor import archived_floor_kg, archived_problem, floors_with_one_bo
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
 # of data is as tight as with 500 kept rows (the pruned rows are the non-binding ones).
 MAX_LP_ROWS = 300
-
-
-def pseudo_inertia_diagonal_cuts():
-    """``(G, g)``, ``G pi <= g``: the 3x3 block of the pseudo-inertia has a non-negative diagonal,
-    ``(I_jj + I_kk - I_ii) / 2 >= 0`` (pinocchio order)."""
-    G = np.zeros((3, 10))
-    xx, yy, zz = 4, 6, 9
-    for row, (i, j, k) in enumerate(((xx, yy, zz), (yy, xx, zz), (zz, xx, yy))):
-        G[row, [i, j, k]] = [1.0, -1.0, -1.0]
-    return G, np.zeros(3)
-
-
-# Directions (the 26 of a cube's faces, edges and corners) and distances (m, doubling from 5 cm to
-# 1.6 m: the prior boxes' reach) of the points whose second moment each pseudo-inertia cut keeps >= 0.
-CUT_DISTANCES_M = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
-
-
-def pseudo_inertia_cuts():
-    """``(G, g)``, ``G pi <= g``: linear cuts of the positive semidefinite pseudo-inertia, which every
-    body satisfies: ``v^T J(pi) v >= 0`` (linear in ``pi``) for ``v = [a d, 1]`` (the body's second
-    moment about the point ``-a d``: ties the mass and first moment to the rotational inertia, e.g. a
-    light payload cannot have its COM far out with small inertia) and ``v = [d, 0]``, plus the
-    diagonal cuts. An outer approximation of the SDP constraint, so only ever a valid restriction."""
-    dirs = [u for u in (np.array(d, dtype=float) - 1 for d in np.ndindex(3, 3, 3)) if np.any(u)]
-    dirs = [d / np.linalg.norm(d) for d in dirs]
-    vs = [np.append(a * d, 1.0) for d in dirs for a in CUT_DISTANCES_M]
-    vs += [np.append(d, 0.0) for d in dirs if d[np.flatnonzero(d)[0]] > 0]     # +d and -d give the same cut
-    basis = [params.pseudo_inertia(e) for e in np.eye(10)]
-    G0, g0 = pseudo_inertia_diagonal_cuts()
-    G = np.array([[-(v @ Jk @ v) for Jk in basis] for v in vs])
-    return np.vstack([G0, G]), np.concatenate([g0, np.zeros(len(vs))])
 
 
 class MomentumEstimatorBase:

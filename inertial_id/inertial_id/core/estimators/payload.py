@@ -13,7 +13,7 @@ Methods:
   :class:`~inertial_id.core.pmd.estimator.PmdEstimator`).
 
 All maintain :class:`~.bounds.IntervalBounds` from the rows' error bounds (independent of the point
-estimate). The box is reported as guaranteed only if every row was added with ``guaranteed=True``:
+estimate), over physically consistent payloads (:func:`~.physical_cuts.pseudo_inertia_cuts`). The box is reported as guaranteed only if every row was added with ``guaranteed=True``:
 rows whose right side uses the nominal robot model (joint-torque rows) hold only if that model is
 exact, so callers add them with ``guaranteed=False``. Row intake (``add_rows``) is cheap; the LPs run in ``update_bounds`` on
 the rows buffered since the last call.
@@ -31,7 +31,8 @@ unknown of the run, within that box, never assumed tared. Wrench rows get six mo
 offset, added to every sample's reading): nuisance parameters of the bounds LP and estimated with the
 payload by the least squares, whose payload part is reported. The offset is a constant of the run: each
 update narrows its box too (saved with the state), and the next starts from there. The final update
-checks the offset's box rather than resting on it (:mod:`.offset_freeing`).
+checks the offset's box rather than resting on it (:mod:`.offset_freeing`), on rows whose acceleration
+share is the candidate payload's own (an affine bound within the box) rather than the box's worst.
 
 References: Nadeau, Giamou, Kelly, "Fast Object Inertial Parameter Identification for Collaborative Robots" (seed 004).
 """
@@ -49,6 +50,7 @@ from .batch import WeightedLeastSquares
 from .bounds import FINAL_LP_ROWS, IntervalBounds
 from .consistent import InfeasibleError, SolverFailure, payload_estimate
 from .offset_freeing import OFFSET_AXES, FREED_FACTOR, offset_sound_box
+from .physical_cuts import pseudo_inertia_cuts
 from .rls import RecursiveLeastSquares
 from .row_checks import unsolvable
 
@@ -119,7 +121,10 @@ class PayloadEstimator:
         self.offset_established = False
         nuisance: dict[str, Any] = {} if self.offset_bound is None else {
             "nuisance_lower": -self.offset_bound, "nuisance_upper": self.offset_bound, "bound_nuisance": True}
-        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS, **nuisance)
+        # every payload is a body: physically consistent (the cuts need its 10 parameters)
+        cuts = pseudo_inertia_cuts() if n == 10 else None
+        self.bounds = IntervalBounds(lo, hi, hold_until_determined=True, archive_rows=FINAL_LP_ROWS, cuts=cuts,
+                                     **nuisance)
         self.wls = WeightedLeastSquares(n + k)
         centre = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         spread = np.where(np.isfinite(hi - lo), 0.5 * (hi - lo), 1e3)

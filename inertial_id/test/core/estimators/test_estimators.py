@@ -55,6 +55,36 @@ def test_bounds_contain_the_truth_and_never_widen(rng):
     assert widths[-1].max() < 0.2 * widths[0].max()
 
 
+def test_rows_with_a_sloped_bound_give_the_box_of_an_lp_over_their_two_sides(rng):
+    """``|A x - b| <= e + S x``: each end of the box is that of scipy's LP over the two one-sided rows
+    (to its padding), the truth inside; a wrong bound's slope contradicts the data; such rows are
+    refused where bounds keep or archive rows (they hold in their box only)."""
+    from scipy.optimize import linprog
+    x = np.abs(rng.normal(size=4)) + 0.5
+    lo, hi = x - 1.0, x + 1.0
+    A = rng.normal(size=(60, 4))
+    S = np.abs(rng.normal(size=(60, 4))) * 0.05          # the error grows with x (positive in the box)
+    e = np.full(60, 0.05)
+    b = A @ x + rng.uniform(-1.0, 1.0, 60) * (e + S @ x)
+    box = IntervalBounds(lo, hi)
+    assert box.update(A, b, e, slope=S).consistent and box.contains(x).all() and box.rows_used == 60
+    for k in range(4):
+        for sign, end in ((1.0, box.lower[k]), (-1.0, box.upper[k])):
+            c = np.zeros(4)
+            c[k] = sign
+            res = linprog(c, A_ub=np.vstack([A - S, -A - S]), b_ub=np.r_[b + e, e - b], bounds=list(zip(lo, hi)))
+            assert abs(res.x[k] - end) < 1e-6
+    flat = IntervalBounds(lo, hi)
+    flat.update(A, b, e + S @ hi)          # the bound at the box's worst (S >= 0)
+    assert np.all(box.width <= flat.width + 1e-9) and box.width.sum() < 0.9 * flat.width.sum()
+    # one row twice, its two readings farther apart than both bounds reach anywhere in the box
+    far = 2.0 * (e[0] + S[0] @ hi) + 0.1
+    clash = IntervalBounds(lo, hi).update(A[[0, 0]], b[[0, 0]] + [0.0, far], e[:2], slope=S[[0, 0]])
+    assert not clash.consistent and clash.max_violation > 0.09
+    with pytest.raises(ValueError, match="sloped"):
+        IntervalBounds(lo, hi, keep_rows=True).update(A, b, e, slope=S)
+
+
 def test_bounds_flag_data_that_break_the_assumed_noise(rng):
     x = rng.normal(size=10)
     box = IntervalBounds(x - 3, x + 3)

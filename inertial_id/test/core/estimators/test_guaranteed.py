@@ -8,7 +8,8 @@ from conftest import random_params
 
 from inertial_id.studies import bounds as study
 from inertial_id.core.estimators.bounds import IntervalBounds, _dual_lower_bound, _RangeLP
-from inertial_id.core.estimators.guaranteed import GuaranteedEstimator, pseudo_inertia_diagonal_cuts
+from inertial_id.core.estimators.guaranteed import GuaranteedEstimator
+from inertial_id.core.estimators.physical_cuts import pseudo_inertia_diagonal_cuts
 from inertial_id.core.robot.robot_box import robot_parameter_box
 from inertial_id.core.robot.model import load_robot
 from inertial_id.core.robot.params import robot_parameters

@@ -1,5 +1,6 @@
 """The differentiated acceleration's error bound of wrench rows (core.acceleration_bound): it holds for
-every signal its assumptions admit, it grows with a step the window shows, reversals are refused, and
+every signal its assumptions admit, it grows with a step the window shows, reversals are refused, its
+share in a row bounded as an affine function of the payload holds for every payload of the box, and
 an xArm7 with Coulomb friction and the worst sensor bias the stated bounds allow keeps the truth in
 a box labelled guaranteed."""
 import numpy as np
@@ -7,7 +8,9 @@ import pytest
 
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
-from inertial_id.core.signals.acceleration_bound import HELD_VELOCITY_RAD_S, acceleration_error_bound, reversal_joints
+from inertial_id.core.robot.regressor import PayloadRegressor
+from inertial_id.core.signals.acceleration_bound import (HELD_VELOCITY_RAD_S, acceleration_error_bound,
+                                                        acceleration_share, acceleration_share_affine, reversal_joints)
 from inertial_id.core.offline import RowIntake, rows_from_stream
 from inertial_id.core.signals.sensors import NoiseModel, SensorNoise
 from inertial_id.core.sim import Simulator
@@ -114,3 +117,23 @@ def test_coulomb_friction_and_the_worst_bias_keep_the_truth_in_a_guaranteed_box(
     # whatever the offset there (offset_freeing): 0.57 kg
     assert r.upper[0] - r.lower[0] < 0.8
     assert 0 < counts["velocity_reversal"] < counts["accepted"]
+
+
+def test_the_affine_share_bounds_each_payload_of_the_box_below_the_box_worst(rng):
+    """For random boxes of the xArm7's payload and payloads inside them: the payload's own share
+    ``sum_l bound_l |C_l pi|`` <= ``s0 + S pi`` <= the box's worst (:func:`acceleration_share`), and
+    equal to the own share where no term changes sign in the box (a box of one payload)."""
+    C = PayloadRegressor(robot_model.load_robot("xarm7")).wrench_acceleration_sensitivity()
+    for _ in range(20):
+        centre = np.r_[rng.uniform(0.5, 3.0), rng.normal(0, 0.1, 3), rng.normal(0, 0.02, 6)]
+        half = np.r_[rng.uniform(0, 0.5), rng.uniform(0, 0.2, 3), rng.uniform(0, 0.05, 6)]
+        lo, hi = centre - half, centre + half
+        bound = rng.uniform(0, 2.0, (5, 6))
+        S, s0 = acceleration_share_affine(C, lo, hi, bound)
+        worst = acceleration_share(C, lo, hi, bound)
+        for pi in rng.uniform(lo, hi, (30, 10)):
+            own = (bound @ np.abs(C @ pi)).ravel()
+            affine = s0 + S @ pi
+            assert np.all(own <= affine + 1e-12) and np.all(affine <= worst + 1e-12)
+        S1, s1 = acceleration_share_affine(C, centre, centre, bound)
+        np.testing.assert_allclose(s1 + S1 @ centre, (bound @ np.abs(C @ centre)).ravel(), rtol=1e-12, atol=1e-12)

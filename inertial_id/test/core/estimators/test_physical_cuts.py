@@ -1,10 +1,10 @@
-"""The guaranteed estimator's physical cuts (estimators.guaranteed.pseudo_inertia_cuts): every
+"""The physical cuts (estimators.physical_cuts.pseudo_inertia_cuts): every
 physically consistent body satisfies them, and they remove what the diagonal cuts alone let through
 (a light payload whose COM sits far out while its rotational inertia stays small)."""
 import numpy as np
 
 from inertial_id.core.robot import params
-from inertial_id.core.estimators.guaranteed import pseudo_inertia_cuts, pseudo_inertia_diagonal_cuts
+from inertial_id.core.estimators.physical_cuts import pseudo_inertia_cuts, pseudo_inertia_diagonal_cuts
 
 
 def random_body(rng):
