@@ -310,8 +310,8 @@ class IntervalBounds:
         return (x >= self.lower) & (x <= self.upper)
 
     def update(self, A, b, e, A_nuisance=None, slope=None) -> BoundsUpdate:
-        """Intersect the box with the polytope of one batch of rows ``|A x + A_nuisance r - b| <= e
-        + slope x`` (``slope``: none by default; module docstring)."""
+        """Intersect the box with the polytope of one batch of rows ``|A x + A_nuisance r - b| <= e``,
+        the bound ``e + slope x`` with a ``slope`` (none by default; module docstring)."""
         A = np.atleast_2d(np.asarray(A, dtype=float))
         b = np.asarray(b, dtype=float).ravel()
         e = np.asarray(e, dtype=float).ravel()
