@@ -20,7 +20,7 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
-from ..core.estimators.session import MOTION_END, NUMERICAL_FAILURES, STREAM_PAUSE, EstimationSession, LiveSchedule
+from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
 from .common import FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -240,10 +240,14 @@ class EstimatorNode(ManagedNode):
                 self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
                 self.live.rows_added(added.updated)
             job = self.live.next_job()
+            if job.resume:
+                self.session.resume()
+                self.get_logger().info("the planner moves again after a motion that failed: "
+                                       "that motion's final update is withdrawn until the next")
             if job.final:
-                if job.final == MOTION_END:
+                if job.final != STREAM_PAUSE:
                     self.drops.event(FINAL_UPDATE_EVENT)
-                self._update_bounds(final=True, pause=job.final == STREAM_PAUSE)
+                self._update_bounds(final=True, provisional=job.final in PROVISIONAL)
             if job.publish:
                 if job.save:
                     self._save()
@@ -267,9 +271,9 @@ class EstimatorNode(ManagedNode):
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", added.update_failure)
 
-    def _update_bounds(self, final: bool = False, pause: bool = False) -> None:
+    def _update_bounds(self, final: bool = False, provisional: bool = False) -> None:
         t0 = time.perf_counter()
-        failure = self.session.update_bounds(final, pause)
+        failure = self.session.update_bounds(final, provisional)
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")

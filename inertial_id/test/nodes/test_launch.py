@@ -187,20 +187,34 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
         assert client.wait_for_service(timeout_sec=60.0), "planner start service not offered"
         spin_until(monitor, lambda: monitor.status is not None, 30.0)
         assert monitor.status.state in ("idle", "planning"), "the arm must not move before the start call"
-        # the start is refused until the planner has recent joint states (the driver may still be
-        # coming up): ask again, as an operator would
-        deadline = time.monotonic() + 60.0
-        while True:
-            future = client.call_async(Trigger.Request())
-            assert spin_until(monitor, future.done, 30.0), "no answer from the start service"
-            if future.result().success or time.monotonic() > deadline:
-                break
-            assert "joint states" in future.result().message, future.result()
-            spin_until(monitor, lambda: False, 1.0)
-        assert future.result().success, future.result()
+        def start(refusals: tuple[str, ...]):
+            """Ask for a start until it is accepted, as an operator would, while the planner refuses
+            for one of ``refusals`` (within 60 s)."""
+            deadline = time.monotonic() + 60.0
+            while True:
+                future = client.call_async(Trigger.Request())
+                assert spin_until(monitor, future.done, 30.0), "no answer from the start service"
+                if future.result().success or time.monotonic() > deadline:
+                    break
+                assert any(r in future.result().message for r in refusals), future.result()
+                spin_until(monitor, lambda: False, 1.0)
+            assert future.result().success, future.result()
+
+        def narrow() -> bool:
+            return monitor.estimate is not None and monitor.truth is not None and \
+                monitor.estimate.upper[0] - monitor.estimate.lower[0] < MASS_WIDTH_KG[robot]
+        # refused until the planner has recent joint states (the driver may still be coming up)
+        start(("joint states",))
         t0 = time.monotonic()
-        spin_until(monitor, lambda: monitor.estimate is not None and monitor.truth is not None
-                   and monitor.estimate.upper[0] - monitor.estimate.lower[0] < MASS_WIDTH_KG[robot], 150.0)
+        restarts = 0
+        # a motion braked on a tracking error beyond its certified tube (the simulated driver starved
+        # of CPU on a loaded machine) ends failed, and the box its rows leave may be wide: the operator
+        # starts again once the arm is at rest
+        while spin_until(monitor, lambda: narrow() or monitor.status.state == "failed", 150.0 - (time.monotonic() - t0)) \
+                and not narrow() and restarts < 3:
+            restarts += 1
+            start(("moving", "joint states"))
+            spin_until(monitor, lambda: monitor.status.state != "failed", 30.0)
         est, truth = monitor.estimate, monitor.truth
         elapsed = time.monotonic() - t0
     finally:
@@ -211,7 +225,8 @@ def test_hardware_launch_identifies_the_payload_from_the_driver_topics(robot, dr
     x, lo, hi, t = (np.asarray(v) for v in (est.estimate, est.lower, est.upper, truth.estimate))
     assert est.bounds_guaranteed and est.data_consistent
     assert np.all((t >= lo) & (t <= hi)), f"truth outside bounds: {t} vs [{lo}, {hi}]"
-    assert hi[0] - lo[0] < MASS_WIDTH_KG[robot], f"mass interval still {hi[0] - lo[0]:.2f} kg wide after {elapsed:.0f} s"
+    assert hi[0] - lo[0] < MASS_WIDTH_KG[robot], \
+        f"mass interval still {hi[0] - lo[0]:.2f} kg wide after {elapsed:.0f} s and {restarts} restarts: {out[-3000:]}"
     assert abs(x[0] - t[0]) / t[0] < MASS_ERROR[robot]
     assert code == 0 and sim_code == 0 and "Traceback" not in out + sim_out, (out + sim_out)[-3000:]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...defaults import BOUNDS_PERIOD_S
-from ..planning.states import ENDED, MOVING
+from ..planning.states import ENDED, MOVING, PlannerState
 from .consistent import SolverFailure
 from .factory import make_estimator
 from .intake import CheckedRows, Skipped, check_rows
@@ -50,7 +50,8 @@ class EstimationSession:
         self.estimator = make_estimator(robot, method, max_bound_rows)
         self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
-        self._before_pause: dict | None = None      # the estimator's state before a pause's final update
+        # the estimator's state before a provisional final update (a pause's, a failed motion's)
+        self._before_provisional: dict | None = None
 
     def check(self, kind: str, parameter_names, rows: int, samples: int, A, b, e, sigma, kinematics=None,
               acceleration_bound=None) -> CheckedRows | Skipped:
@@ -74,12 +75,14 @@ class EstimationSession:
             out.updated, out.update_failure = True, self.update_bounds()
         return out
 
-    def update_bounds(self, final: bool = False, pause: bool = False) -> str:
+    def update_bounds(self, final: bool = False, provisional: bool = False) -> str:
         """Update the bounds (``final``: at the end of the data, one LP over every row kept); on a
         numerical failure the box keeps its last certified value and the failure is returned ('' when
-        none). ``pause``: the final update of a stream that paused, which :meth:`resume` withdraws."""
-        # a copy: an update may change the state's arrays in place
-        self._before_pause = copy.deepcopy(self.estimator.state()) if final and pause else None
+        none). ``provisional``: a final update that :meth:`resume` may withdraw (a stream's pause, a
+        motion that failed), until the next final update."""
+        if final:
+            # a copy: an update may change the state's arrays in place
+            self._before_provisional = copy.deepcopy(self.estimator.state()) if provisional else None
         try:
             if final:
                 self.estimator.final_update_bounds()
@@ -90,35 +93,43 @@ class EstimationSession:
         return ""
 
     def resume(self) -> None:
-        """Rows came again after a pause's final update: the data had not ended there, and the update
-        is withdrawn, as offline, where it is never made. The estimator goes back to its state from
-        before it, its box intersected with the update's (which holds too). What this is for: the F/T
-        offset's check (:mod:`.offset_freeing`) on the rows of an arm at rest, which cannot tell the
-        offset from the payload's weight, frees every axis, and the updates after it, solved with the
-        offset free, would narrow the box no more."""
-        if self._before_pause is not None:
-            self.estimator.restore(self._before_pause)
-            self._before_pause = None
+        """The data go on after a provisional final update (rows again after a pause; the planner
+        moving again after a motion that failed): it is withdrawn, as offline, where it is made at
+        the end of the data only. The estimator goes back to its state from before it, its box
+        intersected with the current one (which holds too). What this is for: the F/T offset's check
+        (:mod:`.offset_freeing`) on rows that cannot tell the offset from the payload's weight (an arm
+        at rest, a motion braked after a second) frees every axis, and the updates after it, solved
+        with the offset free, would narrow the box no more; a box back at the prior would also keep
+        the planner from starting again. The check comes back with the next final update."""
+        if self._before_provisional is not None:
+            self.estimator.restore(self._before_provisional)
+            self._before_provisional = None
 
     def result(self):
         """The estimator's current estimate and box."""
         return self.estimator.result()
 
 
+FAILED = PlannerState.FAILED
 # why a job makes a final update (Job.final)
 MOTION_END = "motion_end"
+MOTION_FAILED = "motion_failed"      # provisional: withdrawn when the planner moves again
 STREAM_PAUSE = "stream_pause"
+# final updates that the data going on withdraws (EstimationSession.resume)
+PROVISIONAL = frozenset({MOTION_FAILED, STREAM_PAUSE})
 
 
 @dataclass(frozen=True)
 class Job:
     """What the worker does once it has folded in the rows queued so far: a final bounds update
-    (``final``: :data:`MOTION_END` or :data:`STREAM_PAUSE`; '' for none), then, when ``publish``, hand
-    on an estimate, saving the state first when ``save``."""
+    (``final``: :data:`MOTION_END`, :data:`MOTION_FAILED` or :data:`STREAM_PAUSE`; '' for none), then, when ``publish``, hand
+    on an estimate, saving the state first when ``save``; ``resume``: :meth:`EstimationSession.resume`
+    before anything else."""
 
     final: str = ""
     publish: bool = False
     save: bool = False
+    resume: bool = False        # first withdraw a failed motion's final update (the planner moves again)
 
 
 class LiveSchedule:
@@ -134,6 +145,8 @@ class LiveSchedule:
         self._lock = threading.Lock()
         # set by the executor thread, taken by the worker
         self._motion_ended = False
+        self._motion_failed = False     # the motion that ended ended failed
+        self._moving_again = False      # the planner left a failed motion's end for a new one
         self._paused_at: int | None = None     # rows messages accepted when a timer period without any ended
         self._result_due = False
         # the executor thread's own
@@ -150,13 +163,18 @@ class LiveSchedule:
 
     def planner_status(self, state: str) -> bool:
         """The planner's state, as ``excitation_status`` carries it; True when its motion just ended
-        (a final update is due: an arm at rest keeps streaming rows, so the stream never pauses)."""
+        (a final update is due: an arm at rest keeps streaming rows, so the stream never pauses), or
+        when it moves again after a motion that failed (that update, provisional, is withdrawn:
+        :meth:`EstimationSession.resume`)."""
         ended = state in ENDED and self._planner_state in MOVING
+        again = state in MOVING and self._planner_state == FAILED
         self._planner_state = state
-        if ended:
+        if ended or again:
             with self._lock:
-                self._motion_ended = True
-        return ended
+                if ended:
+                    self._motion_ended, self._motion_failed = True, state == FAILED
+                self._moving_again |= again
+        return ended or again
 
     def idle_tick(self, accepted: int) -> bool:
         """A bounds period of the node's clock went by, ``accepted`` rows messages having arrived in
@@ -179,6 +197,8 @@ class LiveSchedule:
         """The session was reset to the prior: its box is handed on, nothing is left to save."""
         self._new_rows = self._dirty = self._paused_update = False
         self._new_box = True
+        with self._lock:
+            self._moving_again = False      # nothing of the prior's to withdraw
 
     def take_rows(self) -> bool:
         """A rows message is taken from the queue; True when the last update had folded in the rows
@@ -197,23 +217,26 @@ class LiveSchedule:
     def next_job(self) -> Job:
         """What to do now that the queued rows are in; takes every request made so far."""
         with self._lock:
-            final = ""
-            if self._motion_ended:
-                final = MOTION_END
+            final, resume = "", self._moving_again
+            if resume:
+                self._new_box = True
+            if self._motion_ended and not (self._motion_failed and resume):
+                final = MOTION_FAILED if self._motion_failed else MOTION_END
+            # (a failed motion whose planner already moves again: its update would be withdrawn at once)
             # rows left over after a period without any: the stream stopped, fold them in. Not when
             # none were left (a latched request would update after the first rows of a stream that
             # starts late, an update the offline schedule never makes), nor when rows came after it.
             elif self._paused_at is not None and self._new_rows and self.taken == self._paused_at:
                 final = STREAM_PAUSE
                 self._paused_update = True
-            self._motion_ended, self._paused_at = False, None
+            self._motion_ended, self._motion_failed, self._moving_again, self._paused_at = False, False, False, None
             if final:
                 # the final LP narrows the box: saved with it, or a restart would start wider
                 self._new_rows, self._new_box, self._dirty = False, True, True
             # a new box at once, even if no rows follow (the end of a recording or a replay); new rows
             # alone at the publication period
             publish = self._new_box or (self._dirty and self._result_due)
-            job = Job(final, publish, publish and self._dirty)
+            job = Job(final, publish, publish and self._dirty, resume)
             if publish:
                 self._result_due = self._new_box = self._dirty = False
             return job

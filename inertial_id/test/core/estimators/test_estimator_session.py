@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from inertial_id.core.estimators import intake, session
-from inertial_id.core.estimators.session import MOTION_END, STREAM_PAUSE, EstimationSession, Job, LiveSchedule
+from inertial_id.core.estimators.session import MOTION_END, MOTION_FAILED, STREAM_PAUSE, EstimationSession, Job, LiveSchedule
 from inertial_id.core.offline import RowIntake, rows_from_stream
 from inertial_id.core.robot.model import load_robot
 from inertial_id.core.signals.sensors import NoiseModel
@@ -104,7 +104,7 @@ def test_a_pause_the_stream_resumes_from_is_withdrawn_with_its_offset_check():
                 intake.session.resume()
             intake.add(m)
             if k == pause_after:
-                assert intake.session.update_bounds(final=True, pause=True) == ""
+                assert intake.session.update_bounds(final=True, provisional=True) == ""
                 at_pause = intake.session.result()
         return intake.session.result(), at_pause
 
@@ -119,6 +119,29 @@ def test_a_pause_the_stream_resumes_from_is_withdrawn_with_its_offset_check():
     assert resumed.bounds_guaranteed and "F/T offset" not in resumed.message
     assert np.all((pi >= resumed.lower) & (pi <= resumed.upper))
     assert width(resumed) < 0.5 and width(stood) > 5 * width(resumed)
+
+
+def test_a_failed_motions_final_update_is_withdrawn_after_the_rows_at_rest_that_follow_it():
+    """A motion braked early: its final update's offset check frees every axis on rows that cannot
+    tell the offset from the weight, the box back at the prior; the arm at rest streams on (data-time
+    updates). When the planner moves again the update is withdrawn: the box is the one from before
+    it, narrower than the prior (which the planner needs to start), resting on the stated offset box."""
+    robot, pi, messages = xarm7_hold_then_motion()
+    intake = RowIntake(robot, robot.spec.identification.method, bounds_period_s=1.0)
+    still = [m for m in messages if m.t < 2.0]
+    for m in still:
+        intake.add(m)
+    before = intake.session.result()
+    assert intake.session.update_bounds(final=True, provisional=True) == ""
+    assert intake.session.result().upper[0] - intake.session.result().lower[0] == pytest.approx(5.2)
+    for m in still[-3:]:                   # rows at rest again, then a data-time update
+        intake.add(m)
+    assert intake.session.update_bounds() == ""
+    intake.session.resume()
+    after = intake.session.result()
+    assert after.upper[0] - after.lower[0] <= before.upper[0] - before.lower[0] + 1e-9 < 1.0
+    assert not intake.estimator.estimator.offset_freed.any() and "F/T offset" not in after.message
+    assert np.all((pi >= after.lower) & (pi <= after.upper))
 
 
 # --- LiveSchedule: the estimator node's final updates and publications, without ROS or threads
@@ -176,6 +199,27 @@ def test_a_motion_end_makes_one_final_update_saved_and_published():
     assert live.next_job() == Job(final=MOTION_END, publish=True, save=True)
     assert live.next_job() == NOTHING
     assert not live.take_rows(), "rows after a motion's end are no resumed stream"
+
+
+def test_a_failed_motions_final_update_is_withdrawn_when_the_planner_moves_again():
+    live = LiveSchedule()
+    rows(live, 2)
+    live.planner_status("executing")
+    assert live.planner_status("failed")
+    assert live.next_job() == Job(final=MOTION_FAILED, publish=True, save=True)
+    rows(live, 3)                          # the arm at rest streams on
+    assert live.next_job() == NOTHING
+    assert live.planner_status("planning"), "moving again after a failure withdraws that update"
+    assert live.next_job() == Job(publish=True, save=True, resume=True)
+    live.planner_status("executing")
+    assert live.planner_status("done")
+    assert live.next_job() == Job(final=MOTION_END, publish=True, save=True)
+    assert not live.planner_status("planning"), "a motion that ended done leaves its update standing"
+    assert live.next_job() == NOTHING
+    live.planner_status("executing")
+    live.planner_status("failed")
+    live.planner_status("planning")        # before the worker came to it: no update to withdraw
+    assert live.next_job() == Job(publish=True, save=False, resume=True)
 
 
 def test_a_pause_folds_in_the_rows_left_once_and_rows_after_it_are_a_resumed_stream():
