@@ -137,7 +137,7 @@ DISTRO_ROS_TESTS ?= $(TESTS)
 DISTRO_CORE_TESTS = $(call test_modules,params regressor log_cholesky minimal_parameters model \
     profile filtering guaranteed estimators momentum sensors row_checks sample_rows robust_point \
     planning_bezier planning_interval update_schedule static_baseline estimator_factory identification \
-    identification_plausible closed_chain payload_wrench pseudo_inertia_cuts pmd_regressor pmd_solver \
+    identification_plausible closed_chain payload_wrench physical_cuts pmd_regressor pmd_solver \
     certifier_soundness data_io effort_alignment acceleration_bound distro_compat launch launch_cli \
     planning_gradient threads)
 # CI's Jazzy leg (.ci/run): what a distribution changes under the nodes — the demo over DDS on both
