@@ -79,9 +79,10 @@ def rows_box(lower, upper, M, b, e, slope=None) -> Callable[[np.ndarray], tuple[
     the offset's six) with bounds ``e`` (``+ slope pi``: :meth:`~.bounds.IntervalBounds.update`),
     within the payload box ``[lower, upper]``, the payload physically consistent: one LP over every row."""
     n = np.size(lower)
+    cuts = pseudo_inertia_cuts()
 
     def solve(r_box):
-        bounds = IntervalBounds(lower, upper, nuisance_lower=-r_box, nuisance_upper=r_box, cuts=pseudo_inertia_cuts(),
+        bounds = IntervalBounds(lower, upper, nuisance_lower=-r_box, nuisance_upper=r_box, cuts=cuts,
                                 bound_nuisance=True)
         return bounds, bounds.update(M[:, :n], b, e, A_nuisance=M[:, n:], slope=slope).consistent
     return solve

@@ -110,7 +110,6 @@ class EstimationSession:
         return self.estimator.result()
 
 
-FAILED = PlannerState.FAILED
 # why a job makes a final update (Job.final)
 MOTION_END = "motion_end"
 MOTION_FAILED = "motion_failed"      # provisional: withdrawn when the planner moves again
@@ -167,12 +166,12 @@ class LiveSchedule:
         when it moves again after a motion that failed (that update, provisional, is withdrawn:
         :meth:`EstimationSession.resume`)."""
         ended = state in ENDED and self._planner_state in MOVING
-        again = state in MOVING and self._planner_state == FAILED
+        again = state in MOVING and self._planner_state == PlannerState.FAILED
         self._planner_state = state
         if ended or again:
             with self._lock:
                 if ended:
-                    self._motion_ended, self._motion_failed = True, state == FAILED
+                    self._motion_ended, self._motion_failed = True, state == PlannerState.FAILED
                 self._moving_again |= again
         return ended or again
 
