@@ -21,7 +21,8 @@ from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
-from .common import FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, when_active
+from .common import (FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
+                     s_to_stamp, when_active)
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
 from .payload_apply import PayloadOutputs
@@ -252,7 +253,7 @@ class EstimatorNode(ManagedNode):
                 if job.save:
                     self._save()
                 try:
-                    self.results.append(self.session.result())
+                    self.results.append((self.session.result(), self.session.data_until))
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
@@ -305,9 +306,9 @@ class EstimatorNode(ManagedNode):
         self.live.request_result()
         self.wake.set()
         while self.results:
-            self.publish_one(self.results.popleft())
+            self.publish_one(*self.results.popleft())
 
-    def publish_one(self, r) -> None:
+    def publish_one(self, r, data_until_s: float | None) -> None:
         if not r.data_consistent:
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
         why = prior_explanation(r.parameter_names, r.lower[:10], r.upper[:10], *self.robot.payload_prior(),
@@ -332,6 +333,8 @@ class EstimatorNode(ManagedNode):
         msg.bounds_guaranteed = r.bounds_guaranteed
         msg.data_consistent = r.data_consistent
         msg.samples_used = r.samples_used
+        if data_until_s is not None:
+            s_to_stamp(data_until_s, msg.data_stamp)
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))

@@ -57,6 +57,7 @@ from ..core.planning.receding import RecedingHorizon
 from ..core.planning.states import MOVING, PlannerState
 from ..core.planning.worker import PlanWorkerProcess
 from ..core.robot.profile import ProfileError
+from ..core.signals.stamps import stamp_s
 from .compat import topic_publishers
 from .common import RELIABLE_QOS, SENSOR_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node, s_to_stamp
 from .controller_client import INTERFACES, ActionCommands, TopicCommands, duration
@@ -218,7 +219,8 @@ class ExcitationPlannerNode(ManagedNode):
             self.drops.drop("estimate_frame_or_size", f"frame '{msg.header.frame_id}', {len(msg.lower)} bounds")
             return
         self.drops.event("estimate_used")
-        self.send(self.rh.on_estimate(self.now(), msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent))
+        self.send(self.rh.on_estimate(self.now(), msg.lower, msg.upper, msg.bounds_guaranteed, msg.data_consistent,
+                                      stamp_s(msg.data_stamp)))
         self.say()
 
     def on_start(self, request, response):

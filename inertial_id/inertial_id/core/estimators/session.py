@@ -50,6 +50,9 @@ class EstimationSession:
         self.estimator = make_estimator(robot, method, max_bound_rows)
         self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
+        # the latest row stamp the box holds (s): what a consumer of the box knows it reflects (the
+        # planner's stop criterion); None before a bounds update of the schedule's (or with a period of 0)
+        self.data_until: float | None = None
         # the estimator's state before a provisional final update (a pause's, a failed motion's)
         self._before_provisional: dict | None = None
 
@@ -90,6 +93,7 @@ class EstimationSession:
                 self.estimator.update_bounds()
         except NUMERICAL_FAILURES as exc:
             return f"{type(exc).__name__}: {exc}"
+        self.data_until = self.schedule.latest_t
         return ""
 
     def resume(self) -> None:

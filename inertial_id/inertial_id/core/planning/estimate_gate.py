@@ -51,11 +51,12 @@ class EstimateGate:
         self.lower, self.upper = lo, hi
         return True
 
-    def judge(self, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> None:
-        """Take an estimate (:meth:`update`) and set :attr:`distrust` from it."""
+    def judge(self, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> bool:
+        """Take an estimate (:meth:`update`, whose answer this is) and set :attr:`distrust` from it."""
         bounds_guaranteed, data_consistent = bool(bounds_guaranteed), bool(data_consistent)
         disjoint = False
-        if self.update(lower, upper, bounds_guaranteed, data_consistent):
+        used = self.update(lower, upper, bounds_guaranteed, data_consistent)
+        if used:
             self.distrust = ""
             # a box still equal to the prior rests on no data yet (the estimator holds its first rows)
             self.narrowed |= bool(np.any(self.lower > self.prior[0]) or np.any(self.upper < self.prior[1]))
@@ -67,6 +68,7 @@ class EstimateGate:
             disjoint = True
             self.distrust = "an estimate's bounds exclude the box the plans were certified for"
         self.guaranteed_seen |= bounds_guaranteed and not disjoint
+        return used
 
     def restart(self) -> None:
         """A new start: the box must be narrowed again before it counts as resting on data."""

@@ -36,13 +36,16 @@ state ahead with the current box, if one exists. The state is ``braking`` until 
 
 The payload box in use only shrinks: estimates are intersected with it, and only those whose bounds
 are guaranteed and whose data are consistent count. Identification stops when the box's log-volume
-falls by less than ``stop_shrink`` over ``stop_patience`` plans, or after ``max_plans``.
+falls by less than ``stop_shrink`` over ``stop_patience`` plans whose data the estimates hold (an
+estimator behind the motion, on a loaded computer, is no sign of bounds that stopped shrinking), or
+after ``max_plans``.
 
 References:
 - Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification" (seed 003)
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import time
 from dataclasses import dataclass, replace
@@ -193,7 +196,9 @@ class RecedingHorizon:
         self.fallbacks = 0             # cycles that ended without a certified plan in time
         self.last_result: PlanResult | None = None
         self.last_certificate = None
-        self.box_log_volume: list[float] = []
+        # (start time, log-volume of the box in use then) of every plan started since the start
+        self.box_log_volume: list[tuple[float, float]] = []
+        self.data_until = -np.inf                  # latest data stamp of an estimate the box took
         self._stale = False                        # joint states stale at the last tick
         self._scheduled: Segment | None = None     # accepted plan that has not started yet
         self._run = _Run(np.zeros(robot.nv), -np.inf, np.inf)     # replaced by every start
@@ -221,13 +226,16 @@ class RecedingHorizon:
             self.message = DISJOINT
         return False
 
-    def on_estimate(self, t: float, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> Command | None:
-        """An estimate at time ``t``: its box is used when it qualifies; when its data are
+    def on_estimate(self, t: float, lower, upper, bounds_guaranteed: bool, data_consistent: bool,
+                    data_until: float | None = None) -> Command | None:
+        """An estimate at time ``t`` whose bounds hold the data stamped up to ``data_until`` (None:
+        up to ``t``, an estimator in step with the motion): its box is used when it qualifies; when its data are
         inconsistent, its bounds stop being guaranteed or it contradicts the box in use, the
         certificates rest on a box the data no longer support (:meth:`.EstimateGate.judge`): brake
         now (certified braking from the desired state) and refuse to start until an estimate is
         trusted again."""
-        self.gate.judge(lower, upper, bounds_guaranteed, data_consistent)
+        if self.gate.judge(lower, upper, bounds_guaranteed, data_consistent):
+            self.data_until = max(self.data_until, t if data_until is None else float(data_until))
         if self.gate.refusal == DISJOINT:
             self.message = DISJOINT
         if self.gate.distrust and self.state in (S.PLANNING, S.EXECUTING) and not self.faulted:
@@ -253,7 +261,7 @@ class RecedingHorizon:
         self.pending = None
         self.plans = 0
         self.gate.restart()
-        self.box_log_volume = []
+        self.box_log_volume, self.data_until = [], -np.inf
         self._enter(S.PLANNING, "certifying holding still at the start position")
         return self._try_hold(t)
 
@@ -579,7 +587,7 @@ class RecedingHorizon:
         seg = self._scheduled
         if seg is not None and t >= seg.start:
             self._scheduled = None
-            self.box_log_volume.append(self.gate.log_volume())
+            self.box_log_volume.append((seg.start, self.gate.log_volume()))
 
     def _stop_reason(self, switch: float) -> str:
         s = self.settings
@@ -587,9 +595,14 @@ class RecedingHorizon:
             return f"{s.max_plans} plans made"
         if switch + s.horizon_s > self._run.time_budget_end:
             return "time budget reached"
+        # the box at the start of a plan against the box now, once the estimates hold the data of
+        # the stop_patience plans after it
         h = self.box_log_volume
-        if len(h) > s.stop_patience and h[-1 - s.stop_patience] - h[-1] < s.stop_shrink:
-            return f"bounds stopped shrinking (log-volume fell {h[-1 - s.stop_patience] - h[-1]:.4f} over {s.stop_patience} plans)"
+        covered = bisect.bisect_right([start for start, _ in h], self.data_until)
+        if covered > s.stop_patience:
+            fell = h[covered - 1 - s.stop_patience][1] - self.gate.log_volume()
+            if fell < s.stop_shrink:
+                return f"bounds stopped shrinking (log-volume fell {fell:.4f} over {s.stop_patience} plans)"
         return ""
 
     def _brake_on_executing(self, why: str) -> None:

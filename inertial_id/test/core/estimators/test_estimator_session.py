@@ -65,6 +65,35 @@ def test_a_bounds_update_that_fails_keeps_the_box_and_is_counted(monkeypatch):
     np.testing.assert_array_equal(after.upper, before.upper)
 
 
+def test_the_box_says_the_latest_row_stamp_it_holds(monkeypatch):
+    """``data_until``: the newest row stamp at the last bounds update that succeeded, what the
+    planner's stop criterion compares boxes on (an estimator behind the motion holds older data)."""
+    robot = load_robot("kinova_gen3")
+    s = EstimationSession(robot, "guaranteed", bounds_period_s=1.0)
+    messages = gen3_messages(robot, RowIntake(robot, "guaranteed"))
+    assert s.data_until is None
+    updates, latest = 0, -np.inf
+    for m in messages[:len(messages) // 2]:
+        before = s.data_until
+        added = s.add(m.t, s.check(m.kind, m.parameter_names, m.b.size, m.samples, m.A, m.b, m.noise_bound,
+                                   m.noise_sigma, m.kinematics, m.acceleration_bound))
+        latest = max(latest, m.t)
+        assert s.data_until == (latest if added.updated else before)
+        updates += added.updated
+    assert updates >= 1
+    held = s.data_until
+
+    def failing():
+        raise np.linalg.LinAlgError("singular")
+    monkeypatch.setattr(s.estimator, "update_bounds", failing)
+    for m in messages[len(messages) // 2:]:
+        s.add(m.t, s.check(m.kind, m.parameter_names, m.b.size, m.samples, m.A, m.b, m.noise_bound,
+                           m.noise_sigma, m.kinematics, m.acceleration_bound))
+    assert s.data_until == held < messages[-1].t       # the box kept its value, and its data
+    monkeypatch.undo()
+    assert s.update_bounds(final=True) == "" and s.data_until == messages[-1].t
+
+
 def xarm7_hold_then_motion(rest_s=3.0, motion_s=8.0, rate_hz=100.0, seed=5):
     """``(robot, payload, messages)``: the xArm7's F/T rows while the arm holds, then turns the sensor
     (each joint ``q0 + a (1 - cos wt)^2 / 4``: velocity and acceleration start at zero), the true

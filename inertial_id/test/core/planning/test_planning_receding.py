@@ -387,22 +387,34 @@ def test_a_withheld_first_plan_is_planned_again_from_rest(setup):
     assert rh.offer(0.5, rid2, exciting_result(req2, settings)).kind == "first"
 
 
-def test_stops_when_bounds_stop_shrinking(robot):
-    settings = replace(PlannerSettings.from_profile(robot), max_plans=20, stop_patience=2, stop_shrink=0.05)
+@pytest.mark.parametrize("data_lag_plans, plans_made, why", [
+    # the boxes at the starts of plans 1..3 (data of 2 plans) are equal, so plan 4, accepted then, is the last
+    (0.0, 4, "stopped shrinking"),
+    # an estimator 1.5 plans behind the motion (a loaded computer): the same data reach the planner
+    # two plans later, and so does the stop
+    (1.5, 6, "stopped shrinking"),
+    # no estimate holds any of the motion's data: nothing says the bounds stopped shrinking
+    (None, 8, "8 plans made"),
+])
+def test_stops_when_bounds_stop_shrinking_on_the_data_of_the_plans(robot, data_lag_plans, plans_made, why):
+    """Every plan's request comes with an estimate of an unchanged box whose data end
+    ``data_lag_plans`` plans before that plan starts (None: no estimate)."""
+    settings = replace(PlannerSettings.from_profile(robot), max_plans=8, stop_patience=2, stop_shrink=0.05)
     rh = RecedingHorizon(robot, settings, Tube(), certify_fn=Certifier(robot))
     run_to_executing(rh, settings)
     t = rh.segments[-1].start
     plans = 1
     while rh.request(rh.segments[-1].start) is not None:
         rid, req = rh.request(rh.segments[-1].start)
+        if data_lag_plans is not None:
+            start = rh.segments[-1].start
+            rh.on_estimate(start, rh.lower, rh.upper, True, True, start - data_lag_plans * settings.replan_s)
         t += settings.replan_s
         assert rh.offer(t - 0.5, rid, exciting_result(req, settings)) is not None
         plans += 1
-        assert plans < 10
-    # the box never shrank: the boxes at the starts of plans 1..3 (data of 2 plans) are equal, so
-    # plan 4, accepted then, is the last
-    assert plans == 4
-    assert "stopped shrinking" in rh.message
+        assert plans <= settings.max_plans
+    assert plans == plans_made
+    assert why in rh.message
     rh.tick(rh.end_time + 0.01, 0.0)
     assert rh.state == "done"
 
