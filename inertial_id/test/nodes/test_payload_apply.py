@@ -1,6 +1,7 @@
 """The identified payload handed on (issue 21): mass / COM / inertia about the COM from the parameter
 vector, the COM interval of a box, the refusal rules of ``~/apply``, and over DDS the estimator's
 ``inertia`` topic and its ``~/apply`` against a stand-in of xarm_ros2's set_tcp_load service."""
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
-from inertial_id.core.payload.payload_apply import ApplyLimits, PayloadInertia, com_interval, refusal, xarm_tcp_load
+from inertial_id.core.payload.payload_apply import (ApplyLimits, PayloadInertia, com_interval, payload_levers_m, refusal,
+                                                    xarm_tcp_load)
 from inertial_id.core.robot.profile import ProfileError, validate
 
 
@@ -92,6 +94,49 @@ def test_box_torque_error_bounds_the_estimates_gravity_torque_error_for_any_trut
     assert worst[j] >= 0.5 * bound[j]
     if name != "digit_arm":
         assert bound[0] < 1e-6 * bound[j]
+
+
+@pytest.mark.parametrize("name", ["xarm7", "kinova_gen3", "digit_arm"])
+def test_the_axis_lever_bound_holds_alone_and_is_reached_where_the_axes_meet(name, rng):
+    """The bound with the lever a vector of the payload frame (``axis_torque_error_Nm``) holds by
+    itself: for random configurations and every corner of a box in the mass and first moment,
+    pinocchio's gravity torques of the estimate and the truth differ by no more. Where it is exact,
+    sampling reaches it: the last joint of every arm (its axis is fixed in the payload frame), and
+    on the Gen3 the whole wrist, whose axes meet in one point (drift under a millimetre)."""
+    robot = robot_model.load_robot(name)
+    L = ApplyLimits.from_robot(robot)
+    centre = robot_model.payload_params("dumbbell_5lb")
+    half = np.r_[0.1, 0.02, 0.02, 0.05, np.full(6, 1e-3)]
+    bound = L.axis_torque_error_Nm(centre, centre - half, centre + half)
+    corners = [centre + np.r_[np.array(c), np.zeros(6)] * half for c in itertools.product((-1.0, 1.0), repeat=4)]
+    models = [robot_model.model_with_payload(robot, p) for p in [centre, *corners]]
+    datas = [m.createData() for m in models]
+    worst = np.zeros(robot.nv)
+    for _ in range(1500):
+        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
+        tau = np.array([pin.computeGeneralizedGravity(m, d, q) for m, d in zip(models, datas)])
+        worst = np.maximum(worst, np.abs(tau[1:] - tau[0]).max(axis=0))
+    assert np.all(worst <= bound + 1e-12)
+    exact = [robot.nv - 1] + ([4, 5] if name == "kinova_gen3" else [])
+    assert np.all(L.axes.drift_m[exact] < 1e-3)
+    assert np.all(worst[exact] >= 0.97 * bound[exact])
+
+
+def test_on_the_gen3_wrist_the_axis_lever_narrows_the_gate():
+    """The Gen3's payload frame lies on its last axis, so a mass error puts no gravity torque on
+    that joint, and its wrist axes meet 0.168 m from the payload frame, against the 0.273 m the
+    summed placements give joint 5."""
+    robot = robot_model.load_robot("kinova_gen3")
+    L = ApplyLimits.from_robot(robot)
+    pi = robot_model.payload_params("dumbbell_5lb")
+    dm = np.r_[0.2, np.zeros(9)]
+    interval, axis = L.interval_torque_error_Nm(pi, pi - dm, pi + dm), L.axis_torque_error_Nm(pi, pi - dm, pi + dm)
+    summed = payload_levers_m(robot.model, robot.payload_frame_id)
+    assert summed[4] == pytest.approx(0.273, abs=1e-3) and summed[6] == pytest.approx(0.0615, abs=1e-4)
+    assert L.levers_m[4] == pytest.approx(0.168, abs=1e-3) and L.levers_m[6] < 1e-9
+    assert axis[6] < 1e-9 and interval[6] < 1e-9
+    assert axis[4] == pytest.approx(9.81 * 0.2 * 0.168, rel=0.01) == interval[4]
+    assert np.all(L.box_torque_error_Nm(pi, pi - dm, pi + dm) == np.fmin(interval, axis))
 
 
 def test_the_shipped_need_accepts_a_mass_interval_only_as_wide_as_its_tightest_joint_allows():

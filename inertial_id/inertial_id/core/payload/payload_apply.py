@@ -7,6 +7,7 @@ about the payload-frame origin, SI units) and its box ``[lower, upper]``.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,66 @@ def payload_levers_m(model: pin.Model, payload_frame_id: int) -> np.ndarray:
     return levers
 
 
+@dataclass(frozen=True)
+class AxisLevers:
+    """Per joint ``j`` that carries the payload and turns about an axis: ``r_P[j]``, the payload
+    frame's origin seen from a point ``c_j`` on the axis, in the payload frame, at the neutral
+    configuration; at any other configuration it lies within ``drift_m[j]`` of that (the joints
+    between turn ``c_j`` about their own axes, each moving it by at most twice its distance from
+    their axis at the neutral configuration, :func:`axis_levers`); ``axis_P[j]``, the joint's axis in
+    the payload frame where no joint between turns it (the last joint), else zeros. ``c_j`` is the
+    point of the axis nearest, in least squares, to the axes of the joints between, so that for a
+    wrist whose axes meet in a point the payload's lever is a constant of the payload frame
+    (``drift_m`` 0). A joint that does not carry the payload or is not revolute has ``drift_m`` inf."""
+    r_P: np.ndarray
+    drift_m: np.ndarray
+    axis_P: np.ndarray
+
+
+def axis_levers(model: pin.Model, payload_frame_id: int) -> AxisLevers:
+    """:class:`AxisLevers` of the payload frame on ``model``, from its neutral configuration."""
+    data = model.createData()
+    q = pin.neutral(model)
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    J = pin.getFrameJacobian(model, data, payload_frame_id, pin.LOCAL_WORLD_ALIGNED)
+    X_WP = data.oMf[payload_frame_id]
+    r_P, axis_P = np.zeros((model.nv, 3)), np.zeros((model.nv, 3))
+    drift = np.full(model.nv, np.inf)
+    movers = np.flatnonzero(np.any(J != 0.0, axis=0))     # the velocities that move the payload
+    axes = {}
+    for v in movers:
+        a_W, v_W = J[3:, v], J[:3, v]
+        # revolute: the payload origin turns about a_W through a point o_W, v_W = a_W x (p - o_W)
+        if np.linalg.norm(a_W) < 1e-9 or abs(np.dot(a_W, v_W)) > 1e-9 * np.linalg.norm(a_W) * (1.0 + np.linalg.norm(v_W)):
+            continue
+        a_W = a_W / np.linalg.norm(a_W)
+        axes[v] = (a_W, X_WP.translation + np.cross(a_W, v_W))
+    for v, (a_W, o_W) in axes.items():
+        if any(k > v and k not in axes for k in movers):
+            continue                 # a joint between that does not turn (or not alone) moves c_j anywhere
+        between = [axes[k] for k in axes if k > v]
+        if between:
+            # the point o + s a nearest the axes between: min sum |P_k (o + s a - o_k)|^2
+            P = [np.eye(3) - np.outer(a_k, a_k) for a_k, _ in between]
+            A = np.concatenate([P_k @ a_W for P_k in P])
+            b = np.concatenate([P_k @ (o_k - o_W) for P_k, (_, o_k) in zip(P, between)])
+            s = float(A @ b / (A @ A)) if A @ A > 1e-12 else 0.0
+            c_W = o_W + s * a_W
+            drift[v] = 2.0 * sum(float(np.linalg.norm(P_k @ (c_W - o_k))) for P_k, (_, o_k) in zip(P, between))
+        else:
+            c_W = o_W + np.dot(X_WP.translation - o_W, a_W) * a_W
+            drift[v] = 0.0
+            axis_P[v] = X_WP.rotation.T @ a_W
+        r_P[v] = X_WP.rotation.T @ (X_WP.translation - c_W)
+    return AxisLevers(r_P, drift, axis_P)
+
+
+def _off_axis(vectors, axis_P) -> np.ndarray:
+    """``vectors`` (..., nv, 3) without their part along each joint's fixed axis (zeros: none)."""
+    return vectors - np.sum(vectors * axis_P, axis=-1, keepdims=True) * axis_P
+
+
 def gravity_shares(model: pin.Model) -> np.ndarray:
     """Per joint, the largest ``|axis x g| / |g|`` over every configuration: the sine of the angle
     between gravity and the axis of a joint on the base, whose axis never moves (0 for the vertical
@@ -86,13 +147,15 @@ def gravity_shares(model: pin.Model) -> np.ndarray:
 class ApplyLimits:
     """The profile's ``apply:`` section: interface, where it goes, and the need the gate follows from:
     the static torque error per joint the robot's controller tolerates (N m), with each joint's lever
-    to the payload (:func:`payload_levers_m`), the share of gravity its axis can feel
-    (:func:`gravity_shares`) and the magnitude of gravity."""
+    to the payload (the smaller of :func:`payload_levers_m` and the one of :func:`axis_levers`), the
+    payload frame's origin seen from each joint's axis (:class:`AxisLevers`), the share of gravity
+    its axis can feel (:func:`gravity_shares`) and the magnitude of gravity."""
     interface: str
     service: str | None       # the driver's set-load service (None: no driver interface)
     topic: str
     tolerated_torque_Nm: np.ndarray | None
     levers_m: np.ndarray
+    axes: AxisLevers
     gravity_shares: np.ndarray
     gravity_m_s2: float
     timeout_s: float
@@ -102,7 +165,10 @@ class ApplyLimits:
         """The limits of ``robot``'s profile ``apply:`` section, on its model."""
         a = robot.spec.apply
         need = None if a.tolerated_torque_Nm is None else np.asarray(a.tolerated_torque_Nm, dtype=float)
-        return cls(a.interface, a.driver_service(), a.topic, need, payload_levers_m(robot.model, robot.payload_frame_id),
+        axes = axis_levers(robot.model, robot.payload_frame_id)
+        levers = np.fmin(payload_levers_m(robot.model, robot.payload_frame_id),
+                         np.linalg.norm(_off_axis(axes.r_P, axes.axis_P), axis=-1) + axes.drift_m)
+        return cls(a.interface, a.driver_service(), a.topic, need, levers, axes,
                    gravity_shares(robot.model), float(np.linalg.norm(robot.model.gravity.linear)), a.timeout_s)
 
     def static_torque_error_Nm(self, mass_error_kg: float, first_moment_error_kg_m: float) -> np.ndarray:
@@ -116,12 +182,34 @@ class ApplyLimits:
 
     def box_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
         """Per joint, the largest static torque error of handing over ``estimate`` when the truth is
-        any payload of the box ``[lower, upper]`` (which holds the estimate): each parameter errs by
-        at most its farther distance to the box's faces, about half the box's width for an estimate
-        near its centre."""
+        any payload of the box ``[lower, upper]`` (which holds the estimate): the smaller of
+        :meth:`interval_torque_error_Nm` and :meth:`axis_torque_error_Nm`, both bounds."""
+        with np.errstate(invalid="ignore"):
+            return np.fmin(self.interval_torque_error_Nm(estimate, lower, upper),
+                           self.axis_torque_error_Nm(estimate, lower, upper))
+
+    def interval_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
+        """:meth:`static_torque_error_Nm` with each parameter erring by its farther distance to the
+        box's faces, about half the box's width for an estimate near its centre."""
         estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
         reach = np.maximum(estimate - lower, upper - estimate)
         return self.static_torque_error_Nm(reach[0], float(np.linalg.norm(reach[1:4])))
+
+    def axis_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
+        """The torque error with the lever a vector of the payload frame (:class:`AxisLevers`):
+        ``(axis x g) . R (dm r + d(m c))`` with ``r`` within ``drift`` of ``r_P``, at most ``share g
+        (|dm r_P + d(m c)| + drift |dm|)``, only the part across a fixed axis counting. That is convex
+        in the errors ``estimate - truth``, so over the box it is largest at one of the 16 corners of
+        the mass and first-moment errors; inf for a joint without an axis lever, 0 for one that does
+        not carry the payload."""
+        estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
+        corners = np.array(list(itertools.product(*zip(estimate[:4] - upper[:4], estimate[:4] - lower[:4]))))
+        vectors = corners[:, None, :1] * self.axes.r_P + corners[:, None, 1:4]          # (16, nv, 3)
+        drift = self.axes.drift_m
+        worst = np.linalg.norm(_off_axis(vectors, self.axes.axis_P), axis=-1).max(axis=0) \
+            + np.where(np.isfinite(drift), drift, 0.0) * np.abs(corners[:, 0]).max()
+        error = np.where(np.isfinite(drift), self.gravity_shares * self.gravity_m_s2 * worst, np.inf)
+        return np.where(np.isfinite(self.levers_m) & (self.gravity_shares > 0.0), error, 0.0)
 
     def tolerated(self, torque_error_Nm) -> bool:
         """Whether a per-joint torque error is within the stated need."""
