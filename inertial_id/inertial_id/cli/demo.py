@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import NamedTuple
 
 import numpy as np
 import rclpy
@@ -21,7 +22,7 @@ from ..core import offline
 from ..core.data import bags
 from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved
 from ..core.estimators.factory import make_estimator
-from ..core.payload.payload_apply import ApplyLimits, apply_verdict
+from ..core.payload.payload_apply import ApplyLimits, GateSupport, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
 from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
@@ -274,6 +275,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         print(f"warning: {unclean} when stopped at the end; see the logs in {log_dir}", file=sys.stderr, flush=True)
     truth_v = np.asarray(truth.estimate)
     x, lo, hi = np.asarray(est.estimate), np.asarray(est.lower), np.asarray(est.upper)
+    scored = scored_rows(robot, method, monitor.rows, truth_v, int(est.samples_used), lo, hi)
     result = {
         # the profile asked for; the calibrated copy the nodes ran with, when the demo made one (its
         # folder is the logs': gone with them once the run passed)
@@ -286,8 +288,9 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         "bounds_guaranteed": bool(est.bounds_guaranteed),
         "data_consistent": bool(est.data_consistent),
         "truth_inside_bounds": bool(np.all((truth_v >= lo) & (truth_v <= hi))),
-        "apply": apply_verdict(ApplyLimits.from_robot(robot), x, lo, hi, est.bounds_guaranteed, est.data_consistent),
-        **scored_rows(robot, method, monitor.rows, truth_v, int(est.samples_used), lo, hi),
+        "apply": apply_verdict(ApplyLimits.from_robot(robot), x, lo, hi, est.bounds_guaranteed, est.data_consistent,
+                               scored.gate_support),
+        **scored.report,
         "mass_error_pct": float(abs(x[0] - truth_v[0]) / truth_v[0] * 100),
         "com_error_mm": com_error_m(truth_v, x) * 1000,
         "motion_s": float(duration_s),
@@ -307,7 +310,14 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
     return result
 
 
-def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, upper) -> dict:
+class Scored(NamedTuple):
+    """:func:`scored_rows`: the report's entries, and the ``~/apply`` gate's support from the rows
+    folded in again (None: they do not add up to the estimator's, or its method has no final LP)."""
+    report: dict
+    gate_support: GateSupport | None
+
+
+def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, upper) -> Scored:
     """The run's mass width against the sound floor of its rows (``messages``: the RegressorSample
     messages the monitor received beside the estimator, reliably and all kept).
 
@@ -321,7 +331,7 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     says which bound sets it.
     ``floor_rows`` says which rows were scored; the floor is None when the messages received do not
     add up to the estimator's samples (a reader that missed some) or the method keeps no rows for it."""
-    intake = offline.RowIntake(robot, method)
+    intake = offline.RowIntake(robot, method, gate=True)
     rows = list(bags.rows_of((0, m) for m in messages))
     total = np.cumsum([m.samples for m in rows], dtype=int)
     rows = rows[:int(np.searchsorted(total, samples_used, side="right"))]
@@ -332,12 +342,13 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     floor = run_floor_kg(robot, intake.estimator, rows, truth, np.zeros(6)) if match else None
     halved = run_floors_with_one_bound_halved(robot, intake.estimator, rows, truth, np.zeros(6)) if floor else {}
     width = float(upper[0] - lower[0])
-    return {"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
+    return Scored({"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
             "floor_with_one_bound_halved_kg": halved,
             "floor_rows": {"messages": len(rows), "samples": replayed.samples_used,
                            "samples_received": int(total[-1]) if total.size else 0, "rows_match": match,
                            "mass_width_kg": float(replayed.upper[0] - replayed.lower[0]),
-                           "box_difference": offline.bounds_difference(replayed.lower, replayed.upper, lower, upper)}}
+                           "box_difference": offline.bounds_difference(replayed.lower, replayed.upper, lower, upper)}},
+                  replayed.gate_support if match else None)
 
 
 def recorded_topics(robot) -> dict:

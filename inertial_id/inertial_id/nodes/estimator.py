@@ -126,7 +126,7 @@ class EstimatorNode(ManagedNode):
         self.worker.start()
 
     def _new_session(self) -> EstimationSession:
-        return EstimationSession(self.robot, self.method, self.max_rows or None, self.bounds_period)
+        return EstimationSession(self.robot, self.method, self.max_rows or None, self.bounds_period, gate=True)
 
     def _state_header(self) -> dict:
         lo, hi = self.robot.payload_prior()

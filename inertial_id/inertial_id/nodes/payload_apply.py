@@ -2,7 +2,7 @@
 inertia about the centre of mass, in the payload frame) with every estimate, and the ``~/apply``
 service (std_srvs/Trigger), which hands the newest estimate to the robot through the profile's
 ``apply.interface`` only when asked and only when :func:`~inertial_id.core.payload.payload_apply.refusal`
-finds nothing against it."""
+finds nothing against it (with the support of the estimator's last final LP, when it has one)."""
 from __future__ import annotations
 
 import importlib
@@ -59,8 +59,9 @@ class PayloadOutputs:
         if result is None:
             why = refusal(None, None, None, False, False, self.limits)
         else:
+            # the final LP's support, from the last final update (EstimationSession's gate)
             why = refusal(result.estimate, result.lower, result.upper, result.bounds_guaranteed,
-                          result.data_consistent, self.limits)
+                          result.data_consistent, self.limits, getattr(result, "gate_support", None))
         if why is None:
             payload = PayloadInertia.from_params(result.estimate, header.frame_id)
             ok, what = self._topic(payload, header) if self.limits.interface == "inertia_topic" else \

@@ -10,8 +10,8 @@ import pytest
 
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
-from inertial_id.core.payload.payload_apply import (ApplyLimits, PayloadInertia, com_interval, payload_levers_m, refusal,
-                                                    xarm_tcp_load)
+from inertial_id.core.payload.payload_apply import (ApplyLimits, GateSupport, PayloadInertia, com_interval, payload_levers_m,
+                                                    refusal, xarm_tcp_load)
 from inertial_id.core.robot.profile import ProfileError, validate
 
 
@@ -137,6 +137,40 @@ def test_on_the_gen3_wrist_the_axis_lever_narrows_the_gate():
     assert axis[6] < 1e-9 and interval[6] < 1e-9
     assert axis[4] == pytest.approx(9.81 * 0.2 * 0.168, rel=0.01) == interval[4]
     assert np.all(L.box_torque_error_Nm(pi, pi - dm, pi + dm) == np.fmin(interval, axis))
+
+
+@pytest.mark.parametrize("name", ["kinova_gen3", "digit_arm"])
+def test_the_final_lp_bound_holds_on_its_polytope_and_sees_what_the_box_cannot(name, rng):
+    """``polytope_torque_error_Nm`` with the exact support of a polytope (the hull of payloads that
+    trade mass against first moment along the wrist's lever, as the wrist's gravity rows leave them):
+    on random configurations pinocchio's gravity torques of the estimate and of each of those payloads
+    differ by no more, and on the joints it covers it is far below the box's bound, which cannot
+    tell that trade from independent errors."""
+    robot = robot_model.load_robot(name)
+    L = ApplyLimits.from_robot(robot)
+    by = L.gate_joints()
+    j = int(np.flatnonzero(by >= 0)[0])
+    centre = robot_model.payload_params("dumbbell_5lb")
+    dm = rng.uniform(-0.1, 0.1, 40)
+    payloads = np.tile(centre, (40, 1))
+    payloads[:, 0] += dm
+    payloads[:, 1:4] += -dm[:, None] * L.axes.r_P[j] + rng.uniform(-0.003, 0.003, (40, 3))
+    C, joints = L.gate_directions()
+    support = GateSupport(C, (-C @ payloads.T).max(axis=1), joints)
+    lower, upper = payloads.min(axis=0), payloads.max(axis=0)
+    bound = L.polytope_torque_error_Nm(centre, lower, upper, support)
+    assert np.all(np.isfinite(bound) == (by >= 0))
+    models = [robot_model.model_with_payload(robot, p) for p in [centre, *payloads]]
+    datas = [m.createData() for m in models]
+    worst = np.zeros(robot.nv)
+    for _ in range(300):
+        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
+        tau = np.array([pin.computeGeneralizedGravity(m, d, q) for m, d in zip(models, datas)])
+        worst = np.maximum(worst, np.abs(tau[1:] - tau[0]).max(axis=0))
+    assert np.all(worst <= bound + 1e-12)
+    box = L.axis_torque_error_Nm(centre, lower, upper)
+    assert bound[j] < 0.5 * box[j]
+    assert np.all(L.box_torque_error_Nm(centre, lower, upper, support) == np.fmin(L.box_torque_error_Nm(centre, lower, upper), bound))
 
 
 def test_the_shipped_need_accepts_a_mass_interval_only_as_wide_as_its_tightest_joint_allows():

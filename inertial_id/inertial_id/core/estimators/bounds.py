@@ -448,6 +448,27 @@ class IntervalBounds:
         self._bases = {}
         return solved if isinstance(solved, BoundsUpdate) else BoundsUpdate(True)
 
+    def support(self, C) -> np.ndarray:
+        """For each row ``c`` of ``C`` (k, parameters): an upper bound of ``c . x`` over every ``x``
+        that the archived rows (without an archive: the kept rows), the cuts and the boxes admit, the
+        feasible set of :meth:`final_update`'s LP, which holds the truth whenever the rows' bounds do.
+        Each bound is a dual certificate (as the box's), and never above the box's own ``sum max(c
+        lower, c upper)``, which it stays where an LP gives none (inconsistent rows, a failed LP)."""
+        C = np.atleast_2d(np.asarray(C, dtype=float))
+        out = np.maximum(C * self.lower, C * self.upper).sum(axis=1)
+        M, b, e = self.archive() or self._kept
+        if b.size == 0 or not self.data_consistent:
+            return out
+        G, g = self.cuts
+        lp = _RangeLP(np.vstack([M, G]), np.concatenate([b - e, np.full(g.size, -np.inf)]), np.concatenate([b + e, g]),
+                      np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
+        for k, c in enumerate(C):
+            status, value = lp.minimize(np.concatenate([-c, np.zeros(self.r_lower.size)]))
+            if status == "optimal":
+                out[k] = min(out[k], -value + self.pad_rel * (1.0 + abs(value)))
+        self._count(lp)
+        return out
+
     def _hold(self, A, N, b, e):
         """Hold the rows back until enough have arrived; then all held rows."""
         self._held.append((A, N, b, e))

@@ -69,6 +69,13 @@ class _Adapter:
         """The wrapped estimator's current estimate and bounds."""
         return self.estimator.result()
 
+    def support(self, C) -> np.ndarray | None:
+        """Upper bounds of ``c . pi`` over every payload the wrapped estimator's final LP admits, one
+        per row of ``C``; None for an estimator without one (the wrench rows' box is checked against
+        the F/T offset round by round, :mod:`.offset_freeing`, and no one polytope holds it)."""
+        support = getattr(self.estimator, "support", None)
+        return None if support is None else support(C)
+
     def _raised(self, kind: str, e, samples: int):
         """``e`` raised to the profile's floor (counted)."""
         if self.floors is None:

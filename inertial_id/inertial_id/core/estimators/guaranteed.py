@@ -224,6 +224,11 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         self.update_bounds()
         self._report(self.bounds.final_update())
 
+    def support(self, C) -> np.ndarray:
+        """Upper bounds of ``c . pi`` (payload parameters) over the final LP's feasible set, one per
+        row of ``C`` (:meth:`~.bounds.IntervalBounds.support`)."""
+        return self.bounds.support(C)
+
     def sound_floor_kg(self, pi_true) -> float | None:
         """The mass width no sound box beats on the rows so far (:mod:`.sound_floor`), with the
         admissible truth ``pi_true`` and the nominal robot; None before any rows or with the robot's

@@ -89,6 +89,8 @@ class PayloadEstimate:
     samples_used: int
     condition_number: float
     message: str = ""
+    # the final LP's support in the ~/apply gate's directions (EstimationSession's ``gate``), or None
+    gate_support: Any = None
 
 
 class PayloadEstimator:

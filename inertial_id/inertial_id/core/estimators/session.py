@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ...defaults import BOUNDS_PERIOD_S
 from ..planning.states import ENDED, MOVING, PlannerState
+from ..payload.payload_apply import ApplyLimits, GateSupport
 from .consistent import SolverFailure
 from .factory import make_estimator
 from .intake import CheckedRows, Skipped, check_rows
@@ -44,10 +45,17 @@ class Added:
 
 class EstimationSession:
     """``method``'s estimator of ``robot`` with the intake's checks and the data-time schedule of
-    its bounds updates (every ``bounds_period_s`` of row stamps; 0: only :meth:`update_bounds`)."""
+    its bounds updates (every ``bounds_period_s`` of row stamps; 0: only :meth:`update_bounds`).
+    ``gate``: each final update also solves the support LPs of the ``~/apply`` gate's directions
+    (:meth:`~..payload.payload_apply.ApplyLimits.gate_directions`) over the estimator's final LP,
+    where it has one; the results carry them (``gate_support``) until the next final update. They
+    stay sound after it (rows only add constraints), but the next one's are tighter."""
 
-    def __init__(self, robot, method: str, max_bound_rows: int | None = None, bounds_period_s: float = BOUNDS_PERIOD_S):
+    def __init__(self, robot, method: str, max_bound_rows: int | None = None, bounds_period_s: float = BOUNDS_PERIOD_S,
+                 gate: bool = False):
         self.estimator = make_estimator(robot, method, max_bound_rows)
+        self.apply_limits = ApplyLimits.from_robot(robot) if gate else None
+        self.gate_support: GateSupport | None = None
         self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
         # the latest row stamp the box holds (s): what a consumer of the box knows it reflects (the
@@ -89,6 +97,7 @@ class EstimationSession:
         try:
             if final:
                 self.estimator.final_update_bounds()
+                self._solve_gate_support()
             else:
                 self.estimator.update_bounds()
         except NUMERICAL_FAILURES as exc:
@@ -109,9 +118,18 @@ class EstimationSession:
             self.estimator.restore(self._before_provisional)
             self._before_provisional = None
 
+    def _solve_gate_support(self) -> None:
+        if self.apply_limits is None:
+            return
+        C, joints = self.apply_limits.gate_directions()
+        values = self.estimator.support(-C) if joints.size else None
+        if values is not None:
+            self.gate_support = GateSupport(C, values, joints)
+
     def result(self):
-        """The estimator's current estimate and box."""
-        return self.estimator.result()
+        """The estimator's current estimate and box, with the gate's support (``gate``)."""
+        result = self.estimator.result()
+        return result if self.gate_support is None else replace(result, gate_support=self.gate_support)
 
 
 # why a job makes a final update (Job.final)

@@ -143,6 +143,69 @@ def gravity_shares(model: pin.Model) -> np.ndarray:
     return shares
 
 
+# Directions of the support LPs (:class:`GateSupport`): the circle across a fixed axis is covered by a
+# polygon of CIRCLE_DIRECTIONS vertices, the sphere by an icosahedron whose faces are split
+# SPHERE_SPLITS times (162 vertices), both scaled out so that their hull holds the circle or sphere
+# (0.9 % and 1.8 % out): a convex function is no larger on them than at some vertex.
+CIRCLE_DIRECTIONS = 24
+SPHERE_SPLITS = 2
+# m: joints whose lever drifts by at most this are given support LPs (the Gen3's wrist: 0.7 mm); on
+# the others the drift term alone outweighs what the polytope saves over the box
+EXACT_LEVER_DRIFT_M = 0.01
+
+
+def circle_cover(axis, count: int = CIRCLE_DIRECTIONS) -> np.ndarray:
+    """(count, 3) vertices of a regular polygon across the unit ``axis`` whose hull holds the unit
+    circle across it."""
+    axis = np.asarray(axis, dtype=float)
+    u = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
+    u /= np.linalg.norm(u)
+    v = np.cross(axis, u)
+    angles = 2.0 * np.pi * np.arange(count) / count
+    return (np.outer(np.cos(angles), u) + np.outer(np.sin(angles), v)) / np.cos(np.pi / count)
+
+
+def sphere_cover(splits: int = SPHERE_SPLITS) -> np.ndarray:
+    """Vertices of an icosahedron with each face split in four ``splits`` times, on a sphere whose
+    radius puts every face's plane at distance 1 or more: their hull holds the unit sphere."""
+    t = (1.0 + 5.0 ** 0.5) / 2.0
+    points = [np.array(p, dtype=float) for p in ((-1, t, 0), (1, t, 0), (-1, -t, 0), (1, -t, 0), (0, -1, t), (0, 1, t),
+                                                 (0, -1, -t), (0, 1, -t), (t, 0, -1), (t, 0, 1), (-t, 0, -1), (-t, 0, 1))]
+    points = [p / np.linalg.norm(p) for p in points]
+    faces = [(0, 11, 5), (0, 5, 1), (0, 1, 7), (0, 7, 10), (0, 10, 11), (1, 5, 9), (5, 11, 4), (11, 10, 2), (10, 7, 6),
+             (7, 1, 8), (3, 9, 4), (3, 4, 2), (3, 2, 6), (3, 6, 8), (3, 8, 9), (4, 9, 5), (2, 4, 11), (6, 2, 10),
+             (8, 6, 7), (9, 8, 1)]
+    for _ in range(splits):
+        middle: dict[tuple[int, int], int] = {}          # edge -> its midpoint's index
+        split = []
+        for a, b, c in faces:
+            mids = []
+            for i, j in ((a, b), (b, c), (c, a)):
+                edge = (min(i, j), max(i, j))
+                if edge not in middle:
+                    p = points[i] + points[j]
+                    points.append(p / np.linalg.norm(p))
+                    middle[edge] = len(points) - 1
+                mids.append(middle[edge])
+            ab, bc, ca = mids
+            split += [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
+        faces = split
+    P = np.array(points)
+    normals = np.cross(P[[f[1] for f in faces]] - P[[f[0] for f in faces]], P[[f[2] for f in faces]] - P[[f[0] for f in faces]])
+    distance = np.abs(np.sum(normals * P[[f[0] for f in faces]], axis=1)) / np.linalg.norm(normals, axis=1)
+    return P / distance.min()
+
+
+@dataclass(frozen=True)
+class GateSupport:
+    """What the estimator's final LP says about the gate's directions: ``values[k]``, an upper bound
+    of ``-directions[k] . pi`` over every payload ``pi`` it admits, for joint ``joints[k]``
+    (:meth:`ApplyLimits.gate_directions`, :meth:`ApplyLimits.polytope_torque_error_Nm`)."""
+    directions: np.ndarray
+    values: np.ndarray
+    joints: np.ndarray
+
+
 @dataclass(frozen=True)
 class ApplyLimits:
     """The profile's ``apply:`` section: interface, where it goes, and the need the gate follows from:
@@ -180,13 +243,17 @@ class ApplyLimits:
                                                            + abs(first_moment_error_kg_m))
         return np.nan_to_num(error, nan=0.0)
 
-    def box_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
+    def box_torque_error_Nm(self, estimate, lower, upper, support: GateSupport | None = None) -> np.ndarray:
         """Per joint, the largest static torque error of handing over ``estimate`` when the truth is
-        any payload of the box ``[lower, upper]`` (which holds the estimate): the smaller of
-        :meth:`interval_torque_error_Nm` and :meth:`axis_torque_error_Nm`, both bounds."""
+        any payload of the box ``[lower, upper]`` (which holds the estimate): the smallest of
+        :meth:`interval_torque_error_Nm`, :meth:`axis_torque_error_Nm` and, given the estimator's
+        ``support``, :meth:`polytope_torque_error_Nm`, all bounds."""
         with np.errstate(invalid="ignore"):
-            return np.fmin(self.interval_torque_error_Nm(estimate, lower, upper),
-                           self.axis_torque_error_Nm(estimate, lower, upper))
+            error = np.fmin(self.interval_torque_error_Nm(estimate, lower, upper),
+                            self.axis_torque_error_Nm(estimate, lower, upper))
+            if support is not None:
+                error = np.fmin(error, self.polytope_torque_error_Nm(estimate, lower, upper, support))
+            return error
 
     def interval_torque_error_Nm(self, estimate, lower, upper) -> np.ndarray:
         """:meth:`static_torque_error_Nm` with each parameter erring by its farther distance to the
@@ -211,6 +278,53 @@ class ApplyLimits:
         error = np.where(np.isfinite(drift), self.gravity_shares * self.gravity_m_s2 * worst, np.inf)
         return np.where(np.isfinite(self.levers_m) & (self.gravity_shares > 0.0), error, 0.0)
 
+    def gate_joints(self) -> np.ndarray:
+        """Per joint, the joint whose support LPs bound its error (-1: none): each joint whose lever
+        drifts by at most EXACT_LEVER_DRIFT_M, the first of those with the same fixed axis (or none)
+        and a lever vector within EXACT_LEVER_DRIFT_M of its own (the Gen3's joints 5 and 6: 0.4 mm
+        apart), the difference added to its drift."""
+        axes = self.axes
+        chosen = np.flatnonzero((axes.drift_m <= EXACT_LEVER_DRIFT_M) & np.isfinite(self.levers_m)
+                                & (self.gravity_shares > 0.0))
+        by = np.full(self.levers_m.size, -1)
+        for j in chosen:
+            same = [k for k in chosen[chosen < j] if by[k] == k and np.array_equal(axes.axis_P[k], axes.axis_P[j])
+                    and np.linalg.norm(axes.r_P[k] - axes.r_P[j]) <= EXACT_LEVER_DRIFT_M]
+            by[j] = same[0] if same else j
+        return by
+
+    def gate_directions(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(C, joints)``: the payload directions ``c = (w . r_P, w, 0...)`` (k, 10) whose support
+        :meth:`polytope_torque_error_Nm` takes, ``w`` over :func:`sphere_cover` (across a fixed axis:
+        :func:`circle_cover`), for each joint that bounds its own error (:meth:`gate_joints`)."""
+        axes, by = self.axes, self.gate_joints()
+        blocks, joints = [np.zeros((0, 10))], [np.zeros(0, dtype=int)]
+        for j in np.flatnonzero(by == np.arange(by.size)):
+            W = circle_cover(axes.axis_P[j]) if np.any(axes.axis_P[j]) else sphere_cover()
+            blocks.append(np.hstack([(W @ axes.r_P[j])[:, None], W, np.zeros((len(W), 6))]))
+            joints.append(np.full(len(W), j))
+        return np.vstack(blocks), np.concatenate(joints)
+
+    def polytope_torque_error_Nm(self, estimate, lower, upper, support: GateSupport) -> np.ndarray:
+        """:meth:`axis_torque_error_Nm` over the payloads the estimator's final LP admits instead of
+        its box: ``max |dm r_P + d(m c)|`` is the largest ``w . (dm r_P + d(m c)) = c . (estimate -
+        pi)`` over the unit ``w`` (across a fixed axis), a convex function of ``w``, so at most its
+        largest value at the vertices of a cover (:meth:`gate_directions`), each ``c . estimate`` plus
+        the support's bound of ``-c . pi``. A joint bounded by another's LPs (:meth:`gate_joints`)
+        adds the difference of their lever vectors to its drift; the drift takes the box's mass
+        error. inf on the joints without support LPs."""
+        estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
+        values = support.directions @ estimate + support.values
+        worst = np.full(self.levers_m.size, -np.inf)
+        np.maximum.at(worst, support.joints, values)
+        by = self.gate_joints()
+        has = by >= 0
+        drift = np.where(has, self.axes.drift_m + np.linalg.norm(self.axes.r_P - self.axes.r_P[np.maximum(by, 0)], axis=1), 0.0)
+        worst = np.where(has, worst[np.maximum(by, 0)], -np.inf)
+        mass_error = max(estimate[0] - lower[0], upper[0] - estimate[0])
+        error = self.gravity_shares * self.gravity_m_s2 * (worst + drift * mass_error)
+        return np.where(np.isfinite(worst), error, np.inf)
+
     def tolerated(self, torque_error_Nm) -> bool:
         """Whether a per-joint torque error is within the stated need."""
         return self.tolerated_torque_Nm is not None and bool(np.all(torque_error_Nm <= self.tolerated_torque_Nm))
@@ -222,10 +336,12 @@ class ApplyLimits:
             return float(2.0 * np.nanmin(self.tolerated_torque_Nm / (self.gravity_shares * self.gravity_m_s2 * self.levers_m)))
 
 
-def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits) -> str | None:
+def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits,
+            support: GateSupport | None = None) -> str | None:
     """Why this estimate must not be applied, or None when it may. Only a guaranteed box from
     consistent data, with the estimate inside it, whose static torque error the controller tolerates
-    on every joint (:meth:`ApplyLimits.box_torque_error_Nm`), goes to a robot."""
+    on every joint (:meth:`ApplyLimits.box_torque_error_Nm`, with the estimator's ``support`` when it
+    has one), goes to a robot."""
     if limits.interface == "none":
         return "the profile's apply.interface is 'none': no interface to apply the payload through"
     if limits.tolerated_torque_Nm is None:
@@ -243,23 +359,27 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
         return "the estimate lies outside its guaranteed box"
     if not estimate[0] > 0.0:
         return "the estimate's mass is not positive: it has no centre of mass"
-    error = limits.box_torque_error_Nm(estimate, lower, upper)
+    error = limits.box_torque_error_Nm(estimate, lower, upper, support)
     if not limits.tolerated(error):
         j = int(np.argmax(error / limits.tolerated_torque_Nm))
-        return (f"with the truth anywhere in the box (mass [{lower[0]:.4g}, {upper[0]:.4g}] kg), the estimate's "
+        return (f"with the truth anywhere in the box (mass [{lower[0]:.4g}, {upper[0]:.4g}] kg)"
+                f"{' and in the final LP' if support is not None else ''}, the estimate's "
                 f"static torque error reaches {error[j]:.3g} N m on joint {j + 1}, more than apply.tolerated_torque_Nm = "
                 f"{limits.tolerated_torque_Nm[j]:g} there")
     return None
 
 
-def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool) -> dict:
-    """What ``~/apply`` would answer on this result, for reports: accepted or why not, the box's
-    static torque error per joint and the need it is held against."""
-    why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits)
+def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool,
+                  support: GateSupport | None = None) -> dict:
+    """What ``~/apply`` would answer on this result, for reports: accepted or why not, the static
+    torque error per joint (of the box, and of the final LP given its ``support``) and the need it is
+    held against."""
+    why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits, support)
     need = limits.tolerated_torque_Nm
     return {"accepted": why is None, "refusal": why,
-            "torque_error_Nm": limits.box_torque_error_Nm(estimate, lower, upper).tolist()
+            "torque_error_Nm": limits.box_torque_error_Nm(estimate, lower, upper, support).tolist()
             if estimate is not None else None,
+            "final_lp_support": support is not None,
             "tolerated_torque_Nm": None if need is None else need.tolist()}
 
 

@@ -85,6 +85,36 @@ def test_rows_with_a_sloped_bound_give_the_box_of_an_lp_over_their_two_sides(rng
         IntervalBounds(lo, hi, keep_rows=True).update(A, b, e, slope=S)
 
 
+def test_the_support_of_the_final_lp_is_scipys_over_its_rows_cuts_and_boxes(rng):
+    """``support(C)``: for each direction, the largest ``c . x`` over the archived rows with a
+    nuisance box and a cut, as scipy's LP over the same constraints (to the padding), never above
+    the box's own; the box's own with no rows, or once the rows contradict each other."""
+    from scipy.optimize import linprog
+    x, r = rng.normal(size=4), rng.normal(size=2)
+    A, N = rng.normal(size=(40, 4)), rng.normal(size=(40, 2))
+    e = np.full(40, 0.2)
+    b = A @ x + N @ r + rng.uniform(-1.0, 1.0, 40) * e
+    G, g = np.r_[1.0, 1.0, 0.0, 0.0][None, :], np.array([x[0] + x[1] + 0.05])
+    lo, hi, r_lo, r_hi = x - 1.0, x + 1.0, r - 0.3, r + 0.3
+    bounds = IntervalBounds(lo, hi, nuisance_lower=r_lo, nuisance_upper=r_hi, cuts=(G, g), archive_rows=1000)
+    C = rng.normal(size=(12, 4))
+    box_support = np.maximum(C * lo, C * hi).sum(axis=1)
+    np.testing.assert_array_equal(bounds.support(C), box_support)
+    assert bounds.update(A, b, e, A_nuisance=N).consistent
+    support = bounds.support(C)
+    G_full = np.hstack([G, np.zeros((1, 2))])
+    M = np.hstack([A, N])
+    for c, value in zip(C, support):
+        res = linprog(-np.r_[c, 0.0, 0.0], A_ub=np.vstack([M, -M, G_full]), b_ub=np.r_[b + e, e - b, g],
+                      bounds=list(zip(np.r_[bounds.lower, r_lo], np.r_[bounds.upper, r_hi])))
+        assert value == pytest.approx(-res.fun, abs=1e-6) and c @ x <= value + 1e-9
+    assert np.all(support <= np.maximum(C * bounds.lower, C * bounds.upper).sum(axis=1) + 1e-12)
+    assert np.any(support < box_support - 0.1)
+    bounds.update(A[:1], b[:1] + 10.0, e[:1], A_nuisance=N[:1])
+    assert not bounds.data_consistent
+    np.testing.assert_array_equal(bounds.support(C), np.maximum(C * bounds.lower, C * bounds.upper).sum(axis=1))
+
+
 def test_bounds_flag_data_that_break_the_assumed_noise(rng):
     x = rng.normal(size=10)
     box = IntervalBounds(x - 3, x + 3)
