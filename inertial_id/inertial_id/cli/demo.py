@@ -22,7 +22,8 @@ from ..core import offline
 from ..core.data import bags
 from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved
 from ..core.estimators.factory import make_estimator
-from ..core.payload.payload_apply import ApplyLimits, GateSupport, apply_verdict
+from ..core.estimators.session import Support
+from ..core.payload.payload_apply import ApplyLimits, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
 from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
@@ -314,7 +315,7 @@ class Scored(NamedTuple):
     """:func:`scored_rows`: the report's entries, and the ``~/apply`` gate's support from the rows
     folded in again (None: they do not add up to the estimator's, or its method has no final LP)."""
     report: dict
-    gate_support: GateSupport | None
+    gate_support: Support | None
 
 
 def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, upper) -> Scored:
@@ -331,7 +332,7 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     says which bound sets it.
     ``floor_rows`` says which rows were scored; the floor is None when the messages received do not
     add up to the estimator's samples (a reader that missed some) or the method keeps no rows for it."""
-    intake = offline.RowIntake(robot, method, gate=True)
+    intake = offline.RowIntake(robot, method, support_directions=ApplyLimits.from_robot(robot).gate_directions())
     rows = list(bags.rows_of((0, m) for m in messages))
     total = np.cumsum([m.samples for m in rows], dtype=int)
     rows = rows[:int(np.searchsorted(total, samples_used, side="right"))]
@@ -348,7 +349,7 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
                            "samples_received": int(total[-1]) if total.size else 0, "rows_match": match,
                            "mass_width_kg": float(replayed.upper[0] - replayed.lower[0]),
                            "box_difference": offline.bounds_difference(replayed.lower, replayed.upper, lower, upper)}},
-                  replayed.gate_support if match else None)
+                  replayed.final_support if match else None)
 
 
 def recorded_topics(robot) -> dict:

@@ -53,9 +53,9 @@ class RowIntake:
     ``dropped``, the box after every update kept in ``history``."""
 
     def __init__(self, robot, method: str, max_bound_rows: int | None = None,
-                 bounds_period_s: float = BOUNDS_PERIOD_S, gate: bool = False):
+                 bounds_period_s: float = BOUNDS_PERIOD_S, support_directions=None):
         self.robot = robot
-        self.session = EstimationSession(robot, method, max_bound_rows, bounds_period_s, gate)
+        self.session = EstimationSession(robot, method, max_bound_rows, bounds_period_s, support_directions)
         self.dropped: dict[str, int] = {}
         self.accepted = 0
         self.history = History()

@@ -20,6 +20,7 @@ from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
+from ..core.payload.payload_apply import ApplyLimits
 from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
 from .common import (FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp, when_active)
@@ -126,7 +127,9 @@ class EstimatorNode(ManagedNode):
         self.worker.start()
 
     def _new_session(self) -> EstimationSession:
-        return EstimationSession(self.robot, self.method, self.max_rows or None, self.bounds_period, gate=True)
+        # the ~/apply gate's directions: their support over each final LP (PayloadOutputs)
+        return EstimationSession(self.robot, self.method, self.max_rows or None, self.bounds_period,
+                                 ApplyLimits.from_robot(self.robot).gate_directions())
 
     def _state_header(self) -> dict:
         lo, hi = self.robot.payload_prior()

@@ -59,9 +59,9 @@ class PayloadOutputs:
         if result is None:
             why = refusal(None, None, None, False, False, self.limits)
         else:
-            # the final LP's support, from the last final update (EstimationSession's gate)
+            # the support of the last final LP in the gate's directions (the node's session asks for it)
             why = refusal(result.estimate, result.lower, result.upper, result.bounds_guaranteed,
-                          result.data_consistent, self.limits, getattr(result, "gate_support", None))
+                          result.data_consistent, self.limits, result.final_support)
         if why is None:
             payload = PayloadInertia.from_params(result.estimate, header.frame_id)
             ok, what = self._topic(payload, header) if self.limits.interface == "inertia_topic" else \

@@ -10,8 +10,9 @@ import pytest
 
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
-from inertial_id.core.payload.payload_apply import (ApplyLimits, GateSupport, PayloadInertia, com_interval, payload_levers_m,
-                                                    refusal, xarm_tcp_load)
+from inertial_id.core.estimators.session import Support
+from inertial_id.core.payload.payload_apply import (ApplyLimits, PayloadInertia, com_interval, payload_levers_m, refusal,
+                                                    xarm_tcp_load)
 from inertial_id.core.robot.profile import ProfileError, validate
 
 
@@ -156,7 +157,7 @@ def test_the_final_lp_bound_holds_on_its_polytope_and_sees_what_the_box_cannot(n
     payloads[:, 0] += dm
     payloads[:, 1:4] += -dm[:, None] * L.axes.r_P[j] + rng.uniform(-0.003, 0.003, (40, 3))
     C, joints = L.gate_directions()
-    support = GateSupport(C, (-C @ payloads.T).max(axis=1), joints)
+    support = Support(C, (C @ payloads.T).max(axis=1), joints)
     lower, upper = payloads.min(axis=0), payloads.max(axis=0)
     bound = L.polytope_torque_error_Nm(centre, lower, upper, support)
     assert np.all(np.isfinite(bound) == (by >= 0))
@@ -319,7 +320,7 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
 
     def result(guaranteed):
         return SimpleNamespace(estimate=pi, lower=pi - 1e-3, upper=pi + 1e-3, bounds_guaranteed=guaranteed,
-                               data_consistent=True)
+                               data_consistent=True, final_support=None)
     try:
         outputs.publish(result(False), header)
         refused = outputs.on_apply(Trigger.Request(), Trigger.Response())
@@ -361,7 +362,7 @@ def test_apply_without_the_driver_says_so(ros_env):
     pi = robot_model.payload_params("dumbbell_5lb")
     try:
         outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
-                                        data_consistent=True), Header(frame_id="link_eef"))
+                                        data_consistent=True, final_support=None), Header(frame_id="link_eef"))
         reply = outputs.on_apply(Trigger.Request(), Trigger.Response())
         assert not reply.success and "/xarm/set_tcp_load" in reply.message and "not available" in reply.message
     finally:
@@ -429,7 +430,7 @@ def test_apply_calls_the_ur_and_franka_drivers_services(interface, package, type
     pi = robot_model.payload_params("dumbbell_5lb")
     try:
         outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
-                                        data_consistent=True), Header(frame_id="link_eef"))
+                                        data_consistent=True, final_support=None), Header(frame_id="link_eef"))
         accepted = outputs.on_apply(Trigger.Request(), Trigger.Response())
         assert accepted.success and service in accepted.message, accepted.message
         assert received[0].mass == pytest.approx(pi[0], rel=1e-6)

@@ -46,6 +46,10 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     # its own rows would be wrong for some errors the stated bounds admit
     assert r["floor_rows"]["rows_match"], r["floor_rows"]
     assert r["sound_mass_width_floor_kg"] > 0 and r["width_over_floor"] > 0.8, r["width_over_floor"]
+    # the gate's verdict takes the final LP's support where the estimator has one LP over its rows
+    # (momentum rows), the box alone on wrench rows (their box is checked against the F/T offset)
+    assert r["apply"]["final_lp_support"] is (robot == "kinova_gen3")
+    assert len(r["apply"]["torque_error_Nm"]) == 7
     # the result carries the run's history (for `inertial-id report`), the final estimate included
     h = r["history"]
     assert len(h["t"]) >= 5 and any(np.array_equal(e, r["estimate"]) for e in h["estimate"])

@@ -373,16 +373,14 @@ class IntervalBounds:
         rows each, solved without a warm start): each row's smallest relative slack over the optimal
         points, or the :class:`BoundsUpdate` of a contradiction."""
         n = self.lower.size
-        G, g = self.cuts
         if slope is None:
             rows, row_lo, row_hi = M_all, b_all - e_all, b_all + e_all
         else:
             inf = np.full(b_all.size, np.inf)
             rows = np.vstack([M_all - slope, M_all + slope])
             row_lo, row_hi = np.concatenate([-inf, b_all - e_all]), np.concatenate([b_all + e_all, inf])
-        M_lp = np.vstack([rows, G])
-        lp = _RangeLP(M_lp, np.concatenate([row_lo, np.full(g.size, -np.inf)]), np.concatenate([row_hi, g]),
-                      np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
+        lp = self._range_lp(rows, row_lo, row_hi)
+        M_lp = lp.M
         new_lo = np.concatenate([self.lower, self.r_lower])
         new_hi = np.concatenate([self.upper, self.r_upper])
         bases = {}
@@ -448,6 +446,12 @@ class IntervalBounds:
         self._bases = {}
         return solved if isinstance(solved, BoundsUpdate) else BoundsUpdate(True)
 
+    def _range_lp(self, rows, row_lo, row_hi) -> _RangeLP:
+        """The LP over ``row_lo <= rows z <= row_hi``, the cuts, the box and the nuisance box."""
+        G, g = self.cuts
+        return _RangeLP(np.vstack([rows, G]), np.concatenate([row_lo, np.full(g.size, -np.inf)]), np.concatenate([row_hi, g]),
+                        np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
+
     def support(self, C) -> np.ndarray:
         """For each row ``c`` of ``C`` (k, parameters): an upper bound of ``c . x`` over every ``x``
         that the archived rows (without an archive: the kept rows), the cuts and the boxes admit, the
@@ -459,9 +463,7 @@ class IntervalBounds:
         M, b, e = self.archive() or self._kept
         if b.size == 0 or not self.data_consistent:
             return out
-        G, g = self.cuts
-        lp = _RangeLP(np.vstack([M, G]), np.concatenate([b - e, np.full(g.size, -np.inf)]), np.concatenate([b + e, g]),
-                      np.concatenate([self.lower, self.r_lower]), np.concatenate([self.upper, self.r_upper]))
+        lp = self._range_lp(M, b - e, b + e)
         for k, c in enumerate(C):
             status, value = lp.minimize(np.concatenate([-c, np.zeros(self.r_lower.size)]))
             if status == "optimal":

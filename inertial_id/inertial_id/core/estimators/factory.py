@@ -70,11 +70,8 @@ class _Adapter:
         return self.estimator.result()
 
     def support(self, C) -> np.ndarray | None:
-        """Upper bounds of ``c . pi`` over every payload the wrapped estimator's final LP admits, one
-        per row of ``C``; None for an estimator without one (the wrench rows' box is checked against
-        the F/T offset round by round, :mod:`.offset_freeing`, and no one polytope holds it)."""
-        support = getattr(self.estimator, "support", None)
-        return None if support is None else support(C)
+        """The wrapped estimator's :meth:`~.protocol.Estimator.support`."""
+        return self.estimator.support(C)
 
     def _raised(self, kind: str, e, samples: int):
         """``e`` raised to the profile's floor (counted)."""

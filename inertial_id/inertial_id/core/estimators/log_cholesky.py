@@ -158,6 +158,10 @@ class LogCholeskyEstimator(MomentumEstimatorBase):
         """Always ValueError: no saved state fits this method (see :meth:`state`)."""
         raise ValueError("method 'log_cholesky' keeps no saved state")
 
+    def support(self, C) -> None:
+        """None: its box is a Mean-Value-Form box at the nominal point, not an LP over its rows."""
+        return None
+
     def result(self) -> PayloadEstimate:
         """The last estimate with its Mean Value Form box (not guaranteed)."""
         return PayloadEstimate(

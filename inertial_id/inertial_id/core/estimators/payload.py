@@ -89,8 +89,8 @@ class PayloadEstimate:
     samples_used: int
     condition_number: float
     message: str = ""
-    # the final LP's support in the ~/apply gate's directions (EstimationSession's ``gate``), or None
-    gate_support: Any = None
+    # the last final LP's support in the directions the session was given (session.Support), or None
+    final_support: Any = None
 
 
 class PayloadEstimator:
@@ -325,6 +325,11 @@ class PayloadEstimator:
         self.samples_used = int(state["samples_used"])
         self.rows_guaranteed = bool(state["rows_guaranteed"])
         self.message = str(state["message"])
+
+    def support(self, C) -> None:
+        """None: the wrench rows' box is checked against the F/T offset round by round
+        (:mod:`.offset_freeing`), and no one polytope holds it."""
+        return None
 
     def result(self) -> PayloadEstimate:
         """The method's estimate with the box, covariance and consistency flags."""

@@ -40,6 +40,10 @@ class Estimator(Protocol):
     def result(self):
         """The current :class:`~.payload.PayloadEstimate`."""
 
+    def support(self, C):
+        """Upper bounds of ``c . pi`` over every payload the last final LP admits, one per row of
+        ``C`` (payload parameters); None for a method without one LP over its rows."""
+
     def state(self) -> dict | None:
         """What a restart needs (None: this method's state is not saved)."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from ...defaults import BOUNDS_PERIOD_S
 from ..planning.states import ENDED, MOVING, PlannerState
-from ..payload.payload_apply import ApplyLimits, GateSupport
 from .consistent import SolverFailure
 from .factory import make_estimator
 from .intake import CheckedRows, Skipped, check_rows
@@ -43,19 +43,28 @@ class Added:
     update_failure: str = ""
 
 
+class Support(NamedTuple):
+    """What a final LP says in given payload directions: ``values[k]``, an upper bound of
+    ``directions[k] . pi`` over every payload it admits (a dual certificate); ``labels[k]``, what the
+    caller asked direction ``k`` for."""
+    directions: np.ndarray
+    values: np.ndarray
+    labels: np.ndarray
+
+
 class EstimationSession:
     """``method``'s estimator of ``robot`` with the intake's checks and the data-time schedule of
     its bounds updates (every ``bounds_period_s`` of row stamps; 0: only :meth:`update_bounds`).
-    ``gate``: each final update also solves the support LPs of the ``~/apply`` gate's directions
-    (:meth:`~..payload.payload_apply.ApplyLimits.gate_directions`) over the estimator's final LP,
-    where it has one; the results carry them (``gate_support``) until the next final update. They
-    stay sound after it (rows only add constraints), but the next one's are tighter."""
+    ``support_directions``: ``(C, labels)``, payload directions whose support each final update
+    solves over the estimator's final LP, where it has one (the ``~/apply`` gate's); the results
+    carry it (:class:`Support`) until the next final update. It stays sound after that (rows only
+    add constraints), but the next one's is tighter."""
 
     def __init__(self, robot, method: str, max_bound_rows: int | None = None, bounds_period_s: float = BOUNDS_PERIOD_S,
-                 gate: bool = False):
+                 support_directions: tuple[np.ndarray, np.ndarray] | None = None):
         self.estimator = make_estimator(robot, method, max_bound_rows)
-        self.apply_limits = ApplyLimits.from_robot(robot) if gate else None
-        self.gate_support: GateSupport | None = None
+        self.support_directions = support_directions
+        self.final_support: Support | None = None
         self.limits = RowLimits.from_robot(robot)
         self.schedule = UpdateSchedule(bounds_period_s)
         # the latest row stamp the box holds (s): what a consumer of the box knows it reflects (the
@@ -97,7 +106,7 @@ class EstimationSession:
         try:
             if final:
                 self.estimator.final_update_bounds()
-                self._solve_gate_support()
+                self._solve_final_support()
             else:
                 self.estimator.update_bounds()
         except NUMERICAL_FAILURES as exc:
@@ -118,18 +127,18 @@ class EstimationSession:
             self.estimator.restore(self._before_provisional)
             self._before_provisional = None
 
-    def _solve_gate_support(self) -> None:
-        if self.apply_limits is None:
+    def _solve_final_support(self) -> None:
+        if self.support_directions is None:
             return
-        C, joints = self.apply_limits.gate_directions()
-        values = self.estimator.support(-C) if joints.size else None
+        C, labels = self.support_directions
+        values = self.estimator.support(C)
         if values is not None:
-            self.gate_support = GateSupport(C, values, joints)
+            self.final_support = Support(C, values, labels)
 
     def result(self):
-        """The estimator's current estimate and box, with the gate's support (``gate``)."""
+        """The estimator's current estimate and box, with the last final LP's :class:`Support`."""
         result = self.estimator.result()
-        return result if self.gate_support is None else replace(result, gate_support=self.gate_support)
+        return result if self.final_support is None else replace(result, final_support=self.final_support)
 
 
 # why a job makes a final update (Job.final)

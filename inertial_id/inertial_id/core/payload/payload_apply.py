@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..estimators.session import Support
+
 # xArm C++ SDK (xArm-Developer/xArm-CPLUS-SDK, include/xarm/wrapper/xarm_api.h, set_tcp_load):
 # "weight: load weight (unit: kg); center_of_gravity: [x(mm), y(mm), z(mm)]"; xarm_ros2's
 # set_tcp_load service passes both through unchanged (xarm_api/src/xarm_driver_service.cpp).
@@ -143,7 +145,7 @@ def gravity_shares(model: pin.Model) -> np.ndarray:
     return shares
 
 
-# Directions of the support LPs (:class:`GateSupport`): the circle across a fixed axis is covered by a
+# Directions of the support LPs (:class:`Support`): the circle across a fixed axis is covered by a
 # polygon of CIRCLE_DIRECTIONS vertices, the sphere by an icosahedron whose faces are split
 # SPHERE_SPLITS times (162 vertices), both scaled out so that their hull holds the circle or sphere
 # (0.9 % and 1.8 % out): a convex function is no larger on them than at some vertex.
@@ -197,16 +199,6 @@ def sphere_cover(splits: int = SPHERE_SPLITS) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class GateSupport:
-    """What the estimator's final LP says about the gate's directions: ``values[k]``, an upper bound
-    of ``-directions[k] . pi`` over every payload ``pi`` it admits, for joint ``joints[k]``
-    (:meth:`ApplyLimits.gate_directions`, :meth:`ApplyLimits.polytope_torque_error_Nm`)."""
-    directions: np.ndarray
-    values: np.ndarray
-    joints: np.ndarray
-
-
-@dataclass(frozen=True)
 class ApplyLimits:
     """The profile's ``apply:`` section: interface, where it goes, and the need the gate follows from:
     the static torque error per joint the robot's controller tolerates (N m), with each joint's lever
@@ -243,7 +235,7 @@ class ApplyLimits:
                                                            + abs(first_moment_error_kg_m))
         return np.nan_to_num(error, nan=0.0)
 
-    def box_torque_error_Nm(self, estimate, lower, upper, support: GateSupport | None = None) -> np.ndarray:
+    def box_torque_error_Nm(self, estimate, lower, upper, support: Support | None = None) -> np.ndarray:
         """Per joint, the largest static torque error of handing over ``estimate`` when the truth is
         any payload of the box ``[lower, upper]`` (which holds the estimate): the smallest of
         :meth:`interval_torque_error_Nm`, :meth:`axis_torque_error_Nm` and, given the estimator's
@@ -294,29 +286,30 @@ class ApplyLimits:
         return by
 
     def gate_directions(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(C, joints)``: the payload directions ``c = (w . r_P, w, 0...)`` (k, 10) whose support
-        :meth:`polytope_torque_error_Nm` takes, ``w`` over :func:`sphere_cover` (across a fixed axis:
-        :func:`circle_cover`), for each joint that bounds its own error (:meth:`gate_joints`)."""
+        """``(D, joints)``: the payload directions ``d = -(w . r_P, w, 0...)`` (k, 10) whose support
+        :meth:`polytope_torque_error_Nm` takes (the estimation session's ``support_directions``),
+        ``w`` over :func:`sphere_cover` (across a fixed axis: :func:`circle_cover`), for each joint
+        that bounds its own error (:meth:`gate_joints`)."""
         axes, by = self.axes, self.gate_joints()
         blocks, joints = [np.zeros((0, 10))], [np.zeros(0, dtype=int)]
         for j in np.flatnonzero(by == np.arange(by.size)):
             W = circle_cover(axes.axis_P[j]) if np.any(axes.axis_P[j]) else sphere_cover()
-            blocks.append(np.hstack([(W @ axes.r_P[j])[:, None], W, np.zeros((len(W), 6))]))
+            blocks.append(-np.hstack([(W @ axes.r_P[j])[:, None], W, np.zeros((len(W), 6))]))
             joints.append(np.full(len(W), j))
         return np.vstack(blocks), np.concatenate(joints)
 
-    def polytope_torque_error_Nm(self, estimate, lower, upper, support: GateSupport) -> np.ndarray:
+    def polytope_torque_error_Nm(self, estimate, lower, upper, support: Support) -> np.ndarray:
         """:meth:`axis_torque_error_Nm` over the payloads the estimator's final LP admits instead of
-        its box: ``max |dm r_P + d(m c)|`` is the largest ``w . (dm r_P + d(m c)) = c . (estimate -
-        pi)`` over the unit ``w`` (across a fixed axis), a convex function of ``w``, so at most its
-        largest value at the vertices of a cover (:meth:`gate_directions`), each ``c . estimate`` plus
-        the support's bound of ``-c . pi``. A joint bounded by another's LPs (:meth:`gate_joints`)
+        its box: ``max |dm r_P + d(m c)|`` is the largest ``w . (dm r_P + d(m c)) = d . (pi -
+        estimate)`` over the unit ``w`` (across a fixed axis), a convex function of ``w``, so at most
+        its largest value at the vertices of a cover (:meth:`gate_directions`), each the support's
+        bound of ``d . pi`` less ``d . estimate``. A joint bounded by another's LPs (:meth:`gate_joints`)
         adds the difference of their lever vectors to its drift; the drift takes the box's mass
         error. inf on the joints without support LPs."""
         estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
-        values = support.directions @ estimate + support.values
+        values = support.values - support.directions @ estimate
         worst = np.full(self.levers_m.size, -np.inf)
-        np.maximum.at(worst, support.joints, values)
+        np.maximum.at(worst, support.labels, values)
         by = self.gate_joints()
         has = by >= 0
         drift = np.where(has, self.axes.drift_m + np.linalg.norm(self.axes.r_P - self.axes.r_P[np.maximum(by, 0)], axis=1), 0.0)
@@ -337,7 +330,7 @@ class ApplyLimits:
 
 
 def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits,
-            support: GateSupport | None = None) -> str | None:
+            support: Support | None = None) -> str | None:
     """Why this estimate must not be applied, or None when it may. Only a guaranteed box from
     consistent data, with the estimate inside it, whose static torque error the controller tolerates
     on every joint (:meth:`ApplyLimits.box_torque_error_Nm`, with the estimator's ``support`` when it
@@ -370,7 +363,7 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
 
 
 def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool,
-                  support: GateSupport | None = None) -> dict:
+                  support: Support | None = None) -> dict:
     """What ``~/apply`` would answer on this result, for reports: accepted or why not, the static
     torque error per joint (of the box, and of the final LP given its ``support``) and the need it is
     held against."""

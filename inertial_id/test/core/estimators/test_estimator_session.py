@@ -94,12 +94,14 @@ def test_the_box_says_the_latest_row_stamp_it_holds(monkeypatch):
     assert s.update_bounds(final=True) == "" and s.data_until == messages[-1].t
 
 
-def test_a_gate_session_carries_the_final_lps_support_where_its_method_has_one():
-    """``gate``: after a final update the result carries the support LPs of the ``~/apply`` gate's
-    directions (momentum rows of the Gen3's guaranteed estimator), none before it, without ``gate``,
-    or for an estimator with no final LP (log-Cholesky). On the torques of the nominal robot carrying
-    a payload, every bound holds for that payload and some are well inside the box's own."""
+def test_a_session_given_directions_carries_the_final_lps_support_where_its_method_has_one():
+    """``support_directions`` (the ``~/apply`` gate's): after a final update the result carries their
+    support over the final LP (momentum rows of the Gen3's guaranteed estimator); none before it,
+    without directions, or for an estimator with no one LP over its rows (log-Cholesky). On the
+    torques of the nominal robot carrying a payload, every bound holds for that payload, and they
+    lie well inside the box's own."""
     import pinocchio as pin
+    from inertial_id.core.payload.payload_apply import ApplyLimits
     from inertial_id.core.robot.model import model_with_payload, payload_params
     robot = load_robot("kinova_gen3")
     truth = payload_params("dumbbell_5lb")
@@ -109,25 +111,25 @@ def test_a_gate_session_carries_the_final_lps_support_where_its_method_has_one()
     tau = np.array([pin.rnea(model, data, *x) for x in zip(traj.q, traj.qd, traj.qdd)])
     intake = RowIntake(robot, "guaranteed")
     messages = list(rows_from_stream(robot, intake.estimator.kinds, traj.t, traj.q, traj.qd, tau))
-    for method, gate in (("guaranteed", True), ("guaranteed", False), ("log_cholesky", True)):
-        s = EstimationSession(robot, method, bounds_period_s=1.0, gate=gate)
+    D, joints = ApplyLimits.from_robot(robot).gate_directions()
+    for method, directions in (("guaranteed", (D, joints)), ("guaranteed", None), ("log_cholesky", (D, joints))):
+        s = EstimationSession(robot, method, bounds_period_s=1.0, support_directions=directions)
         for m in messages:
             s.add(m.t, s.check(m.kind, m.parameter_names, m.b.size, m.samples, m.A, m.b, m.noise_bound,
                                m.noise_sigma, m.kinematics, m.acceleration_bound))
-        assert s.result().gate_support is None
+        assert s.result().final_support is None
         assert s.update_bounds(final=True) == ""
         r = s.result()
-        if not (gate and method == "guaranteed"):
-            assert r.gate_support is None
+        if directions is None or method != "guaranteed":
+            assert r.final_support is None
             continue
         assert r.data_consistent
-        C, joints = s.apply_limits.gate_directions()
-        support = r.gate_support
-        np.testing.assert_array_equal(support.directions, C)
-        assert np.array_equal(support.joints, joints) and support.values.shape == (len(C),)
-        box = np.maximum(-C * r.lower, -C * r.upper).sum(axis=1)
-        assert np.all(-C @ truth <= support.values + 1e-9) and np.all(support.values <= box + 1e-9)
-        assert np.median(box - support.values) > 0.3 * np.median(box + C @ truth)
+        support = r.final_support
+        np.testing.assert_array_equal(support.directions, D)
+        assert np.array_equal(support.labels, joints) and support.values.shape == (len(D),)
+        box = np.maximum(D * r.lower, D * r.upper).sum(axis=1)
+        assert np.all(D @ truth <= support.values + 1e-9) and np.all(support.values <= box + 1e-9)
+        assert np.median(box - support.values) > 0.3 * np.median(box - D @ truth)
 
 
 def xarm7_hold_then_motion(rest_s=3.0, motion_s=8.0, rate_hz=100.0, seed=5):
