@@ -97,6 +97,19 @@ def test_box_torque_error_bounds_the_estimates_gravity_torque_error_for_any_trut
         assert bound[0] < 1e-6 * bound[j]
 
 
+def largest_gravity_difference(robot, estimate, truths, configurations: int) -> np.ndarray:
+    """Per joint, the largest difference of pinocchio's gravity torques between the robot carrying
+    ``estimate`` and carrying any of ``truths``, over that many random configurations."""
+    models = [robot_model.model_with_payload(robot, p) for p in [estimate, *truths]]
+    datas = [m.createData() for m in models]
+    worst = np.zeros(robot.nv)
+    for _ in range(configurations):
+        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
+        tau = np.array([pin.computeGeneralizedGravity(m, d, q) for m, d in zip(models, datas)])
+        worst = np.maximum(worst, np.abs(tau[1:] - tau[0]).max(axis=0))
+    return worst
+
+
 @pytest.mark.parametrize("name", ["xarm7", "kinova_gen3", "digit_arm"])
 def test_the_axis_lever_bound_holds_alone_and_is_reached_where_the_axes_meet(name, rng):
     """The bound with the lever a vector of the payload frame (``axis_torque_error_Nm``) holds by
@@ -110,13 +123,7 @@ def test_the_axis_lever_bound_holds_alone_and_is_reached_where_the_axes_meet(nam
     half = np.r_[0.1, 0.02, 0.02, 0.05, np.full(6, 1e-3)]
     bound = L.axis_torque_error_Nm(centre, centre - half, centre + half)
     corners = [centre + np.r_[np.array(c), np.zeros(6)] * half for c in itertools.product((-1.0, 1.0), repeat=4)]
-    models = [robot_model.model_with_payload(robot, p) for p in [centre, *corners]]
-    datas = [m.createData() for m in models]
-    worst = np.zeros(robot.nv)
-    for _ in range(1500):
-        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
-        tau = np.array([pin.computeGeneralizedGravity(m, d, q) for m, d in zip(models, datas)])
-        worst = np.maximum(worst, np.abs(tau[1:] - tau[0]).max(axis=0))
+    worst = largest_gravity_difference(robot, centre, corners, 1500)
     assert np.all(worst <= bound + 1e-12)
     exact = [robot.nv - 1] + ([4, 5] if name == "kinova_gen3" else [])
     assert np.all(L.axes.drift_m[exact] < 1e-3)
@@ -161,13 +168,7 @@ def test_the_final_lp_bound_holds_on_its_polytope_and_sees_what_the_box_cannot(n
     lower, upper = payloads.min(axis=0), payloads.max(axis=0)
     bound = L.polytope_torque_error_Nm(centre, lower, upper, support)
     assert np.all(np.isfinite(bound) == (by >= 0))
-    models = [robot_model.model_with_payload(robot, p) for p in [centre, *payloads]]
-    datas = [m.createData() for m in models]
-    worst = np.zeros(robot.nv)
-    for _ in range(300):
-        q = pin.randomConfiguration(robot.model, robot.position_lower, robot.position_upper)
-        tau = np.array([pin.computeGeneralizedGravity(m, d, q) for m, d in zip(models, datas)])
-        worst = np.maximum(worst, np.abs(tau[1:] - tau[0]).max(axis=0))
+    worst = largest_gravity_difference(robot, centre, payloads, 300)
     assert np.all(worst <= bound + 1e-12)
     box = L.axis_torque_error_Nm(centre, lower, upper)
     assert bound[j] < 0.5 * box[j]
