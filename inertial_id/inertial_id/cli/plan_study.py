@@ -40,6 +40,10 @@ def run(args) -> int:
         print(f"final mass width ours/random {report['mass_width_ratio_vs_random']:.3f} (median over trials); sound "
               f"floor of the rows ours/random {report['floor_ratio_vs_random']:.3f}; width over floor: "
               + ", ".join(f"{m} {report[m]['median_width_over_floor']:.2f}" for m in METHODS))
+    if report.get("mass_width_ratio_at_least") is not None:
+        print("final mass width over the width the first plan started from: "
+              + ", ".join(f"{m} {report[m]['final_over_first_plan_width']:.3f}" for m in METHODS)
+              + f"; so ours/random is at least {report['mass_width_ratio_at_least']:.3f} (random cannot widen its box)")
     for m in METHODS:
         r = report[m]
         e = r["max_tracking_error"]

@@ -167,6 +167,7 @@ class _Loop:
         self.pi = pi
         self.pending = []
         self.wrench_rows: list = []     # for the sound floor
+        self.first_plan_width_kg: float | None = None     # the mass width the first plan started from
 
     def feed(self, m) -> None:
         if self.momentum:
@@ -183,6 +184,8 @@ class _Loop:
             self.pending = []
         self.estimator.update_bounds()
         r = self.estimator.result()
+        if self.rh.plans == 0:      # the latest box before any plan: the one the first plan takes
+            self.first_plan_width_kg = float(r.upper[0] - r.lower[0])
         return r, self.rh.on_estimate(self.sim.t, r.lower, r.upper, r.bounds_guaranteed, r.data_consistent)
 
     def run(self, checker: CollisionChecker, update_period_s: float, max_time_s: float) -> dict:
@@ -220,7 +223,7 @@ class _Loop:
             # as the reference's Table V: cond of the stacked rows of the whole phase (momentum Y, or wrench rows)
             "cond_Y": float(final.condition_number) if np.isfinite(final.condition_number) else None,
             "motion_s": float(sim.t), "lower": final.lower, "upper": final.upper,
-            "width": final.upper - final.lower, "floor_kg": floor,
+            "width": final.upper - final.lower, "floor_kg": floor, "first_plan_width_kg": self.first_plan_width_kg,
             "width_over_floor": float((final.upper[0] - final.lower[0]) / floor) if floor else None,
             "contained": bool(np.all((self.pi >= final.lower) & (self.pi <= final.upper))),
             "bounds_guaranteed": bool(final.bounds_guaranteed),
@@ -313,6 +316,15 @@ def _floor_summary(runs: list) -> dict:
             "median_width_over_floor": float(np.median(ratios)) if ratios else None}
 
 
+def _narrowing_summary(runs: list) -> dict:
+    """The median mass width the first plan started from (the data before any motion: the hold's)
+    and the median of the final width over it: what the motion bought."""
+    first = [r["first_plan_width_kg"] for r in runs if r["first_plan_width_kg"]]
+    shares = [r["width"][0] / r["first_plan_width_kg"] for r in runs if r["first_plan_width_kg"]]
+    return {"first_plan_mass_width_kg": float(np.median(first)) if first else None,
+            "final_over_first_plan_width": float(np.median(shares)) if shares else None}
+
+
 def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) -> dict:
     """Violations, planning times and excitation of each method over the trials; plans that took
     longer than ``replan_s`` (the profile's t_p) could not have been ready in time."""
@@ -331,6 +343,7 @@ def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) ->
             "plans_within_replan_fraction": float(np.mean(times <= replan_s)) if times.size else float("nan"),
             **_optimiser_summary([o for r in runs for o in r["optimisations"]], replan_s),
             "final_mass_width_kg": float(np.median([r["width"][0] for r in runs])),
+            **_narrowing_summary(runs),
             **_floor_summary(runs),
             "median_width": np.median([r["width"] for r in runs], axis=0),
             "containment_rate": float(np.mean([r["contained"] for r in runs])),
@@ -365,6 +378,10 @@ def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) ->
         report["plan_cond_ratio_vs_random"] = float(np.median(plan_ratio)) if plan_ratio else None
         report["mass_width_no_wider_than_random"] = float(np.mean([a["width"][0] <= b["width"][0] for a, b in pairs]))
         report["mass_width_ratio_vs_random"] = float(np.median([a["width"][0] / b["width"][0] for a, b in pairs]))
+        # boxes never widen, so random's final width is at most the width its first plan started
+        # from: the ratio is at least ours' final width over that, whatever random's motion did
+        rest = [a["width"][0] / b["first_plan_width_kg"] for a, b in pairs if b["first_plan_width_kg"]]
+        report["mass_width_ratio_at_least"] = float(np.median(rest)) if rest else None
         floors = [a["floor_kg"] / b["floor_kg"] for a, b in pairs if a["floor_kg"] and b["floor_kg"]]
         report["floor_ratio_vs_random"] = float(np.median(floors)) if floors else None
     if any("random_uncertified_hit_rate" in r for r in results):

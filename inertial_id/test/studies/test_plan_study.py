@@ -46,6 +46,13 @@ def test_one_closed_loop_trial_is_safe_and_identifies(tmp_path):
     converged_in_time = [c and s <= 1.5 for c, _, s in run["optimisations"]]
     assert summary["optimizer_converged_fraction"] == pytest.approx(np.mean(converged_in_time))
     assert 0.0 <= summary["plans_within_replan_fraction"] <= 1.0
+    # the box the first plan started from (the hold's data) is narrower than the prior, and the box
+    # never widens after it; the lower bound on ours/random follows from that alone
+    assert run["width"][0] <= run["first_plan_width_kg"] < prior_width
+    assert summary["final_over_first_plan_width"] == pytest.approx(run["width"][0] / run["first_plan_width_kg"])
+    paired = study.summarize([{"methods": {"ours": run, "random": run}}], replan_s=1.5)
+    assert paired["mass_width_ratio_at_least"] == pytest.approx(summary["final_over_first_plan_width"])
+    assert paired["mass_width_ratio_at_least"] <= paired["mass_width_ratio_vs_random"] == 1.0
 
 
 def test_a_trial_on_mujoco_is_safe_and_identifies():

@@ -80,17 +80,22 @@ class AxisLevers:
     the payload frame where no joint between turns it (the last joint), else zeros. ``c_j`` is the
     point of the axis nearest, in least squares, to the axes of the joints between, so that for a
     wrist whose axes meet in a point the payload's lever is a constant of the payload frame
-    (``drift_m`` 0). A joint that does not carry the payload or is not revolute has ``drift_m`` inf."""
+    (``drift_m`` 0). A joint that does not carry the payload or is not revolute has ``drift_m`` inf.
+    ``reach_m[j, k]`` bounds the distance of ``c_k`` from the axis of joint ``j`` over every
+    configuration, for ``k`` at or past ``j`` (0 on the diagonal), inf elsewhere: the payload's torque
+    on ``j`` can be taken through ``c_k``, a point the whole wrist turns about on an arm like the Gen3
+    (:meth:`ApplyLimits.axis_torque_error_Nm`)."""
     r_P: np.ndarray
     drift_m: np.ndarray
     axis_P: np.ndarray
+    reach_m: np.ndarray
 
 
 def axis_levers(model: pin.Model, payload_frame_id: int) -> AxisLevers:
     """:class:`AxisLevers` of the payload frame on ``model``, from its neutral configuration."""
     data = model.createData()
     q = pin.neutral(model)
-    pin.computeJointJacobians(model, data, q)
+    pin.computeJointJacobians(model, data, q)    # with the joints' placements, data.oMi
     pin.updateFramePlacements(model, data)
     J = pin.getFrameJacobian(model, data, payload_frame_id, pin.LOCAL_WORLD_ALIGNED)
     X_WP = data.oMf[payload_frame_id]
@@ -105,6 +110,7 @@ def axis_levers(model: pin.Model, payload_frame_id: int) -> AxisLevers:
             continue
         a_W = a_W / np.linalg.norm(a_W)
         axes[v] = (a_W, X_WP.translation + np.cross(a_W, v_W))
+    points = {}                                  # velocity -> c_j in the world, at the neutral configuration
     for v, (a_W, o_W) in axes.items():
         if any(k > v and k not in axes for k in movers):
             continue                 # a joint between that does not turn (or not alone) moves c_j anywhere
@@ -122,7 +128,20 @@ def axis_levers(model: pin.Model, payload_frame_id: int) -> AxisLevers:
             drift[v] = 0.0
             axis_P[v] = X_WP.rotation.T @ a_W
         r_P[v] = X_WP.rotation.T @ (X_WP.translation - c_W)
-    return AxisLevers(r_P, drift, axis_P)
+        points[v] = c_W
+    joint_of = {model.joints[i].idx_v: i for i in range(1, model.njoints) if model.joints[i].nv == 1}
+    reach = np.full((model.nv, model.nv), np.inf)
+    for k, c_W in points.items():
+        # c_k is fixed in joint k's frame; each joint's origin lies on its axis, so c_k is no farther
+        # from an axis before it than the placements' lengths out to joint k and c_k's own offset
+        joint, length = joint_of[k], float(np.linalg.norm(data.oMi[joint_of[k]].actInv(c_W)))
+        reach[k, k] = 0.0
+        while model.parents[joint] > 0:
+            length += float(np.linalg.norm(model.jointPlacements[joint].translation))
+            joint = model.parents[joint]
+            if model.joints[joint].idx_v in points:
+                reach[model.joints[joint].idx_v, k] = length
+    return AxisLevers(r_P, drift, axis_P, reach)
 
 
 def _off_axis(vectors, axis_P) -> np.ndarray:
@@ -259,16 +278,29 @@ class ApplyLimits:
         ``(axis x g) . R (dm r + d(m c))`` with ``r`` within ``drift`` of ``r_P``, at most ``share g
         (|dm r_P + d(m c)| + drift |dm|)``, only the part across a fixed axis counting. That is convex
         in the errors ``estimate - truth``, so over the box it is largest at one of the 16 corners of
-        the mass and first-moment errors; inf for a joint without an axis lever, 0 for one that does
-        not carry the payload."""
+        the mass and first-moment errors. The lever of a joint ``j`` may also be taken through the
+        point ``c_k`` of a joint past it: ``dm p + R d(m c) = dm (c_k - axis point) + R (dm r + d(m c))``
+        with ``r`` the lever seen from ``c_k``, at most ``|dm| (reach[j, k] + drift_k) + |dm r_P,k +
+        d(m c)|``; the smallest of these counts. inf for a joint without an axis lever, 0 for one that
+        does not carry the payload."""
         estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
         corners = np.array(list(itertools.product(*zip(estimate[:4] - upper[:4], estimate[:4] - lower[:4]))))
         vectors = corners[:, None, :1] * self.axes.r_P + corners[:, None, 1:4]          # (16, nv, 3)
         drift = self.axes.drift_m
         worst = np.linalg.norm(_off_axis(vectors, self.axes.axis_P), axis=-1).max(axis=0) \
             + np.where(np.isfinite(drift), drift, 0.0) * np.abs(corners[:, 0]).max()
+        # through c_k, convex in the errors too: the largest at a corner, per (j, k)
+        through = (self._through(np.abs(corners[:, 0, None, None]))
+                   + np.linalg.norm(vectors, axis=-1)[:, None, :]).max(axis=0)
         error = np.where(np.isfinite(drift), self.gravity_shares * self.gravity_m_s2 * worst, np.inf)
+        error = np.fmin(error, self.gravity_shares * self.gravity_m_s2 * through.min(axis=1))
         return np.where(np.isfinite(self.levers_m) & (self.gravity_shares > 0.0), error, 0.0)
+
+    def _through(self, mass_error_kg) -> np.ndarray:
+        """``|dm| (reach[j, k] + drift_k)`` (..., nv, nv): the part of the torque error through ``c_k``
+        that the mass error makes, inf where ``c_k`` does not bound joint ``j``'s lever."""
+        reach = self.axes.reach_m + np.where(np.isfinite(self.axes.drift_m), self.axes.drift_m, np.inf)
+        return np.where(np.isfinite(reach), mass_error_kg * np.where(np.isfinite(reach), reach, 0.0), np.inf)
 
     def gate_joints(self) -> np.ndarray:
         """Per joint, the joint whose support LPs bound its error (-1: none): each joint whose lever
@@ -305,18 +337,23 @@ class ApplyLimits:
         its largest value at the vertices of a cover (:meth:`gate_directions`), each the support's
         bound of ``d . pi`` less ``d . estimate``. A joint bounded by another's LPs (:meth:`gate_joints`)
         adds the difference of their lever vectors to its drift; the drift takes the box's mass
-        error. inf on the joints without support LPs."""
+        error. A joint before one whose LPs cover the whole sphere takes its lever through that
+        joint's point (:meth:`axis_torque_error_Nm`), with the LPs' bound of ``|dm r_P,k + d(m c)|``.
+        inf on the joints neither way bounds."""
         estimate, lower, upper = (np.asarray(x, dtype=float) for x in (estimate, lower, upper))
         values = support.values - support.directions @ estimate
         worst = np.full(self.levers_m.size, -np.inf)
         np.maximum.at(worst, support.labels, values)
         by = self.gate_joints()
-        has = by >= 0
-        drift = np.where(has, self.axes.drift_m + np.linalg.norm(self.axes.r_P - self.axes.r_P[np.maximum(by, 0)], axis=1), 0.0)
-        worst = np.where(has, worst[np.maximum(by, 0)], -np.inf)
+        has, lp = by >= 0, np.maximum(by, 0)
+        shift = np.where(has, np.linalg.norm(self.axes.r_P - self.axes.r_P[lp], axis=1), 0.0)
+        worst = np.where(has, worst[lp], -np.inf)
         mass_error = max(estimate[0] - lower[0], upper[0] - estimate[0])
-        error = self.gravity_shares * self.gravity_m_s2 * (worst + drift * mass_error)
-        return np.where(np.isfinite(worst), error, np.inf)
+        error = np.where(np.isfinite(worst), worst + (self.axes.drift_m + shift) * mass_error, np.inf)
+        sphere = has & ~np.any(self.axes.axis_P[lp] != 0.0, axis=1)
+        through = self._through(mass_error) + shift * mass_error + np.where(sphere, worst, np.inf)
+        error = np.fmin(error, through.min(axis=1))
+        return np.where(np.isfinite(error), self.gravity_shares * self.gravity_m_s2 * error, np.inf)
 
     def tolerated(self, torque_error_Nm) -> bool:
         """Whether a per-joint torque error is within the stated need."""
