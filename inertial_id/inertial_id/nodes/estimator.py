@@ -145,7 +145,7 @@ class EstimatorNode(ManagedNode):
         last_stamp = state.pop(LAST_STAMP_KEY, None) if state is not None else None
         if state is not None:
             try:
-                self.session.estimator.restore(state)
+                self.session.restore(state)
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 self.session = self._new_session()
                 moved = move_aside(self.state_path)

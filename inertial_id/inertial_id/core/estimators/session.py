@@ -127,6 +127,14 @@ class EstimationSession:
             self.estimator.restore(self._before_provisional)
             self._before_provisional = None
 
+    def restore(self, state: dict) -> None:
+        """Continue from a saved estimator state (:meth:`~.protocol.Estimator.state`), with the support of the rows it
+        kept: a subset of every row, so a sound bound (wider than the last final LP's, which a
+        restart does not keep), and one ``~/apply`` can use before the next final update.
+        ValueError (and what the estimator's restore raises) when the state does not fit."""
+        self.estimator.restore(state)
+        self._solve_final_support()
+
     def _solve_final_support(self) -> None:
         if self.support_directions is None:
             return

@@ -99,7 +99,8 @@ def test_a_session_given_directions_carries_the_final_lps_support_where_its_meth
     support over the final LP (momentum rows of the Gen3's guaranteed estimator); none before it,
     without directions, or for an estimator with no one LP over its rows (log-Cholesky). On the
     torques of the nominal robot carrying a payload, every bound holds for that payload, and they
-    lie well inside the box's own."""
+    lie well inside the box's own. A session restored from the estimator's state carries the
+    support of the rows that state kept."""
     import pinocchio as pin
     from inertial_id.core.payload.payload_apply import ApplyLimits
     from inertial_id.core.robot.model import model_with_payload, payload_params
@@ -130,6 +131,13 @@ def test_a_session_given_directions_carries_the_final_lps_support_where_its_meth
         box = np.maximum(D * r.lower, D * r.upper).sum(axis=1)
         assert np.all(D @ truth <= support.values + 1e-9) and np.all(support.values <= box + 1e-9)
         assert np.median(box - support.values) > 0.3 * np.median(box - D @ truth)
+        # restarted from its saved state: the support of the rows it kept, a subset, so it still
+        # holds the truth and is no tighter than the final LP's
+        restarted = EstimationSession(robot, method, bounds_period_s=1.0, support_directions=directions)
+        restarted.restore(s.estimator.state())
+        again = restarted.result().final_support
+        assert again is not None and np.all(D @ truth <= again.values + 1e-9)
+        assert np.all(support.values <= again.values + 1e-6) and np.median(box - again.values) > 0.0
 
 
 def xarm7_hold_then_motion(rest_s=3.0, motion_s=8.0, rate_hz=100.0, seed=5):
