@@ -16,6 +16,7 @@ from rosbags.interfaces import QosDurability, QosReliability
 
 from ..core.data.bags import BagWriter
 from ..core.signals.driver_streams import DriverModel
+from ..core.signals.stamps import stamp_s
 from .compat import SubscriptionEventCallbacks, events_executor
 
 RECORD_DEPTH = 1000     # room for bursts while the writer is busy
@@ -178,16 +179,24 @@ class BackgroundRecorder:
 
 def finish_recording(monitor, quiet_sim_s: float = 5.0, max_wait_s: float = 60.0) -> None:
     """Once the simulated arm has ended its sensor streams (``~/end_streams``; its /clock goes on),
-    spin ``monitor`` until the estimate has not changed for ``quiet_sim_s`` of simulated time: the
-    estimator folds in the rows left over after a bounds period without rows (on the simulated
-    clock, which is why the arm keeps running), so the monitor's last estimate covers exactly the
-    recorded data, which is what replay and ``estimate --bag`` see."""
+    spin ``monitor`` until the estimate has not changed for ``quiet_sim_s`` of simulated time and its
+    box holds the last rows message the monitor received (its ``data_stamp`` at that message's
+    stamp): the estimator folds in the rows left over after a bounds period without rows (on the
+    simulated clock, which is why the arm keeps running), so the monitor's last estimate covers
+    exactly the recorded data, which is what replay and ``estimate --bag`` see. The quiet window
+    alone once ended before that update on a loaded machine (its final LP and the ``~/apply``
+    gate's support LPs took longer), and the estimate taken was the one before it."""
     def state():
         est = monitor.estimate
         return None if est is None else (est.samples_used, tuple(est.lower), tuple(est.upper))
+
+    def holds_every_row() -> bool:
+        est = monitor.estimate
+        return not monitor.rows or (est is not None and
+                                    stamp_s(est.data_stamp) >= stamp_s(monitor.rows[-1].header.stamp))
     deadline = time.monotonic() + max_wait_s
     last, since = state(), monitor.sim_elapsed_s()
-    while monitor.sim_elapsed_s() - since < quiet_sim_s and time.monotonic() < deadline:
+    while (monitor.sim_elapsed_s() - since < quiet_sim_s or not holds_every_row()) and time.monotonic() < deadline:
         rclpy.spin_once(monitor, timeout_sec=0.1)
         if state() != last:
             last, since = state(), monitor.sim_elapsed_s()
