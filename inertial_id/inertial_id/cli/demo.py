@@ -22,7 +22,7 @@ from ..core import offline
 from ..core.data import bags
 from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved
 from ..core.estimators.factory import make_estimator
-from ..core.estimators.session import Support
+from ..core.estimators.payload import Support
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
 from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM

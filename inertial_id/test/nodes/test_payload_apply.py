@@ -10,7 +10,7 @@ import pytest
 
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
-from inertial_id.core.estimators.session import Support
+from inertial_id.core.estimators.payload import Support
 from inertial_id.core.payload.payload_apply import (ApplyLimits, PayloadInertia, com_interval, payload_levers_m, refusal,
                                                     xarm_tcp_load)
 from inertial_id.core.robot.profile import ProfileError, validate

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -74,6 +74,15 @@ ROW_METHODS = {"rls": Point.RECURSIVE, "lmi": Point.CONSISTENT, "guaranteed": Po
                "pmd": Point.POINT_MASSES}
 
 
+class Support(NamedTuple):
+    """What a final LP says in given payload directions: ``values[k]``, an upper bound of
+    ``directions[k] . pi`` over every payload it admits (a dual certificate); ``labels[k]``, what the
+    caller asked direction ``k`` for."""
+    directions: np.ndarray
+    values: np.ndarray
+    labels: np.ndarray
+
+
 @dataclass
 class PayloadEstimate:
     """An estimate of the payload's parameters (pinocchio order, payload frame) with its box, covariance and how it was obtained."""
@@ -89,8 +98,8 @@ class PayloadEstimate:
     samples_used: int
     condition_number: float
     message: str = ""
-    # the last final LP's support in the directions the session was given (session.Support), or None
-    final_support: Any = None
+    # the last final LP's support in the directions the session was given, or None
+    final_support: Support | None = None
 
 
 class PayloadEstimator:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +20,7 @@ from ..planning.states import ENDED, MOVING, PlannerState
 from .consistent import SolverFailure
 from .factory import make_estimator
 from .intake import CheckedRows, Skipped, check_rows
+from .payload import Support
 from .row_checks import RowLimits
 from .schedule import UpdateSchedule
 
@@ -43,21 +43,12 @@ class Added:
     update_failure: str = ""
 
 
-class Support(NamedTuple):
-    """What a final LP says in given payload directions: ``values[k]``, an upper bound of
-    ``directions[k] . pi`` over every payload it admits (a dual certificate); ``labels[k]``, what the
-    caller asked direction ``k`` for."""
-    directions: np.ndarray
-    values: np.ndarray
-    labels: np.ndarray
-
-
 class EstimationSession:
     """``method``'s estimator of ``robot`` with the intake's checks and the data-time schedule of
     its bounds updates (every ``bounds_period_s`` of row stamps; 0: only :meth:`update_bounds`).
     ``support_directions``: ``(C, labels)``, payload directions whose support each final update
     solves over the estimator's final LP, where it has one (the ``~/apply`` gate's); the results
-    carry it (:class:`Support`) until the next final update. It stays sound after that (rows only
+    carry it (:class:`~inertial_id.core.estimators.payload.Support`) until the next final update. It stays sound after that (rows only
     add constraints), but the next one's is tighter."""
 
     def __init__(self, robot, method: str, max_bound_rows: int | None = None, bounds_period_s: float = BOUNDS_PERIOD_S,
@@ -144,7 +135,7 @@ class EstimationSession:
             self.final_support = Support(C, values, labels)
 
     def result(self):
-        """The estimator's current estimate and box, with the last final LP's :class:`Support`."""
+        """The estimator's current estimate and box, with the last final LP's :class:`~inertial_id.core.estimators.payload.Support`."""
         result = self.estimator.result()
         return result if self.final_support is None else replace(result, final_support=self.final_support)
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from ..estimators.session import Support
+from ..estimators.payload import Support
 
 # xArm C++ SDK (xArm-Developer/xArm-CPLUS-SDK, include/xarm/wrapper/xarm_api.h, set_tcp_load):
 # "weight: load weight (unit: kg); center_of_gravity: [x(mm), y(mm), z(mm)]"; xarm_ros2's
@@ -164,7 +164,7 @@ def gravity_shares(model: pin.Model) -> np.ndarray:
     return shares
 
 
-# Directions of the support LPs (:class:`Support`): the circle across a fixed axis is covered by a
+# Directions of the support LPs (:class:`~inertial_id.core.estimators.payload.Support`): the circle across a fixed axis is covered by a
 # polygon of CIRCLE_DIRECTIONS vertices, the sphere by an icosahedron whose faces are split
 # SPHERE_SPLITS times (162 vertices), both scaled out so that their hull holds the circle or sphere
 # (0.9 % and 1.8 % out): a convex function is no larger on them than at some vertex.
