@@ -20,7 +20,7 @@ from std_srvs.srv import Trigger
 
 from ..core import offline
 from ..core.data import bags
-from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved
+from ..core.estimators.run_floor import has_wrench_rows, run_floor_kg, run_floors_with_one_bound_halved, wrench_floor_kg
 from ..core.estimators.factory import make_estimator
 from ..core.estimators.payload import Support
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
@@ -330,6 +330,10 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     more rows than the box, so it is no wider than the box's own and the ratio errs high, never low.
     ``floor_with_one_bound_halved_kg``: the floor again with one stated bound halved at a time, which
     says which bound sets it.
+    The floor is the error-free realization's: the recorded errors can cut a box below it (ratios down
+    to 0.78 seen). On wrench rows, whose truth is known whole here (the payload, no offset),
+    ``recorded_floor_kg`` is the floor of the rows as recorded: no sound box on them is narrower, so
+    ``width_over_recorded_floor`` below 1 would be a box that is wrong for the errors these rows had.
     ``floor_rows`` says which rows were scored; the floor is None when the messages received do not
     add up to the estimator's samples (a reader that missed some) or the method keeps no rows for it."""
     intake = offline.RowIntake(robot, method, support_directions=ApplyLimits.from_robot(robot).gate_directions())
@@ -342,9 +346,12 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     match = replayed.samples_used == samples_used
     floor = run_floor_kg(robot, intake.estimator, rows, truth, np.zeros(6)) if match else None
     halved = run_floors_with_one_bound_halved(robot, intake.estimator, rows, truth, np.zeros(6)) if floor else {}
+    recorded = wrench_floor_kg(robot, rows, truth, np.zeros(6), recorded=True) \
+        if floor and has_wrench_rows(rows) else None
     width = float(upper[0] - lower[0])
     return Scored({"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
-            "floor_with_one_bound_halved_kg": halved,
+            "floor_with_one_bound_halved_kg": halved, "recorded_floor_kg": recorded,
+            "width_over_recorded_floor": width / recorded if recorded else None,
             "floor_rows": {"messages": len(rows), "samples": replayed.samples_used,
                            "samples_received": int(total[-1]) if total.size else 0, "rows_match": match,
                            "mass_width_kg": float(replayed.upper[0] - replayed.lower[0]),
@@ -455,6 +462,9 @@ def print_table(r: dict) -> None:
     if floor:
         print(f"mass width {width:.3f} kg, {r['width_over_floor']:.2f}x the sound floor of the run's rows "
               f"({floor:.3f} kg: what the stated bounds allow at best)")
+        if r["recorded_floor_kg"]:
+            print(f"{r['width_over_recorded_floor']:.2f}x the floor of the rows as recorded "
+                  f"({r['recorded_floor_kg']:.3f} kg: no sound box on them is narrower)")
         halved = {k: v for k, v in r["floor_with_one_bound_halved_kg"].items() if v is not None}
         if halved:
             print("that floor with one stated bound halved: " + ", ".join(f"{k} {v:.3f} kg" for k, v in halved.items()))

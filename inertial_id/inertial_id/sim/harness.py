@@ -18,7 +18,10 @@ against each row's stated bound, split into the sensor's part (reading minus tru
 model part (the rest: differentiated acceleration, encoder quantization, interpolation), near a
 joint velocity reversal and away from one. And what the stated bounds allow at best: the same rows
 with every error zero, through the estimator (:func:`error_free_box`) and as the width no sound box
-beats (:func:`~..core.estimators.run_floor.run_floor_kg`).
+beats (:func:`~..core.estimators.run_floor.run_floor_kg`). On wrench rows, whose whole truth a case
+knows (the payload, the F/T offset), also the floor of the rows as recorded: every sound box on
+them holds its two witnesses, so a box narrower than it is wrong for the errors the case had even
+where it holds the truth (``boxes_below_recorded_floor``).
 
 An arm that senses joint torque (the Gen3) is estimated as a user would: calibrated first
 (:func:`with_calibrations`: ``calibrate`` on payload-free runs of the same engine and the same
@@ -41,7 +44,7 @@ import numpy as np
 from ..core.calibration.apply import robot_naming_calibration
 from ..core.calibration.build import calibrate
 from ..core.data.data_io import Run
-from ..core.estimators.run_floor import has_wrench_rows, run_floor_kg
+from ..core.estimators.run_floor import RECORDED_FLOOR_TOLERANCE, has_wrench_rows, run_floor_kg, wrench_floor_kg
 from ..core.fanout import map_tasks
 from ..core.offline import RowIntake, rows_from_stream
 from ..core.robot import params
@@ -194,6 +197,7 @@ def summary(results) -> dict:
     ratios = [r["width_over_floor"] for r in results if r.get("width_over_floor") is not None]
     trusted = [r["sound_mass_width_floor_offset_box_trusted_kg"] for r in results
                if r.get("sound_mass_width_floor_offset_box_trusted_kg") is not None]
+    recorded = [r["width_over_recorded_floor"] for r in results if r.get("width_over_recorded_floor") is not None]
     return {"cases": len(results), "silent_wrong_answers": sum(r["silent_wrong_answer"] for r in results),
             "guaranteed_and_consistent": sum(r["bounds_guaranteed"] and r["data_consistent"] for r in results),
             "contain_truth": sum(r["all_inside"] for r in results),
@@ -206,6 +210,11 @@ def summary(results) -> dict:
             "median_width_over_floor": float(np.median(ratios)) if ratios else float("nan"),
             # the floor were the F/T offset's stated box trusted, not checked: what the check costs
             "median_sound_mass_width_floor_offset_box_trusted_kg": float(np.median(trusted)) if trusted else float("nan"),
+            # the floor of the rows as recorded, which every sound box on them is at least: a box
+            # below it leaves out a payload that explains them, whether or not it holds the truth
+            "cases_with_recorded_floor": len(recorded),
+            "boxes_below_recorded_floor": sum(x < 1.0 - RECORDED_FLOOR_TOLERANCE for x in recorded),
+            "min_width_over_recorded_floor": float(min(recorded)) if recorded else float("nan"),
             **{f"median_force_row_{k}_N": float(np.median([r["rows"]["force_bound_N"][k] for r in results]))
                if results else float("nan") for k in ("noise", "acceleration_share")},
             **momentum_wrench_summary(results)}
@@ -407,6 +416,7 @@ def run_case(case: Case) -> dict:
     floor = run_floor_kg(robot, intake.estimator, rows, pi_true, case.wrench_offset)
     trusted = run_floor_kg(robot, intake.estimator, rows, pi_true, case.wrench_offset, trust_offset_box=True) \
         if has_wrench_rows(rows) else floor
+    recorded = wrench_floor_kg(robot, rows, pi_true, case.wrench_offset, recorded=True) if floor else None
     return {
         "case": case.name, "settings": asdict(case), "parameter_names": params.parameter_names("payload"),
         "truth": pi_true.tolist(), "estimate": x.tolist(), "lower": lower.tolist(), "upper": upper.tolist(),
@@ -416,6 +426,8 @@ def run_case(case: Case) -> dict:
         "sound_mass_width_floor_kg": floor,
         "width_over_floor": None if not floor else float((upper[0] - lower[0]) / floor),
         "sound_mass_width_floor_offset_box_trusted_kg": trusted,
+        "recorded_floor_kg": recorded,
+        "width_over_recorded_floor": None if not recorded else float((upper[0] - lower[0]) / recorded),
         "data_consistent": bool(r.data_consistent), "silent_wrong_answer": silent, "message": r.message,
         "samples_used": int(r.samples_used), "messages_dropped": dict(intake.dropped), "sample_counts": counts,
         "rows": row_errors(robot, rec, rows, pi_true), "reversals": int(reversal_times(rec).size),
@@ -455,4 +467,8 @@ def table(results) -> str:
     lines.append(f"{silent} silent wrong answers in {len(results)} cases; "
                  f"{sum(r['bounds_guaranteed'] and r['data_consistent'] for r in results)} guaranteed and consistent; "
                  f"{sum(r['all_inside'] for r in results)} contain the truth")
+    s = summary(results)
+    if s["cases_with_recorded_floor"]:
+        lines.append(f"{s['boxes_below_recorded_floor']} boxes narrower than the floor of their rows as recorded, in "
+                     f"{s['cases_with_recorded_floor']} cases with one (width over it: {s['min_width_over_recorded_floor']:.3f} at least)")
     return "\n".join(lines)

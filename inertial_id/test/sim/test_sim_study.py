@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli import main
-from inertial_id.core.estimators.run_floor import wrench_floor_kg
+from inertial_id.core.estimators.run_floor import RECORDED_FLOOR_TOLERANCE, wrench_floor_kg
 from inertial_id.core.robot.model import load_robot
 from inertial_id.sim import harness
 
@@ -28,7 +28,12 @@ def test_a_short_study_reports_its_figures(tmp_path, capsys):
     s = report["summary"]
     assert s["cases"] == 2 and len(report["cases"]) == 2
     assert s["silent_wrong_answers"] == 0
-    assert "silent wrong answers in 2 cases" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "silent wrong answers in 2 cases" in printed
+    # every box holds the witnesses of its rows as recorded (the truth, offset included, known whole)
+    assert s["cases_with_recorded_floor"] == 2 and s["boxes_below_recorded_floor"] == 0
+    assert s["min_width_over_recorded_floor"] >= 1.0 - RECORDED_FLOOR_TOLERANCE
+    assert "0 boxes narrower than the floor of their rows as recorded, in 2 cases" in printed
     # the force rows' bound: the stated sensor and model part, and the acceleration share for the truth
     stated = load_robot("xarm7").spec.noise.wrench_row_floor()[0]
     assert s["median_force_row_noise_N"] == pytest.approx(stated)

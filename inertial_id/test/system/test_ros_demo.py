@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli.demo import run_demo
+from inertial_id.core.estimators.run_floor import RECORDED_FLOOR_TOLERANCE
 
 pytestmark = pytest.mark.ros
 
@@ -49,6 +50,12 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     # stated bounds admit than be cut by its errors
     assert r["floor_rows"]["rows_match"], r["floor_rows"]
     assert r["sound_mass_width_floor_kg"] > 0 and r["width_over_floor"] > 0.5, r["width_over_floor"]
+    # on wrench rows the floor of the rows as recorded, whose truth is known whole (the payload, no F/T
+    # offset in the simulator), is one no sound box beats whatever the errors did: the box holds its witnesses
+    if robot == "xarm7":
+        assert 0 < r["recorded_floor_kg"] and r["width_over_recorded_floor"] >= 1 - RECORDED_FLOOR_TOLERANCE, r["width_over_recorded_floor"]
+    else:
+        assert r["recorded_floor_kg"] is None
     # the gate's verdict takes the final LP's support where the estimator has one LP over its rows
     # (momentum rows), the box alone on wrench rows (their box is checked against the F/T offset)
     assert r["apply"]["final_lp_support"] is (robot == "kinova_gen3")

@@ -26,6 +26,11 @@ from .payload import offset_columns
 from .sound_floor import AccelerationErrors, Problem, floors_with_one_bound_halved, sound_mass_floor_kg
 
 
+# A sound box holds the recorded floor's witnesses up to its LPs' tolerances: a box narrower than the
+# recorded floor by more than this share of it leaves out a payload that explains its rows.
+RECORDED_FLOOR_TOLERANCE = 1e-4
+
+
 def has_wrench_rows(rows) -> bool:
     """Whether ``rows`` (RowMessage) hold wrench rows, whose floor has an F/T offset to check."""
     return any(m.kind == "wrench" for m in rows)
@@ -56,15 +61,20 @@ def run_floors_with_one_bound_halved(robot, session_estimator, rows, pi_true, wr
     return inner.floors_with_one_bound_halved(pi_true) if isinstance(inner, GuaranteedEstimator) else {}
 
 
-def wrench_floor_kg(robot, rows, pi_true, offset, trust_offset_box: bool = False) -> float | None:
+def wrench_floor_kg(robot, rows, pi_true, offset, trust_offset_box: bool = False,
+                    recorded: bool = False) -> float | None:
     """:func:`~.sound_floor.sound_mass_floor_kg` over the wrench rows of ``rows`` (RowMessage), each
     with the offset's columns (the offset free, or with ``trust_offset_box`` inside the profile's
     stated box: module docstring) and its sample's acceleration error within the bound the message
     carries (none: taken as exact), the truth the payload ``pi_true`` and the offset ``offset`` (6,);
     None without wrench rows, or with the offset beyond its stated box (no floor within the stated
-    bounds then)."""
+    bounds then). ``recorded``: the floor of the rows as recorded rather than of their error-free
+    realization, which no sound box on them beats (the truth must explain them)."""
     problem = _wrench_problem(robot, rows, pi_true, offset, trust_offset_box)
-    return None if problem is None else sound_mass_floor_kg(*problem[0], problem[1])
+    if problem is None:
+        return None
+    observed = np.concatenate([m.b for m in rows if m.kind == "wrench"]) if recorded else None
+    return sound_mass_floor_kg(*problem[0], problem[1], observed=observed)
 
 
 def _wrench_problem(robot, rows, pi_true, offset, trusted: bool) -> tuple[Problem, AccelerationErrors] | None:

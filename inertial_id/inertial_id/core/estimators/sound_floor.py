@@ -91,15 +91,21 @@ class AccelerationErrors:
         return bool(np.all(np.abs(r - G @ da) <= tol))
 
 
-def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationErrors | None = None) -> float:
+def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationErrors | None = None,
+                        observed=None) -> float:
     """Mass width (kg) between two verified witnesses (module docstring): ``M`` (rows, 10 + k) the
     rows' columns (payload first), ``e`` their bounds, ``[lower, upper]`` the box of ``z`` (the
     payload's prior, then the nuisance box), ``z_true`` the admissible truth inside it (a physically
     consistent payload); ``acceleration``: the wrench rows' per-sample acceleration errors (None:
-    rows without one)."""
+    rows without one).
+
+    ``observed``: the rows' recorded observations instead of the error-free ones, ``M z_true``. The
+    witnesses then explain what was recorded, so every sound box on these rows holds both and is at
+    least this wide, whatever the errors did (the truth must explain the recording: its errors within
+    their bounds)."""
     M, e = np.atleast_2d(np.asarray(M, dtype=float)), np.asarray(e, dtype=float)
     lower, upper, z_true = (np.asarray(x, dtype=float) for x in (lower, upper, z_true))
-    b = M @ z_true
+    b = M @ z_true if observed is None else np.asarray(observed, dtype=float)
 
     def explains(z) -> bool:
         if not np.all((lower <= z) & (z <= upper)):
@@ -108,7 +114,7 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
         return bool(np.all(np.abs(residual) <= e)) or \
             (acceleration is not None and acceleration.explain(residual, e, z[:10]))
     if not (explains(z_true) and params.is_physically_consistent(z_true[:10], tol=0.0)):
-        raise ValueError("the admissible truth must be a physical payload inside the box")
+        raise ValueError("the admissible truth must be a physical payload inside the box that explains the rows")
     z = cp.Variable(M.shape[1])
     J = pseudo_inertia_expr(z[:10])
     finite = np.isfinite(lower) & np.isfinite(upper)
@@ -133,7 +139,7 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
                 problem.solve(solver=cp.CLARABEL)
             if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                raise RuntimeError(f"the error-free rows' SDP failed: {problem.status}")
+                raise RuntimeError(f"the floor's SDP failed: {problem.status}")
             point = np.asarray(z.value)
             kept.append(_toward_physical(z_true, point, explains)[0])
         masses.append(farthest(kept))

@@ -29,6 +29,25 @@ def test_floor_is_between_two_verified_witnesses_and_grows_with_the_bounds(rng):
         sound_mass_floor_kg(A, e, lower, upper, np.r_[-1.0, pi[1:]])
 
 
+def test_the_recorded_rows_floor_is_below_their_sound_box_and_errors_can_cut_it_below_the_error_free_one(rng):
+    """Errors near their bounds shift the rows' bands apart: the payloads that explain the recording
+    are fewer than those that explain its error-free realization. Both witnesses explain what was
+    recorded, so the LP box over the recorded rows (sound, and looser: no physical consistency)
+    holds them; a truth that does not explain the recording (an error beyond its bound) gives none."""
+    pi, A, N, e = _rows(rng)
+    lower, upper = np.r_[np.zeros(1), np.full(9, -5.0)], np.r_[np.full(1, 10.0), np.full(9, 5.0)]
+    b = A @ pi + rng.choice([-0.95, 0.95], e.size) * e
+    recorded = sound_mass_floor_kg(A, e, lower, upper, pi, observed=b)
+    assert sound_mass_floor_kg(A, e, lower, upper, pi, observed=A @ pi) == sound_mass_floor_kg(A, e, lower, upper, pi)
+    assert 0.0 < recorded < 0.5 * sound_mass_floor_kg(A, e, lower, upper, pi)
+    bounds = IntervalBounds(lower, upper)
+    assert bounds.update(A, b, e).consistent
+    assert recorded <= (bounds.upper[0] - bounds.lower[0]) * (1 + 1e-6)
+    b[0] = A[0] @ pi + 1.01 * e[0]
+    with pytest.raises(ValueError, match="explains the rows"):
+        sound_mass_floor_kg(A, e, lower, upper, pi, observed=b)
+
+
 def test_robot_parameter_freedom_widens_the_floor(rng):
     """A nuisance box of zero width pins the robot part: the floor can only be smaller."""
     pi, A, N, e = _rows(rng)
