@@ -23,7 +23,7 @@ from ..signals.sensors import NoiseModel
 from .guaranteed import GuaranteedEstimator
 from .offset_freeing import FREED_FACTOR
 from .payload import offset_columns
-from .sound_floor import AccelerationErrors, Problem, floors_with_one_bound_halved, sound_mass_floor_kg
+from .sound_floor import AccelerationErrors, Problem, Unexplained, floors_with_one_bound_halved, sound_mass_floor_kg
 
 
 # A sound box holds the recorded floor's witnesses up to its LPs' tolerances: a box narrower than the
@@ -69,12 +69,19 @@ def wrench_floor_kg(robot, rows, pi_true, offset, trust_offset_box: bool = False
     carries (none: taken as exact), the truth the payload ``pi_true`` and the offset ``offset`` (6,);
     None without wrench rows, or with the offset beyond its stated box (no floor within the stated
     bounds then). ``recorded``: the floor of the rows as recorded rather than of their error-free
-    realization, which no sound box on them beats (the truth must explain them)."""
+    realization, which no sound box on them beats; None where the truth does not explain them (an
+    error beyond its stated bound, as in the cases that break the stated assumptions: no floor
+    follows from bounds the rows do not keep)."""
     problem = _wrench_problem(robot, rows, pi_true, offset, trust_offset_box)
     if problem is None:
         return None
-    observed = np.concatenate([m.b for m in rows if m.kind == "wrench"]) if recorded else None
-    return sound_mass_floor_kg(*problem[0], problem[1], observed=observed)
+    if not recorded:
+        return sound_mass_floor_kg(*problem[0], problem[1])
+    try:
+        return sound_mass_floor_kg(*problem[0], problem[1],
+                                   observed=np.concatenate([m.b for m in rows if m.kind == "wrench"]))
+    except Unexplained:
+        return None
 
 
 def _wrench_problem(robot, rows, pi_true, offset, trusted: bool) -> tuple[Problem, AccelerationErrors] | None:

@@ -49,6 +49,10 @@ SOLVER_MARGIN = 1.0 - 1e-6
 BISECTION_STEPS = 30
 
 
+class Unexplained(ValueError):
+    """The truth given does not explain the rows' observations within their stated bounds."""
+
+
 @dataclass(frozen=True)
 class AccelerationErrors:
     """The per-sample unknowns of wrench rows (module docstring): the rows come six a sample, in the
@@ -113,8 +117,10 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
         residual = M @ z - b
         return bool(np.all(np.abs(residual) <= e)) or \
             (acceleration is not None and acceleration.explain(residual, e, z[:10]))
-    if not (explains(z_true) and params.is_physically_consistent(z_true[:10], tol=0.0)):
-        raise ValueError("the admissible truth must be a physical payload inside the box that explains the rows")
+    if not (np.all((lower <= z_true) & (z_true <= upper)) and params.is_physically_consistent(z_true[:10], tol=0.0)):
+        raise ValueError("the admissible truth must be a physical payload inside the box")
+    if not explains(z_true):
+        raise Unexplained("the truth does not explain the rows within their stated bounds")
     z = cp.Variable(M.shape[1])
     J = pseudo_inertia_expr(z[:10])
     finite = np.isfinite(lower) & np.isfinite(upper)
