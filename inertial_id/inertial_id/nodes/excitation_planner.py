@@ -150,7 +150,9 @@ class ExcitationPlannerNode(ManagedNode):
         else:
             self.commands = TopicCommands(self, controller.topic)
         self.worker = PlanWorkerProcess(self.robot, self.settings, cert)     # once the configuration holds
-        self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", 10)
+        # 10 Hz: a reliable recorder that falls behind by more than a short queue's second (a loaded
+        # machine) would lose status messages (CI: 3 in one demo recording); 500 is 50 s of them
+        self.pub_status = self.create_publisher(ExcitationStatus, "excitation_status", RELIABLE_QOS)
         self.last_js = None          # (receipt, ROS time s; sample)
         # an arm that senses joint torque: the last window's measured torque anchors every
         # certificate of a run (core.planning.anchor), read on the joint-state thread, used at a start

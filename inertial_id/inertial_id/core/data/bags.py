@@ -75,7 +75,7 @@ TOPICS = {
     ROWS: (f"{MSGS_PACKAGE}/msg/RegressorSample", ESTIMATE_QOS),       # kept for late joiners, as the estimates
     ESTIMATE: (f"{MSGS_PACKAGE}/msg/InertialEstimate", ESTIMATE_QOS),
     MARKERS: ("visualization_msgs/msg/MarkerArray", DEFAULT_QOS),
-    STATUS: (f"{MSGS_PACKAGE}/msg/ExcitationStatus", DEFAULT_QOS),
+    STATUS: (f"{MSGS_PACKAGE}/msg/ExcitationStatus", RELIABLE_QOS),
     TRUTH: (f"{MSGS_PACKAGE}/msg/InertialEstimate", LATCHED_QOS),
     DIAGNOSTICS: ("diagnostic_msgs/msg/DiagnosticArray", DEFAULT_QOS),
 }
