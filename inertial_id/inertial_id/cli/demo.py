@@ -327,7 +327,7 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     that of the rows the estimator kept (:func:`~..core.estimators.run_floor.run_floor_kg`; the
     simulated F/T sensor has no offset). The live box comes from the estimator's last bounds update,
     which may precede its last rows (the arm holding after the motion): the floor is then over a few
-    more rows than the box, so it is no wider than the box's own and the ratio errs high, never low.
+    more rows than the box, which can only raise the ratio.
     ``floor_with_one_bound_halved_kg``: the floor again with one stated bound halved at a time, which
     says which bound sets it.
     The floor is the error-free realization's: the recorded errors can cut a box below it (ratios down
