@@ -45,6 +45,7 @@ class History:
     upper: list = field(default_factory=list)
     samples_used: list = field(default_factory=list)
     condition_number: list = field(default_factory=list)
+    offset_checked: list = field(default_factory=list)     # PayloadEstimate.offset_checked
 
 
 class RowIntake:
@@ -105,6 +106,7 @@ class RowIntake:
         h.upper.append(r.upper)
         h.samples_used.append(r.samples_used)
         h.condition_number.append(r.condition_number)
+        h.offset_checked.append(r.offset_checked)
 
     def finish(self):
         """Final bounds update over everything received (one LP over every row kept); the estimator's result."""

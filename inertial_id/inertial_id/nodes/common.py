@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import faulthandler
 import functools
+import os
 import sys
 import time
 import traceback
@@ -56,8 +57,14 @@ LATCHED_QOS = QoSProfile(reliability=ReliabilityPolicy.RELIABLE, history=History
 
 
 # the estimator's /diagnostics counter of its final updates after the planner's motion ended (its
-# DropCounter.event; the demo's monitor waits for an estimate that follows one)
+# DropCounter.event)
 FINAL_UPDATE_EVENT = "final_update_on_motion_end"
+# the estimator's /diagnostics value: the header stamp (integer ns) of the latest estimate it
+# published from a final update (its box checked: one LP over every row kept, the F/T offset's
+# stated box). A consumer that needs the checked box (the demo's monitor) matches it: the estimate
+# may travel ahead of or behind the diagnostics, and the counter above says when the update began,
+# not when its box went out
+FINAL_ESTIMATE_STAMP = "final_estimate_stamp"
 _TYPE_NAMES = {bool: "a boolean (true or false)", int: "an integer", float: "a floating-point number (e.g. 2.0)",
                str: "a string"}
 _FLOAT_MAX = sys.float_info.max
@@ -146,6 +153,9 @@ class ManagedNode(LifecycleNode):
         self._failure: Exception | None = None     # why the last failed transition failed
         self._raise_failures = False               # autostart: run_node reports them, not the log
         self._base: set | None = None              # the entities the node had before configure()
+        # what release() had to leave running ('' when nothing): a worker inside a native solver,
+        # which no signal interrupts (run_node then ends the process without waiting for it)
+        self.left_running = ""
         self.autostart = declare(self, "autostart", True,
                                  "configure and activate at start; false: wait for `ros2 lifecycle set`")
 
@@ -408,10 +418,20 @@ def run_node(node_class, args=None, threads: int = 1) -> int:
     finally:
         if executor is not None:
             executor.shutdown()         # no callback runs from here on (a pool's running ones end first)
+        left = ""
         if node is not None:
             name = node.get_name()
             node.destroy_node()
+            left = getattr(node, "left_running", "")
             if finished:
-                get_logger(name).info(f"finished ({stop.signal or 'the context was shut down'})")
+                get_logger(name).info(f"finished ({stop.signal or 'the context was shut down'})"
+                                      f"{'; ' + left + ' left running' if left else ''}")
         rclpy.try_shutdown()
+    if left:
+        # a thread still inside a native library at exit aborts the process when that library's
+        # thread pool is torn down under it (HiGHS: "terminate called without an active
+        # exception", exit -6); nothing is left to save, so the process ends here
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0

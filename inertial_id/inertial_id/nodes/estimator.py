@@ -15,14 +15,14 @@ from visualization_msgs.msg import MarkerArray
 
 from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
 
-from ..core.signals.stamps import stamp_s
+from ..core.signals.stamps import stamp_ns, stamp_s
 from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.payload.payload_apply import ApplyLimits
 from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
-from .common import (FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
+from .common import (FINAL_ESTIMATE_STAMP, FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp, when_active)
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -84,6 +84,12 @@ class EstimatorNode(ManagedNode):
                                      low=1e-3, high=3600.0)
         publish_period = declare(self, "publish_period_s", 0.5, "period of InertialEstimate publication, s",
                                       low=1e-3, high=3600.0)
+        # a final update over a 20 s xArm7 run's rows takes about 10 s, and ros2 launch follows a
+        # SIGINT with SIGTERM after 5 s
+        self.stop_wait_s = declare(self, "stop_wait_s", 5.0,
+                                   "how long a stop waits for a bounds update in progress, s; then the process "
+                                   "ends without it (the state as saved at the last publication)",
+                                   low=0.0, high=3600.0)
         self.future_tolerance = declare(self, "future_tolerance_s", FUTURE_TOLERANCE_S,
                                         "rows stamped further ahead of this node's clock are dropped",
                                         low=0.0, high=3600.0)
@@ -248,15 +254,16 @@ class EstimatorNode(ManagedNode):
                 self.session.resume()
                 self.get_logger().info("the planner moves again after a motion that failed: "
                                        "that motion's final update is withdrawn until the next")
+            checked = False         # the box to publish comes from a final update that succeeded
             if job.final:
                 if job.final != STREAM_PAUSE:
                     self.drops.event(FINAL_UPDATE_EVENT)
-                self._update_bounds(final=True, provisional=job.final in PROVISIONAL)
+                checked = not self._update_bounds(final=True, provisional=job.final in PROVISIONAL)
             if job.publish:
                 if job.save:
                     self._save()
                 try:
-                    self.results.append((self.session.result(), self.session.data_until))
+                    self.results.append((self.session.result(), self.session.data_until, checked))
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
@@ -275,12 +282,14 @@ class EstimatorNode(ManagedNode):
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", added.update_failure)
 
-    def _update_bounds(self, final: bool = False, provisional: bool = False) -> None:
+    def _update_bounds(self, final: bool = False, provisional: bool = False) -> str:
+        """The session's bounds update; its failure ('' when none)."""
         t0 = time.perf_counter()
         failure = self.session.update_bounds(final, provisional)
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
         self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+        return failure
 
     def on_excitation_status(self, msg) -> None:
         """The planner left motion (planning, executing or braking) for done or failed: the worker
@@ -311,7 +320,9 @@ class EstimatorNode(ManagedNode):
         while self.results:
             self.publish_one(*self.results.popleft())
 
-    def publish_one(self, r, data_until_s: float | None) -> None:
+    def publish_one(self, r, data_until_s: float | None, checked: bool = False) -> None:
+        """Publish the result ``r`` (``checked``: from a final update, whose stamp goes on
+        /diagnostics as ``FINAL_ESTIMATE_STAMP``)."""
         if not r.data_consistent:
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
         why = prior_explanation(r.parameter_names, r.lower[:10], r.upper[:10], *self.robot.payload_prior(),
@@ -340,6 +351,8 @@ class EstimatorNode(ManagedNode):
             s_to_stamp(data_until_s, msg.data_stamp)
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
+        if checked:
+            self.drops.values[FINAL_ESTIMATE_STAMP] = str(stamp_ns(msg.header.stamp))
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
         self.payload_outputs.publish(r, msg.header)
 
@@ -348,8 +361,10 @@ class EstimatorNode(ManagedNode):
         if getattr(self, "worker", None) is not None:
             self.stopping.set()
             self.wake.set()
-            self.worker.join(timeout=5.0)
-            if not self.worker.is_alive():
+            self.worker.join(timeout=self.stop_wait_s)
+            if self.worker.is_alive():      # inside an update: the state saved at the last publication stands
+                self.left_running = "the worker, inside a bounds update (state as last saved)"
+            else:
                 self._save()
             self.worker = None
         if getattr(self, "payload_outputs", None) is not None:

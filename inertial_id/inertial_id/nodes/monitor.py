@@ -12,9 +12,10 @@ from rosgraph_msgs.msg import Clock
 
 from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSample
 
-from ..core.signals.stamps import stamp_s
+from ..core.signals.stamps import stamp_ns, stamp_s
 from ..core.planning.monitor import ERROR_NAMES
-from .common import FINAL_UPDATE_EVENT, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
+from ..core.planning.states import MOVING
+from .common import FINAL_ESTIMATE_STAMP, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
 
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
 
@@ -37,9 +38,12 @@ class MonitorNode(Node):
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
-        # estimates received when the estimator's diagnostics first told of its final update after the
-        # motion (None: not yet); those received after it carry that update
-        self.estimates_at_final_update = None
+        # header stamps (ns) of the newest estimate received, and of the newest the estimator's
+        # diagnostics said came from a final update (FINAL_ESTIMATE_STAMP); the latter as it was at the
+        # planner's last status in motion: a final update made before then does not end the motion
+        self.estimate_stamp_ns = None
+        self.final_estimate_stamp_ns = None
+        self.final_stamp_in_motion_ns = None
         self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
         self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
         self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
@@ -52,6 +56,7 @@ class MonitorNode(Node):
     def _on_estimate(self, msg) -> None:
         self.estimate = msg
         self.estimates_received += 1
+        self.estimate_stamp_ns = max(self.estimate_stamp_ns or 0, stamp_ns(msg.header.stamp))
         h = self.estimate_history
         h["t"].append(stamp_s(msg.header.stamp))
         for k in ("estimate", "lower", "upper"):
@@ -61,6 +66,8 @@ class MonitorNode(Node):
 
     def _on_status(self, msg) -> None:
         self.status = msg
+        if msg.state in MOVING:
+            self.final_stamp_in_motion_ns = self.final_estimate_stamp_ns
         h = self.status_history
         h["t"].append(stamp_s(msg.header.stamp))
         for k in ("state", "message", *STATUS_MARGINS):
@@ -76,14 +83,17 @@ class MonitorNode(Node):
             values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
             if values:
                 self.tracking = values
-            if self.estimates_at_final_update is None and \
-                    any(kv.key == f"event.{FINAL_UPDATE_EVENT}" and int(kv.value) > 0 for kv in status.values):
-                self.estimates_at_final_update = self.estimates_received
+            for kv in status.values:
+                if kv.key == FINAL_ESTIMATE_STAMP and kv.value.isdigit():
+                    self.final_estimate_stamp_ns = int(kv.value)
 
     @property
     def final_estimate_received(self) -> bool:
-        """An estimate arrived after the estimator said it made its final update of the motion."""
-        return self.estimates_at_final_update is not None and self.estimates_received > self.estimates_at_final_update
+        """The estimate of the estimator's final update after the planner's last motion has arrived,
+        or one published after it (its box holds that update's: the F/T offset checked)."""
+        final = self.final_estimate_stamp_ns
+        return final is not None and final != self.final_stamp_in_motion_ns and \
+            self.estimate_stamp_ns is not None and self.estimate_stamp_ns >= final
 
     def max_tracking_error(self) -> dict | None:
         """The planner's largest tracking errors so far (``ERROR_NAMES`` and ``tube_share``: the largest

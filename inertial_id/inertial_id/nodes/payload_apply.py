@@ -61,7 +61,7 @@ class PayloadOutputs:
         else:
             # the support of the last final LP in the gate's directions (the node's session asks for it)
             why = refusal(result.estimate, result.lower, result.upper, result.bounds_guaranteed,
-                          result.data_consistent, self.limits, result.final_support)
+                          result.data_consistent, self.limits, result.final_support, result.offset_checked)
         if why is None:
             payload = PayloadInertia.from_params(result.estimate, header.frame_id)
             ok, what = self._topic(payload, header) if self.limits.interface == "inertia_topic" else \

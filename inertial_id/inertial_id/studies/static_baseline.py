@@ -226,11 +226,13 @@ def ours_entry(robot, history, result, pi_true, t0: float, seconds_of_motion: fl
     :class:`~..offline.History` of the bounds updates; ``result``: the final estimate, box and flags."""
     limits = ApplyLimits.from_robot(robot)
     usable_flags, first_apply = [], None
-    for t, est, lo, hi in zip(history.t, history.estimate, history.lower, history.upper):
+    for t, est, lo, hi, checked in zip(history.t, history.estimate, history.lower, history.upper,
+                                       history.offset_checked):
         usable_flags.append(bool(est[0] > 0)
                             and usable(*errors(est[0], est[1:4] / est[0], pi_true)))
         # the flags are the final result's: data found inconsistent freezes the box from then on
-        ready = refusal(est, lo, hi, result.bounds_guaranteed, result.data_consistent, limits) is None
+        ready = refusal(est, lo, hi, result.bounds_guaranteed, result.data_consistent, limits,
+                        offset_checked=checked) is None
         if first_apply is None and ready:
             first_apply = round(float(t - t0), 3)
     first_usable = usable_since(np.asarray(history.t) - t0, usable_flags)
@@ -240,7 +242,8 @@ def ours_entry(robot, history, result, pi_true, t0: float, seconds_of_motion: fl
     return {"method": result.method, "mass_kg": float(est[0]), "com_m": est[1:4] / est[0] if est[0] > 0 else None,
             "mass_error_rel": e_m, "com_error_m": e_c, "seconds_of_motion": round(float(seconds_of_motion), 3),
             "seconds_to_usable": first_usable, "seconds_to_apply_ready": first_apply,
-            "apply_refusal": refusal(est, lo, hi, result.bounds_guaranteed, result.data_consistent, limits),
+            "apply_refusal": refusal(est, lo, hi, result.bounds_guaranteed, result.data_consistent, limits,
+                                     offset_checked=result.offset_checked),
             "bounds_guaranteed": bool(result.bounds_guaranteed), "data_consistent": bool(result.data_consistent),
             "box_contains_truth": bool(np.all((lo <= pi_true) & (pi_true <= hi))),
             "mass_width_kg": float(hi[0] - lo[0]), "com_width_m": float(np.max(c_hi - c_lo)),

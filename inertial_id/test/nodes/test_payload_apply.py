@@ -56,6 +56,8 @@ def test_refusal_rules():
     assert refusal(*narrow, True, True, gate) is None
     assert "not guaranteed" in refusal(*narrow, False, True, gate)
     assert "contradict" in refusal(*narrow, True, False, gate)
+    # a box on the F/T offset's stated box, before the final update has checked it
+    assert "not yet checked" in refusal(*narrow, True, True, gate, offset_checked=False)
     assert "'none'" in refusal(*narrow, True, True, limits(robot, interface="none"))
     assert "states no" in refusal(*narrow, True, True, replace(gate, tolerated_torque_Nm=None))
     assert "no estimate" in refusal(None, None, None, True, True, gate)
@@ -256,9 +258,10 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
     SetTcpLoad = pytest.importorskip("xarm_msgs.srv", reason="xarm_msgs not built (make test-deps)").SetTcpLoad
     from geometry_msgs.msg import InertiaStamped
 
-    from inertial_id.nodes.common import KEPT_QOS
+    from inertial_id.core.signals.stamps import stamp_ns
+    from inertial_id.nodes.common import FINAL_ESTIMATE_STAMP, KEPT_QOS
     from inertial_id.nodes.launch import start_node_set
-    from ros_helpers import spin_for, spin_until
+    from ros_helpers import node_counters, spin_for, spin_until
     from test_integrity_core import forged, honest_wrench_rows
     from test_integrity_ros import Rig
 
@@ -284,6 +287,7 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
 
     rig.node.create_service(SetTcpLoad, "/xarm/set_tcp_load", stand_in)
     rig.node.create_subscription(InertiaStamped, "inertia", inertias.append, KEPT_QOS)
+    counters = node_counters(rig.node, "estimator")
     try:
         assert spin_until(rig.node, lambda: rig.pub.get_subscription_count() >= 1, 30.0), "estimator did not come up"
         early = rig.call("/estimator/apply")
@@ -303,9 +307,12 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
         rig.send(honest, t_start=20.0)
         assert spin_until(rig.node, lambda: len(rig.estimates) > n and rig.estimates[-1].bounds_guaranteed and
                           rig.estimates[-1].upper[0] - rig.estimates[-1].lower[0] < 0.5, 30.0), "no narrow box"
-        spin_for(rig.node, 2.0)              # the last bounds update lands
+        # the rows pause: the final update checks the F/T offset's box, and ~/apply takes its estimate
+        assert spin_until(rig.node, lambda: int(counters.get(FINAL_ESTIMATE_STAMP, 0)) in
+                          {stamp_ns(m.header.stamp) for m in rig.estimates[n:]}, 30.0), counters
         assert received == []
         final = rig.estimates[-1]
+        assert stamp_ns(final.header.stamp) == int(counters[FINAL_ESTIMATE_STAMP])
         applied = rig.call("/estimator/apply")
         assert applied.success, applied.message
         spin_for(rig.node, 1.0)              # one request, one call: nothing follows by itself
@@ -359,7 +366,7 @@ def test_inertia_topic_interface_publishes_latched_only_when_applied(ros_env):
 
     def result(guaranteed):
         return SimpleNamespace(estimate=pi, lower=pi - 1e-3, upper=pi + 1e-3, bounds_guaranteed=guaranteed,
-                               data_consistent=True, final_support=None)
+                               data_consistent=True, final_support=None, offset_checked=True)
     try:
         outputs.publish(result(False), header)
         refused = outputs.on_apply(Trigger.Request(), Trigger.Response())
@@ -401,7 +408,7 @@ def test_apply_without_the_driver_says_so(ros_env):
     pi = robot_model.payload_params("dumbbell_5lb")
     try:
         outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
-                                        data_consistent=True, final_support=None), Header(frame_id="link_eef"))
+                                        data_consistent=True, final_support=None, offset_checked=True), Header(frame_id="link_eef"))
         reply = outputs.on_apply(Trigger.Request(), Trigger.Response())
         assert not reply.success and "/xarm/set_tcp_load" in reply.message and "not available" in reply.message
     finally:
@@ -469,7 +476,7 @@ def test_apply_calls_the_ur_and_franka_drivers_services(interface, package, type
     pi = robot_model.payload_params("dumbbell_5lb")
     try:
         outputs.publish(SimpleNamespace(estimate=pi, lower=pi - 1e-4, upper=pi + 1e-4, bounds_guaranteed=True,
-                                        data_consistent=True, final_support=None), Header(frame_id="link_eef"))
+                                        data_consistent=True, final_support=None, offset_checked=True), Header(frame_id="link_eef"))
         accepted = outputs.on_apply(Trigger.Request(), Trigger.Response())
         assert accepted.success and service in accepted.message, accepted.message
         assert received[0].mass == pytest.approx(pi[0], rel=1e-6)

@@ -1,7 +1,8 @@
 """The estimator over DDS makes its final update (one LP over every row kept, the F/T offset's
 stated box checked) when the planner's motion ends, not only when the row stream pauses: an arm at
 rest keeps streaming rows, so without it a live box would never be checked. Once per motion: a
-status repeated, or one that never followed a motion, triggers nothing."""
+status repeated, or one that never followed a motion, triggers nothing. The box it made is named on
+/diagnostics by its estimate's stamp (what the demo waits for): the estimate published last."""
 import pytest
 
 from ros_helpers import node_counters, spin_until
@@ -9,17 +10,23 @@ from ros_helpers import node_counters, spin_until
 pytestmark = pytest.mark.ros
 
 EVENT = "event.final_update_on_motion_end"
+FINAL_STAMP = "final_estimate_stamp"
 
 
 def test_a_motion_that_ends_makes_one_final_update(ros_env, tmp_path):
     import rclpy
-    from inertial_id_msgs.msg import ExcitationStatus
+    from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate
 
+    from inertial_id.core.signals.stamps import stamp_ns
+    from inertial_id.nodes.estimator import ESTIMATE_QOS
     from inertial_id.nodes.launch import start_node_set
     procs = start_node_set("xarm7", ros_env, str(tmp_path), nodes=("estimator",), estimator={"state_file": "none"})
     node = rclpy.create_node("motion_end_test")
     counters = node_counters(node, "estimator")
     status = node.create_publisher(ExcitationStatus, "/excitation_status", 10)
+    estimate_stamps: list[int] = []
+    node.create_subscription(InertialEstimate, "/inertial_estimate",
+                             lambda m: estimate_stamps.append(stamp_ns(m.header.stamp)), ESTIMATE_QOS)
 
     def say(state: str) -> None:
         status.publish(ExcitationStatus(state=state))
@@ -34,9 +41,14 @@ def test_a_motion_that_ends_makes_one_final_update(ros_env, tmp_path):
         for state in ("planning", "executing", "braking", "done", "done"):
             say(state)
         assert spin_until(node, lambda: updates() >= 1, 20.0), counters
+        # the final update's estimate, named on /diagnostics once it is out
+        assert spin_until(node, lambda: FINAL_STAMP in counters and int(counters[FINAL_STAMP]) in estimate_stamps,
+                          20.0), (counters, estimate_stamps)
+        first_final = int(counters[FINAL_STAMP])
         say("executing")
         say("failed")
         assert spin_until(node, lambda: updates() >= 2, 20.0), counters
+        assert spin_until(node, lambda: int(counters[FINAL_STAMP]) > first_final, 20.0), counters
         spin_until(node, lambda: updates() > 2, 3.0)
         assert updates() == 2
         assert procs.dead() == []

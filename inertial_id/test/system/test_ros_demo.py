@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from inertial_id.cli.demo import run_demo
+from inertial_id.core.estimators.run_floor import RECORDED_FLOOR_TOLERANCE
 
 pytestmark = pytest.mark.ros
 
@@ -50,12 +51,14 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     assert r["floor_rows"]["rows_match"], r["floor_rows"]
     assert r["sound_mass_width_floor_kg"] > 0 and r["width_over_floor"] > 0.5, r["width_over_floor"]
     # on wrench rows the floor of the rows as recorded, whose truth is known whole (the payload, no F/T
-    # offset in the simulator), is one no sound box beats whatever the errors did: the box should hold its
-    # witnesses. It did in 3 runs here (1.09-1.24) and in every study sim case, but one CI run measured
-    # 0.972 (a box narrower than two payloads that explain its rows), not yet explained: issue 47's note.
-    # Until it is, this bound sits below that figure, not at 1 - RECORDED_FLOOR_TOLERANCE
+    # offset in the simulator), is one no sound box beats whatever the errors did: the box holds its
+    # witnesses. The demo's box is the estimator's final one (its F/T offset checked) or one that follows
+    # it; an online box before that rests on the offset's stated box unchecked and may be narrower (a
+    # replayed run: 0.2699 kg against a floor of 0.2704). One CI run took such a box (0.972) before the
+    # demo waited for the final estimate by its stamp: issue 47's note
     if robot == "xarm7":
-        assert 0 < r["recorded_floor_kg"] and r["width_over_recorded_floor"] > 0.9, r["width_over_recorded_floor"]
+        assert 0 < r["recorded_floor_kg"], r
+        assert r["width_over_recorded_floor"] >= 1.0 - RECORDED_FLOOR_TOLERANCE, r["width_over_recorded_floor"]
     else:
         assert r["recorded_floor_kg"] is None
     # the gate's verdict takes the final LP's support where the estimator has one LP over its rows

@@ -100,6 +100,9 @@ class PayloadEstimate:
     message: str = ""
     # the last final LP's support in the directions the session was given, or None
     final_support: Support | None = None
+    # the box does not rest on the F/T offset's stated box unchecked: the rows have no offset, or a
+    # final update checked it (offset_freeing); the online boxes before that assume it
+    offset_checked: bool = True
 
 
 class PayloadEstimator:
@@ -130,6 +133,8 @@ class PayloadEstimator:
         self.offset_guaranteed = True
         # a check found the offset inside its stated box: it stays there (a constant of the run)
         self.offset_established = False
+        # the box rests on no unchecked offset box: no offset, or a check since (PayloadEstimate)
+        self.offset_checked = self.offset_bound is None
         nuisance: dict[str, Any] = {} if self.offset_bound is None else {
             "nuisance_lower": -self.offset_bound, "nuisance_upper": self.offset_bound, "bound_nuisance": True}
         # every payload is a body: physically consistent (the cuts need its 10 parameters)
@@ -253,6 +258,7 @@ class PayloadEstimator:
             return
         # the box so far rests on the stated offset box unless a check held or axes were freed
         established, freed_before = self.offset_established, self.offset_freed.any()
+        self.offset_checked = True
         self.offset_established |= sound.stated_offset_held
         if self.offset_established or freed_before:
             if sound.guaranteed:
@@ -322,6 +328,7 @@ class PayloadEstimator:
             self.offset_freed = freed
             self.offset_guaranteed = bool(state.get("offset_guaranteed", True))
             self.offset_established = bool(state.get("offset_established", False))
+            self.offset_checked = self.offset_bound is None or self.offset_established or bool(freed.any())
         if "pending_A" in state:
             A, b, e = (np.asarray(state[k], dtype=float) for k in ("pending_A", "pending_b", "pending_e"))
             if A.ndim != 2 or A.shape[1] != n or b.shape != e.shape or b.shape != (A.shape[0],) or \
@@ -377,4 +384,5 @@ class PayloadEstimator:
             data_consistent=self.bounds.data_consistent,
             samples_used=self.samples_used,
             condition_number=self.wls.condition_number(),
-            message=message)
+            message=message,
+            offset_checked=self.offset_checked)

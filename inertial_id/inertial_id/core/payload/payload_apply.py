@@ -367,11 +367,12 @@ class ApplyLimits:
 
 
 def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool, limits: ApplyLimits,
-            support: Support | None = None) -> str | None:
+            support: Support | None = None, offset_checked: bool = True) -> str | None:
     """Why this estimate must not be applied, or None when it may. Only a guaranteed box from
-    consistent data, with the estimate inside it, whose static torque error the controller tolerates
-    on every joint (:meth:`ApplyLimits.box_torque_error_Nm`, with the estimator's ``support`` when it
-    has one), goes to a robot."""
+    consistent data, that rests on no stated F/T offset box unchecked (``offset_checked``:
+    :class:`~..estimators.payload.PayloadEstimate`), with the estimate inside it, whose static torque
+    error the controller tolerates on every joint (:meth:`ApplyLimits.box_torque_error_Nm`, with the
+    estimator's ``support`` when it has one), goes to a robot."""
     if limits.interface == "none":
         return "the profile's apply.interface is 'none': no interface to apply the payload through"
     if limits.tolerated_torque_Nm is None:
@@ -385,6 +386,9 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
         return "the data contradict the assumed noise bounds (data_consistent false)"
     if not bounds_guaranteed:
         return "the bounds are not guaranteed"
+    if not offset_checked:
+        return ("the box rests on the F/T offset's stated box, not yet checked: the final update (at the "
+                "motion's end, or when the rows pause) checks it")
     if not np.all((lower <= estimate) & (estimate <= upper)):
         return "the estimate lies outside its guaranteed box"
     if not estimate[0] > 0.0:
