@@ -20,7 +20,7 @@ from std_srvs.srv import Trigger
 
 from ..core import offline
 from ..core.data import bags
-from ..core.estimators.run_floor import has_wrench_rows, run_floor_kg, run_floors_with_one_bound_halved, wrench_floor_kg
+from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_halved, wrench_floor_kg
 from ..core.estimators.factory import make_estimator
 from ..core.estimators.payload import Support
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
@@ -343,8 +343,7 @@ def scored_rows(robot, method: str, messages, truth, samples_used: int, lower, u
     match = replayed.samples_used == samples_used
     floor = run_floor_kg(robot, intake.estimator, rows, truth, np.zeros(6)) if match else None
     halved = run_floors_with_one_bound_halved(robot, intake.estimator, rows, truth, np.zeros(6)) if floor else {}
-    recorded = wrench_floor_kg(robot, rows, truth, np.zeros(6), recorded=True) \
-        if floor and has_wrench_rows(rows) else None
+    recorded = wrench_floor_kg(robot, rows, truth, np.zeros(6), recorded=True) if floor else None
     width = float(upper[0] - lower[0])
     return Scored({"sound_mass_width_floor_kg": floor, "width_over_floor": width / floor if floor else None,
             "floor_with_one_bound_halved_kg": halved, "recorded_floor_kg": recorded,

@@ -2,7 +2,7 @@
 stated box checked) when the planner's motion ends, not only when the row stream pauses: an arm at
 rest keeps streaming rows, so without it a live box would never be checked. Once per motion: a
 status repeated, or one that never followed a motion, triggers nothing. The box it made is named on
-/diagnostics by its estimate's stamp (what the demo waits for): the estimate published last."""
+/diagnostics by the stamp of its estimate (what the demo waits for), one the estimator published."""
 import pytest
 
 from ros_helpers import node_counters, spin_until
