@@ -38,8 +38,8 @@ def record(robot, payload: str, duration_s: float, out, storage: str = "mcap",
         truth_msg = bags.message(store, "inertial_id_msgs/msg/InertialEstimate",
             header=bags.header(store, t0, robot.payload_frame), body="payload", method="truth",
             parameter_names=params.parameter_names("payload"), estimate=truth, lower=truth, upper=truth,
-            covariance=truth[:0], physically_consistent=True, bounds_guaranteed=True, data_consistent=True,
-            samples_used=0, condition_number=0.0)
+            covariance=truth[:0], physically_consistent=True, bounds_guaranteed=True, offset_checked=True,
+            data_consistent=True, samples_used=0, condition_number=0.0)
         w.write(bags.TRUTH, ns(0.0), truth_msg)
         w.write(controller, ns(0.0), trajectory_msg(store, t0, robot.joint_names,
                                                     traj.resample(float(robot.spec.excitation.point_hz))))

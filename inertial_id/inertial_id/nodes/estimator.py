@@ -345,6 +345,7 @@ class EstimatorNode(ManagedNode):
         msg.covariance = cov.tolist() if np.all(np.isfinite(cov)) else []
         msg.physically_consistent = r.physically_consistent
         msg.bounds_guaranteed = r.bounds_guaranteed
+        msg.offset_checked = r.offset_checked
         msg.data_consistent = r.data_consistent
         msg.samples_used = r.samples_used
         if data_until_s is not None:

@@ -119,7 +119,11 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
             return
         self.box = box
         if box.guaranteed:
-            self.drops.set_status(DiagnosticStatus.OK, f"compensating with the estimate of {msg.samples_used} samples")
+            # the bounds published assume the offset inside that box whatever the estimate's check
+            unchecked = "" if msg.offset_checked else \
+                " (its box assumes the F/T offset inside its stated box: not yet checked by a final update)"
+            self.drops.set_status(DiagnosticStatus.OK,
+                                  f"compensating with the estimate of {msg.samples_used} samples{unchecked}")
         else:
             why = "not guaranteed" if not msg.bounds_guaranteed else "contradicted by the data"
             self.drops.set_status(DiagnosticStatus.WARN, f"bounds not published: the estimate's box is {why}")

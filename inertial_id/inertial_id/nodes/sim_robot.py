@@ -110,7 +110,8 @@ class SimRobotNode(ManagedNode):
         truth_pub = self.create_publisher(InertialEstimate, "/sim/payload_truth", LATCHED_QOS)
         msg = InertialEstimate(body="payload", method="truth", parameter_names=params.parameter_names("payload"),
                                estimate=self.truth.tolist(), lower=self.truth.tolist(), upper=self.truth.tolist(),
-                               physically_consistent=True, bounds_guaranteed=True, data_consistent=True)
+                               physically_consistent=True, bounds_guaranteed=True, offset_checked=True,
+                               data_consistent=True)
         msg.header.frame_id = self.robot.payload_frame
         truth_pub.publish(msg)
         self.robot_state = RobotStatePublisher(self, self.robot)   # /robot_description, /tf for RViz

@@ -463,11 +463,9 @@ def table(results) -> str:
                      f"{res['width_over_floor'] or float('nan'):5.2f} {res['point_error'][0]:+8.4f} {missed:>14s} {res['samples_used']:5d} "
                      f"{rw['beyond_bound']:7d} {rw['beyond_bound_at_reversal']:5d} "
                      f"{mf['at_reversal']:11.3f}/{mf['elsewhere']:<10.3f} {cd_rev:10.3f}/{cd_else:<10.3f}")
-    silent = sum(r["silent_wrong_answer"] for r in results)
-    lines.append(f"{silent} silent wrong answers in {len(results)} cases; "
-                 f"{sum(r['bounds_guaranteed'] and r['data_consistent'] for r in results)} guaranteed and consistent; "
-                 f"{sum(r['all_inside'] for r in results)} contain the truth")
     s = summary(results)
+    lines.append(f"{s['silent_wrong_answers']} silent wrong answers in {s['cases']} cases; "
+                 f"{s['guaranteed_and_consistent']} guaranteed and consistent; {s['contain_truth']} contain the truth")
     if s["cases_with_recorded_floor"]:
         lines.append(f"{s['boxes_below_recorded_floor']} boxes narrower than the floor of their rows as recorded, in "
                      f"{s['cases_with_recorded_floor']} cases with one (width over it: {s['min_width_over_recorded_floor']:.3f} at least)")

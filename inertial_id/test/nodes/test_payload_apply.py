@@ -253,7 +253,8 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
     """The real estimator node process, fed wrench rows over DDS; the test process stands in for the
     xArm driver's /xarm/set_tcp_load with the real service type. No call reaches it until ~/apply
     is called; while the data contradict the noise bounds (box not guaranteed) ~/apply refuses; once
-    the box is guaranteed and narrow, the weight and COM it transmits are the published estimate's
+    the box is guaranteed and narrow, and the final update has checked the F/T offset's box (the
+    message's ``offset_checked``), the weight and COM it transmits are the published estimate's
     (kg, mm), and ``inertia`` carries the same estimate."""
     SetTcpLoad = pytest.importorskip("xarm_msgs.srv", reason="xarm_msgs not built (make test-deps)").SetTcpLoad
     from geometry_msgs.msg import InertiaStamped
@@ -313,6 +314,10 @@ def test_apply_over_dds_only_on_request_refused_unless_guaranteed_and_transmits_
         assert received == []
         final = rig.estimates[-1]
         assert stamp_ns(final.header.stamp) == int(counters[FINAL_ESTIMATE_STAMP])
+        # the message says which boxes rest on the offset's stated box: the online ones the rows
+        # narrowed, not the final one
+        online = [m for m in rig.estimates[n:-1] if m.bounds_guaranteed and m.upper[0] - m.lower[0] < 0.5]
+        assert online and not any(m.offset_checked for m in online) and final.offset_checked
         applied = rig.call("/estimator/apply")
         assert applied.success, applied.message
         spin_for(rig.node, 1.0)              # one request, one call: nothing follows by itself

@@ -187,7 +187,8 @@ def test_gen3_external_effort_stays_inside_its_bound_over_dds(ros_env, tmp_path)
     half = 0.01 * (1 + np.abs(truth))
     estimate = InertialEstimate(body="payload", method="stand-in", parameter_names=params.parameter_names("payload"),
                                 estimate=(truth + 0.3 * half).tolist(), lower=(truth - half).tolist(),
-                                upper=(truth + half).tolist(), bounds_guaranteed=True, data_consistent=True)
+                                upper=(truth + half).tolist(), bounds_guaranteed=True, offset_checked=True,
+                                data_consistent=True)
     estimate.header.frame_id = robot.payload_frame
     estimates = node.create_publisher(InertialEstimate, topics.relative(topics.ESTIMATE), KEPT_QOS)
     estimates.publish(estimate)

@@ -61,6 +61,8 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
         assert r["width_over_recorded_floor"] >= 1.0 - RECORDED_FLOOR_TOLERANCE, r["width_over_recorded_floor"]
     else:
         assert r["recorded_floor_kg"] is None
+    # and its message says that it rests on no unchecked offset box
+    assert r["offset_checked"]
     # the gate's verdict takes the final LP's support where the estimator has one LP over its rows
     # (momentum rows), the box alone on wrench rows (their box is checked against the F/T offset)
     assert r["apply"]["final_lp_support"] is (robot == "kinova_gen3")

@@ -100,8 +100,9 @@ class PayloadEstimate:
     message: str = ""
     # the last final LP's support in the directions the session was given, or None
     final_support: Support | None = None
-    # the box does not rest on the F/T offset's stated box unchecked: the rows have no offset, or a
-    # final update checked it (offset_freeing); the online boxes before that assume it
+    # the box does not rest on the F/T offset's stated box unchecked: the rows have no offset, none
+    # has narrowed the prior yet, or a final update checked it (offset_freeing); the online boxes
+    # before that assume it
     offset_checked: bool = True
 
 
@@ -385,4 +386,4 @@ class PayloadEstimator:
             samples_used=self.samples_used,
             condition_number=self.wls.condition_number(),
             message=message,
-            offset_checked=self.offset_checked)
+            offset_checked=self.offset_checked or self.bounds.rows_used == 0)

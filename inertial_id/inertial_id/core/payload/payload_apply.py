@@ -404,11 +404,11 @@ def refusal(estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bo
 
 
 def apply_verdict(limits: ApplyLimits, estimate, lower, upper, bounds_guaranteed: bool, data_consistent: bool,
-                  support: Support | None = None) -> dict:
+                  support: Support | None = None, offset_checked: bool = True) -> dict:
     """What ``~/apply`` would answer on this result, for reports: accepted or why not, the static
     torque error per joint (of the box, and of the final LP given its ``support``) and the need it is
     held against."""
-    why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits, support)
+    why = refusal(estimate, lower, upper, bounds_guaranteed, data_consistent, limits, support, offset_checked)
     need = limits.tolerated_torque_Nm
     return {"accepted": why is None, "refusal": why,
             "torque_error_Nm": limits.box_torque_error_Nm(estimate, lower, upper, support).tolist()

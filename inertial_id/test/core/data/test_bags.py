@@ -137,6 +137,35 @@ def test_bag_without_message_definitions_is_read_with_the_kilted_types(tmp_path)
     np.testing.assert_array_equal(js.t, [1.0, 2.0, 3.0])
 
 
+def test_an_estimate_of_the_layout_before_offset_checked_fails_to_read_rather_than_misreads(tmp_path):
+    """``InertialEstimate.offset_checked`` is the message's last field: a recording of the layout
+    before it that carries no definitions (rosbag2 on Humble stores none) fails to read, one line,
+    where a field in the middle would have shifted the flags after it without a word."""
+    import sqlite3
+    from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+    name = "inertial_id_msgs/msg/InertialEstimate"
+    (msg_dir,) = bags.msg_dirs()[:1]
+    before = "\n".join(line for line in (msg_dir / "InertialEstimate.msg").read_text().splitlines()
+                       if not line.startswith("bool offset_checked"))
+    old = get_typestore(Stores.ROS2_KILTED)
+    old.register(get_types_from_msg(before, name))
+    fields = dict(parameter_names=params.parameter_names("payload"), estimate=np.ones(10), lower=np.zeros(10),
+                  upper=np.full(10, 2.0), bounds_guaranteed=True, data_consistent=True, samples_used=7)
+    raw = bytes(old.serialize_cdr(bags.message(old, name, header=bags.header(old, 1.0, "flange"), **fields), name))
+    bag = tmp_path / "before"
+    store = bags.typestore()
+    with bags.BagWriter(bag, "sqlite3", {bags.ESTIMATE: bags.TOPICS[bags.ESTIMATE]}) as writer:
+        writer.write(bags.ESTIMATE, 1000, bags.message(store, name, header=bags.header(store, 1.0, "flange"),
+                                                       offset_checked=True, **fields))
+    assert bags.read_estimates(bag).samples_used.tolist() == [7]
+    (db,) = bag.glob("*.db3")
+    with sqlite3.connect(db) as con:
+        con.execute("delete from message_definitions")
+        con.execute("update messages set data = ?", (raw,))
+    with pytest.raises(bags.BagError, match="damaged"):
+        bags.read_estimates(bag)
+
+
 @pytest.mark.ros
 def test_suite_qos_matches_the_nodes_publishers():
     from rclpy.qos import DurabilityPolicy, ReliabilityPolicy

@@ -120,13 +120,15 @@ def test_a_later_check_on_rows_of_one_pose_never_replaces_a_box_that_rests_on_no
 def test_an_estimate_says_whether_its_box_rests_on_the_unchecked_offset_box():
     """The online updates solve with the offset inside its stated box; until a final update has
     checked that box, the estimate says so (``offset_checked``, which ``~/apply`` refuses), and a
-    restore of a box whose check freed axes (clipped back to the stated box) rests on it again."""
+    restore of a box whose check freed axes (clipped back to the stated box) rests on it again. The
+    prior, before any row narrowed it, rests on no offset box."""
     robot = robot_model.load_robot("xarm7")
     pi = params.params_from_com(1.5, np.array([0.01, -0.02, 0.1]), np.diag([0.004, 0.005, 0.003]))
     offset = 0.5 * NoiseModel.from_profile(robot.spec).wrench_offset_bound()
     A, b = posed_rows(robot, pi, offset, poses=60)
     for bound, established in ((1e-3, True), (0.05, False)):
         est = estimator_with_rows(robot, bound)
+        assert est.result().offset_checked
         est.add_rows(A, b, np.full(b.size, bound), np.full(b.size, bound), samples=60,
                      acceleration_bound=np.zeros((60, 6)))
         est.update_bounds()
