@@ -236,8 +236,8 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
             if st is not None and st.state == "failed":
                 raise RuntimeError(f"planner failed: {st.message}")
             # final: the estimate of the estimator's final update after the motion (its F/T offset
-            # checked: the online boxes before it rest on the offset's stated box) or one after it
-            if st is not None and st.state == "done" and monitor.final_estimate_received:
+            # checked: the online boxes before it rest on the offset's stated box) or a checked one after it
+            if st is not None and st.state == "done" and monitor.final_estimate is not None:
                 break
             if progress and now - last_print >= 2.0:
                 last_print = now
@@ -245,7 +245,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         if recorder is not None:
             end_sensor_streams(monitor)
             finish_recording(monitor)
-        est, truth = monitor.estimate, monitor.truth
+        est, truth = monitor.final_estimate, monitor.truth
         deadline = time.monotonic() + timeout_margin_s
         while truth is None and time.monotonic() < deadline:
             check_stop(stop)

@@ -65,6 +65,10 @@ FINAL_UPDATE_EVENT = "final_update_on_motion_end"
 # may travel ahead of or behind the diagnostics, and the counter above says when the update began,
 # not when its box went out
 FINAL_ESTIMATE_STAMP = "final_estimate_stamp"
+# beside it, why that update was made (session.MOTION_END, MOTION_FAILED, STREAM_PAUSE): the two
+# provisional ones are withdrawn when the data go on, and the online boxes after them rest on the
+# offset's stated box unchecked again until the next final update
+FINAL_ESTIMATE_REASON = "final_estimate_reason"
 _TYPE_NAMES = {bool: "a boolean (true or false)", int: "an integer", float: "a floating-point number (e.g. 2.0)",
                str: "a string"}
 _FLOAT_MAX = sys.float_info.max

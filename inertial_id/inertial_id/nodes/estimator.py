@@ -22,7 +22,7 @@ from ..core.estimators.intake import Skipped
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.payload.payload_apply import ApplyLimits
 from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
-from .common import (FINAL_ESTIMATE_STAMP, FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
+from .common import (FINAL_ESTIMATE_REASON, FINAL_ESTIMATE_STAMP, FINAL_UPDATE_EVENT, KEPT_QOS, ROWS_IN_QOS, DropCounter, ManagedNode, declare, declare_robot, run_node,
                      s_to_stamp, when_active)
 from .inputs import FUTURE_TOLERANCE_S, Rejected, checked_stamp, lost_message_events
 from .markers import marker_array
@@ -254,16 +254,17 @@ class EstimatorNode(ManagedNode):
                 self.session.resume()
                 self.get_logger().info("the planner moves again after a motion that failed: "
                                        "that motion's final update is withdrawn until the next")
-            checked = False         # the box to publish comes from a final update that succeeded
+            final = ""          # why the box to publish comes from a final update that succeeded
             if job.final:
                 if job.final != STREAM_PAUSE:
                     self.drops.event(FINAL_UPDATE_EVENT)
-                checked = not self._update_bounds(final=True, provisional=job.final in PROVISIONAL)
+                if not self._update_bounds(final=True, provisional=job.final in PROVISIONAL):
+                    final = job.final
             if job.publish:
                 if job.save:
                     self._save()
                 try:
-                    self.results.append((self.session.result(), self.session.data_until, checked))
+                    self.results.append((self.session.result(), self.session.data_until, final))
                 except NUMERICAL_FAILURES as exc:
                     self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
 
@@ -320,9 +321,10 @@ class EstimatorNode(ManagedNode):
         while self.results:
             self.publish_one(*self.results.popleft())
 
-    def publish_one(self, r, data_until_s: float | None, checked: bool = False) -> None:
-        """Publish the result ``r`` (``checked``: from a final update, whose stamp goes on
-        /diagnostics as ``FINAL_ESTIMATE_STAMP``)."""
+    def publish_one(self, r, data_until_s: float | None, final: str = "") -> None:
+        """Publish the result ``r`` (``final``: from a final update, made for this reason
+        (:data:`~inertial_id.core.estimators.session.MOTION_END`, ...), which goes on /diagnostics
+        as ``FINAL_ESTIMATE_REASON`` beside the estimate's stamp, ``FINAL_ESTIMATE_STAMP``)."""
         if not r.data_consistent:
             self.drops.set_status(DiagnosticStatus.WARN, r.message)
         why = prior_explanation(r.parameter_names, r.lower[:10], r.upper[:10], *self.robot.payload_prior(),
@@ -352,8 +354,9 @@ class EstimatorNode(ManagedNode):
             s_to_stamp(data_until_s, msg.data_stamp)
         msg.condition_number = float(r.condition_number) if np.isfinite(r.condition_number) else -1.0
         self.pub.publish(msg)
-        if checked:
+        if final:
             self.drops.values[FINAL_ESTIMATE_STAMP] = str(stamp_ns(msg.header.stamp))
+            self.drops.values[FINAL_ESTIMATE_REASON] = final
         self.pub_markers.publish(marker_array(msg.header, r.estimate, r.lower, r.upper))
         self.payload_outputs.publish(r, msg.header)
 

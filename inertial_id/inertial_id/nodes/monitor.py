@@ -4,6 +4,7 @@ publishes (used by the ``demo`` command and the integration tests)."""
 from __future__ import annotations
 
 import time
+from collections import deque
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -14,9 +15,11 @@ from inertial_id_msgs.msg import ExcitationStatus, InertialEstimate, RegressorSa
 
 from ..core.signals.stamps import stamp_ns, stamp_s
 from ..core.planning.monitor import ERROR_NAMES
-from ..core.planning.states import MOVING
-from .common import FINAL_ESTIMATE_STAMP, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
+from ..core.estimators.session import MOTION_END
+from .common import FINAL_ESTIMATE_REASON, FINAL_ESTIMATE_STAMP, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
 
+# estimates kept for the final one: the estimator publishes a few a second, its diagnostics once a second
+RECENT_ESTIMATES = 100
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
 
 
@@ -38,12 +41,12 @@ class MonitorNode(Node):
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
-        # header stamps (ns) of the newest estimate received, and of the newest the estimator's
-        # diagnostics said came from a final update (FINAL_ESTIMATE_STAMP); the latter as it was at the
-        # planner's last status in motion: a final update made before then does not end the motion
-        self.estimate_stamp_ns = None
-        self.final_estimate_stamp_ns = None
-        self.final_stamp_in_motion_ns = None
+        # header stamp (ns) of the newest estimate the estimator's diagnostics said came from its final
+        # update after a motion ended (FINAL_ESTIMATE_STAMP, FINAL_ESTIMATE_REASON)
+        self.motion_end_stamp_ns = None
+        self.diagnostics_received = 0
+        # the newest estimates, for the one that stamp names (the diagnostics may come after them)
+        self.recent_estimates: deque = deque(maxlen=RECENT_ESTIMATES)
         self.create_subscription(InertialEstimate, "inertial_estimate", self._on_estimate, RELIABLE_QOS)
         self.create_subscription(ExcitationStatus, "excitation_status", self._on_status, 10)
         self.create_subscription(InertialEstimate, "/sim/payload_truth", self._on_truth, LATCHED_QOS)
@@ -56,7 +59,7 @@ class MonitorNode(Node):
     def _on_estimate(self, msg) -> None:
         self.estimate = msg
         self.estimates_received += 1
-        self.estimate_stamp_ns = max(self.estimate_stamp_ns or 0, stamp_ns(msg.header.stamp))
+        self.recent_estimates.append(msg)
         h = self.estimate_history
         h["t"].append(stamp_s(msg.header.stamp))
         for k in ("estimate", "lower", "upper"):
@@ -66,8 +69,6 @@ class MonitorNode(Node):
 
     def _on_status(self, msg) -> None:
         self.status = msg
-        if msg.state in MOVING:
-            self.final_stamp_in_motion_ns = self.final_estimate_stamp_ns
         h = self.status_history
         h["t"].append(stamp_s(msg.header.stamp))
         for k in ("state", "message", *STATUS_MARGINS):
@@ -79,21 +80,33 @@ class MonitorNode(Node):
         return {**self.estimate_history, "status": self.status_history}
 
     def _on_diagnostics(self, msg) -> None:
+        self.diagnostics_received += 1
         for status in msg.status:
             values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
             if values:
                 self.tracking = values
-            for kv in status.values:
-                if kv.key == FINAL_ESTIMATE_STAMP and kv.value.isdigit():
-                    self.final_estimate_stamp_ns = int(kv.value)
+            said = {kv.key: kv.value for kv in status.values}
+            stamp = said.get(FINAL_ESTIMATE_STAMP, "")
+            if said.get(FINAL_ESTIMATE_REASON) == MOTION_END and stamp.isdigit():
+                self.motion_end_stamp_ns = int(stamp)
 
     @property
-    def final_estimate_received(self) -> bool:
-        """The estimate of the estimator's final update after the planner's last motion has arrived,
-        or one published after it (its box holds that update's: the F/T offset checked)."""
-        final = self.final_estimate_stamp_ns
-        return final is not None and final != self.final_stamp_in_motion_ns and \
-            self.estimate_stamp_ns is not None and self.estimate_stamp_ns >= final
+    def final_estimate(self):
+        """The estimate the estimator made in its final update after the motion ended, or the newest
+        it published after that one whose guaranteed box still rests on no unchecked F/T offset box
+        (``offset_checked``; a box not guaranteed has nothing to check); None before it arrived. Not a
+        provisional final update's (a stream's pause), nor an online box after it: their F/T offset
+        rests on its stated box unchecked again."""
+        final = self.motion_end_stamp_ns
+        if final is None:
+            return None
+        for msg in reversed(self.recent_estimates):
+            stamp = stamp_ns(msg.header.stamp)
+            if stamp < final:
+                return None
+            if stamp == final or msg.offset_checked or not msg.bounds_guaranteed:
+                return msg
+        return None
 
     def max_tracking_error(self) -> dict | None:
         """The planner's largest tracking errors so far (``ERROR_NAMES`` and ``tube_share``: the largest

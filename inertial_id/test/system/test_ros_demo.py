@@ -50,19 +50,22 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     # stated bounds admit than be cut by its errors
     assert r["floor_rows"]["rows_match"], r["floor_rows"]
     assert r["sound_mass_width_floor_kg"] > 0 and r["width_over_floor"] > 0.5, r["width_over_floor"]
+    # the demo's box is the estimator's final one after the motion (its F/T offset checked) or a later
+    # one still checked, and its message says so. An online box rests on the offset's stated box
+    # unchecked and may be narrower than the floor below (a replayed run: 0.2699 kg against 0.2704):
+    # CI runs took one twice: 0.972 before the demo waited for the final estimate by its stamp, 0.891
+    # while it took any final update's stamp for the motion's (most likely a stream's pause under load,
+    # provisional: issue 47's notes)
+    assert r["offset_checked"]
     # on wrench rows the floor of the rows as recorded, whose truth is known whole (the payload, no F/T
     # offset in the simulator), is one no sound box beats whatever the errors did: the box holds its
-    # witnesses. The demo's box is the estimator's final one (its F/T offset checked) or one that follows
-    # it; an online box before that rests on the offset's stated box unchecked and may be narrower (a
-    # replayed run: 0.2699 kg against a floor of 0.2704). One CI run took such a box (0.972) before the
-    # demo waited for the final estimate by its stamp: issue 47's note
+    # witnesses
     if robot == "xarm7":
         assert 0 < r["recorded_floor_kg"], r
-        assert r["width_over_recorded_floor"] >= 1.0 - RECORDED_FLOOR_TOLERANCE, r["width_over_recorded_floor"]
+        assert r["width_over_recorded_floor"] >= 1.0 - RECORDED_FLOOR_TOLERANCE, \
+            (r["width_over_recorded_floor"], r["samples"], r["floor_rows"])
     else:
         assert r["recorded_floor_kg"] is None
-    # and its message says that it rests on no unchecked offset box
-    assert r["offset_checked"]
     # the gate's verdict takes the final LP's support where the estimator has one LP over its rows
     # (momentum rows), the box alone on wrench rows (their box is checked against the F/T offset)
     assert r["apply"]["final_lp_support"] is (robot == "kinova_gen3")
