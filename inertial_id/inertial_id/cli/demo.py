@@ -253,6 +253,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
             truth = monitor.truth
         history = monitor.history()
         tracking = monitor.max_tracking_error()
+        optimizer = monitor.optimizer_counts()
     except Interrupted as exc:
         interrupted = exc
     finally:
@@ -297,6 +298,8 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         "planner_message": st.message,
         # the largest tracking errors and share of the certified tube (1: on its edge), from the planner
         "max_tracking_error": tracking,
+        # the planner's optimised plans and how many converged within their time (replan_s less certification)
+        "optimizer": optimizer,
         "history": history,
         "wall_time_s": time.monotonic() - t_start,
         "log_dir": log_dir,
@@ -477,3 +480,6 @@ def print_table(r: dict) -> None:
     if e is not None:
         print(f"largest tracking error {e['position_error_rad']:.4f} rad, {e['velocity_error_rad_s']:.4f} rad/s, "
               f"{e['acceleration_error_rad_s2']:.3f} rad/s^2: {100 * e['tube_share']:.0f} % of the certified tube")
+    o = r["optimizer"]
+    if o is not None and o["plans"]:
+        print(f"the planner's optimiser converged in {o['converged']} of {o['plans']} plans within their time")

@@ -388,6 +388,12 @@ class ExcitationPlannerNode(ManagedNode):
         values["tracking.max_tube_share"] = f"{rh.max_tube_share:.3g}"
         if result is not None and result.code:     # compiled, or why the slower code serves
             values["optimizer.code"] = result.code
+        # whether each plan's optimiser converges in the time it has, live (bench planner and study
+        # plan measure it offline)
+        values["optimizer.plans"], values["optimizer.converged"] = str(rh.optimized), str(rh.converged)
+        if result is not None and result.status:
+            values["optimizer.last_iterations"] = str(result.iterations)
+            values["optimizer.last_optimize_s"] = f"{result.optimize_s:.3g}"
 
 
 def main(args=None) -> int:

@@ -18,6 +18,8 @@ from ..core.planning.monitor import ERROR_NAMES
 from ..core.estimators.session import MOTION_END
 from .common import FINAL_ESTIMATE_REASON, FINAL_ESTIMATE_STAMP, LATCHED_QOS, RELIABLE_QOS, ROWS_IN_QOS
 
+# the planner's /diagnostics values: plans its optimiser made, and how many converged in their time
+OPTIMIZER_COUNTS = ("optimizer.plans", "optimizer.converged")
 # estimates kept for the final one: the estimator publishes a few a second, its diagnostics once a second
 RECENT_ESTIMATES = 100
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
@@ -41,6 +43,7 @@ class MonitorNode(Node):
         self.clock_s = None              # latest /clock (simulated time), s
         self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
+        self.optimizer = {}              # the planner's OPTIMIZER_COUNTS
         # header stamp (ns) of the newest estimate the estimator's diagnostics said came from its final
         # update after a motion ended (FINAL_ESTIMATE_STAMP, FINAL_ESTIMATE_REASON)
         self.motion_end_stamp_ns = None
@@ -85,6 +88,9 @@ class MonitorNode(Node):
             values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
             if values:
                 self.tracking = values
+            optimizer = {kv.key: kv.value for kv in status.values if kv.key in OPTIMIZER_COUNTS}
+            if optimizer:
+                self.optimizer = optimizer
             said = {kv.key: kv.value for kv in status.values}
             stamp = said.get(FINAL_ESTIMATE_STAMP, "")
             if said.get(FINAL_ESTIMATE_REASON) == MOTION_END and stamp.isdigit():
@@ -114,6 +120,13 @@ class MonitorNode(Node):
         if not self.tracking:
             return None
         return {name: float(self.tracking[f"tracking.max_{name}"]) for name in (*ERROR_NAMES, "tube_share")}
+
+    def optimizer_counts(self) -> dict | None:
+        """The planner's optimised plans so far and how many converged within their budget, or None
+        before it said any."""
+        if not self.optimizer:
+            return None
+        return {key.split(".")[1]: int(self.optimizer[key]) for key in OPTIMIZER_COUNTS}
 
     def _on_truth(self, msg) -> None:
         self.truth = msg

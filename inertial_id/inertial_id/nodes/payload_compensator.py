@@ -119,7 +119,8 @@ class PayloadCompensatorNode(SensorIntake, ManagedNode):
             return
         self.box = box
         if box.guaranteed:
-            # the bounds published assume the offset inside that box whatever the estimate's check
+            # its own error bound assumes the F/T offset inside the stated box (wrench_offset) whether or
+            # not a final update checked it: an unchecked box adds no assumption, so it is said, not refused
             unchecked = "" if msg.offset_checked else \
                 " (its box assumes the F/T offset inside its stated box: not yet checked by a final update)"
             self.drops.set_status(DiagnosticStatus.OK,

@@ -52,6 +52,10 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     assert spin_until(node, lambda: float(diagnostics.get("tracking.max_tube_share", "nan")) >= 0.0, 5.0)
     assert float(diagnostics["tracking.max_tube_share"]) < 0.05
     assert 0.0 <= float(diagnostics["tracking.max_position_error_rad"]) < 1e-3
+    # the first plan was optimised: the optimiser's count on /diagnostics, beside its outcome
+    assert spin_until(node, lambda: int(diagnostics.get("optimizer.plans", 0)) >= 1, 5.0), diagnostics
+    assert 0 <= int(diagnostics["optimizer.converged"]) <= int(diagnostics["optimizer.plans"])
+    assert int(diagnostics["optimizer.last_iterations"]) >= 1 and float(diagnostics["optimizer.last_optimize_s"]) > 0
 
     # joint states stop mid-motion: the planner brakes on a certified plan from the desired state
     spin_for(node, 0.5)

@@ -74,6 +74,9 @@ def test_nodes_identify_the_payload_over_dds(robot, method, guaranteed, max_mass
     h = r["history"]
     assert len(h["t"]) >= 5 and any(np.array_equal(e, r["estimate"]) for e in h["estimate"])
     assert "executing" in h["status"]["state"]
+    # how many of its plans the planner's optimiser made and converged within their time
+    o = r["optimizer"]
+    assert o["plans"] >= 1 and 0 <= o["converged"] <= o["plans"], o
 
 
 def test_planner_does_not_move_on_bounds_that_are_not_guaranteed(tmp_path):

@@ -195,6 +195,10 @@ class RecedingHorizon:
         self.cycles = 0                # planning cycles after the first plan
         self.fallbacks = 0             # cycles that ended without a certified plan in time
         self.last_result: PlanResult | None = None
+        # results IPOPT optimised, and how many of them converged within their budget (replan_s
+        # less certification, or the first plan's deadline)
+        self.optimized = 0
+        self.converged = 0
         self.last_certificate = None
         # (start time, log-volume of the box in use then) of every plan started since the start
         self.box_log_volume: list[tuple[float, float]] = []
@@ -337,6 +341,9 @@ class RecedingHorizon:
     def offer(self, t: float, request_id: int, result: PlanResult) -> Command | None:
         """A planning result, available at time ``t``."""
         self.last_result = result
+        if result.status:
+            self.optimized += 1
+            self.converged += result.converged
         p = self.pending
         if p is None or p.id != request_id:
             return None

@@ -144,7 +144,7 @@ def test_an_estimate_of_the_layout_before_offset_checked_fails_to_read_rather_th
     import sqlite3
     from rosbags.typesys import Stores, get_typestore, get_types_from_msg
     name = "inertial_id_msgs/msg/InertialEstimate"
-    (msg_dir,) = bags.msg_dirs()[:1]
+    msg_dir = bags.msg_dirs()[0]
     before = "\n".join(line for line in (msg_dir / "InertialEstimate.msg").read_text().splitlines()
                        if not line.startswith("bool offset_checked"))
     old = get_typestore(Stores.ROS2_KILTED)

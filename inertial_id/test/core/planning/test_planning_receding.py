@@ -198,6 +198,19 @@ def test_late_or_uncertified_result_is_a_fallback(setup):
     assert rh.segments[-1] is executing
 
 
+def test_optimised_results_and_their_convergence_are_counted(setup):
+    """Every result IPOPT optimised counts, in time or not, certified or not; a result it did not
+    optimise (no IPOPT status) does not."""
+    rh, settings, _ = setup
+    executing, rid, req, _ = executing_and_next_request(rh, settings)
+    assert (rh.optimized, rh.converged) == (0, 0)            # the stand-in results carry no status
+    refused = PlanResult(None, FakeCertificate(False, "torque"), reason="no certificate: torque",
+                         converged=False, iterations=40, status="Maximum_WallTime_Exceeded")
+    rh.offer(executing.start + 0.5, rid, refused)
+    rh.offer(executing.start + 0.6, rid + 1, replace(refused, converged=True, status="Solve_Succeeded"))
+    assert (rh.optimized, rh.converged) == (2, 1)
+
+
 def test_joint_state_dropout_brakes_on_a_certified_plan_without_a_step(setup, robot):
     rh, settings, cert = setup
     run_to_executing(rh, settings)
