@@ -4,16 +4,21 @@ IPOPT spends most of a plan's budget in three CasADi functions evaluated by CasA
 the torque screen's Jacobian, the payload rows at the cost samples and their reverse sweep (Gen3, 32
 samples, measured: 7.5, 1.1 and 3.9 ms per call; compiled at ``-O1``: 0.5, 0.4 and 1.5 ms). The C
 source CasADi generates for them is compiled by the system's C compiler (``$CC``, else ``cc``) in a
-background thread, once per robot and planner settings (10-15 s on a 2-core machine), and kept in a
-cache keyed by the source's hash (``$XDG_CACHE_HOME/inertial_id/native``, else ``~/.cache``). Until the
-library is ready, and on a machine without a compiler, the virtual machine's functions serve: the same
-arithmetic (the tests compare them), only slower.
+background thread, once per robot and planner settings (10-20 s on a quiet 2-core machine), and kept
+in a cache keyed by the source's hash (``$XDG_CACHE_HOME/inertial_id/native``, else ``~/.cache``). The
+compiler runs in a session of its own and puts the library in place itself, so a process that ends
+first does not lose it: a 20 s MuJoCo demo on a loaded 2-core machine ended before its compiler did,
+and every run started compiling again. Until the library is ready, and on a machine without a
+compiler, the virtual machine's functions serve: the same arithmetic (the tests compare them), only
+slower.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -72,25 +77,41 @@ class NativeFunctions:
             self.status = "virtual machine: no C compiler found ($CC or cc)"
             self._done.set()
             return
-        self.status = "compiling"
-        threading.Thread(target=self._compile, args=(cc, source), daemon=True, name="native-compile").start()
+        self._start(cc, source)
 
-    def _compile(self, cc: str, source: str) -> None:
+    def _start(self, cc: str, source: str) -> None:
+        """Start the compiler now, not in the thread: a process may end right after this."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _remove_abandoned(self.path.parent)
-            with tempfile.TemporaryDirectory(prefix=COMPILING, dir=self.path.parent) as work:
-                c_file, library = Path(work) / "functions.c", Path(work) / "functions.so"
-                c_file.write_text(source)
-                run = subprocess.run([cc, *FLAGS, str(c_file), "-o", str(library)], capture_output=True, text=True,
-                                     timeout=COMPILE_TIMEOUT_S, check=False)
-                if run.returncode != 0:
-                    lines = (run.stderr or run.stdout).strip().splitlines() or [f"exit code {run.returncode}"]
-                    self.status = f"virtual machine: the C compiler failed ({lines[-1]})"
-                    return
-                os.replace(library, self.path)     # atomic: another process may compile the same source
+            work = Path(tempfile.mkdtemp(prefix=COMPILING, dir=self.path.parent))
+            (work / "functions.c").write_text(source)
+            # the rename is atomic (another process may compile the same source); on failure the work
+            # folder stays, with the compiler's messages, for this process to read
+            script = (f'"$0" "$@" 2> log && mv -f functions.so {shlex.quote(str(self.path))} '
+                      f'&& cd / && rm -rf {shlex.quote(str(work))}')
+            compiler = subprocess.Popen(["sh", "-c", script, cc, *FLAGS, "functions.c", "-o", "functions.so"],
+                                        cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            self.status = f"virtual machine: compiling failed ({error})"
+            self._done.set()
+            return
+        self.status = "compiling"
+        threading.Thread(target=self._wait_for, args=(compiler, work), daemon=True, name="native-compile").start()
+
+    def _wait_for(self, compiler: subprocess.Popen, work: Path) -> None:
+        try:
+            returncode = compiler.wait(COMPILE_TIMEOUT_S)
+            if returncode != 0:
+                log = work / "log"
+                lines = (log.read_text().strip().splitlines() if log.exists() else []) or [f"exit code {returncode}"]
+                shutil.rmtree(work, ignore_errors=True)
+                self.status = f"virtual machine: the C compiler failed ({lines[-1]})"
+                return
             self.status = "compiled"
-        except (OSError, subprocess.SubprocessError) as error:
+        except subprocess.TimeoutExpired as error:
+            os.killpg(compiler.pid, signal.SIGKILL)
             self.status = f"virtual machine: compiling failed ({error})"
         finally:
             self._done.set()

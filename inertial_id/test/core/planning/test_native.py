@@ -1,7 +1,12 @@
 """The planner's compiled functions (:mod:`inertial_id.core.planning.native`) compute what CasADi's
 virtual machine computes, IPOPT evaluates them once they are there, and without a working C compiler the
 virtual machine serves and says why."""
+import os
+import subprocess
+import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import casadi as ca
 import numpy as np
@@ -43,6 +48,40 @@ def test_without_a_working_compiler_the_virtual_machine_serves_and_says_why(tmp_
     assert failing.load() is None
     assert failing.status.startswith("virtual machine: the C compiler failed"), failing.status
     assert not list(tmp_path.glob("*.so"))
+
+
+def test_a_compile_outlives_the_process_that_started_it(tmp_path):
+    """A process that ends before its compiler does (a short demo on a loaded machine) leaves the
+    library in the cache for the next one: the compiler, held back here until its process has exited,
+    then puts it in place."""
+    go = tmp_path / "go"
+    held_cc = tmp_path / "held_cc"
+    held_cc.write_text(f'#!/bin/sh\nwhile [ ! -e "{go}" ]; do sleep 0.05; done\nexec cc "$@"\n')
+    held_cc.chmod(0o755)
+    cache = tmp_path / "cache"
+    starter = (
+        "import sys, casadi as ca\n"
+        "from pathlib import Path\n"
+        "from inertial_id.core.planning.native import NativeFunctions\n"
+        "x = ca.SX.sym('x', 2)\n"
+        "native = NativeFunctions([ca.Function('square', [x], [x * x])], folder=Path(sys.argv[1]), cc=sys.argv[2])\n"
+        "assert native.status == 'compiling', native.status\n"
+        "print(native.path, flush=True)\n")
+    # it exits while its compiler waits
+    started = subprocess.run([sys.executable, "-c", starter, str(cache), str(held_cc)], capture_output=True,
+                             text=True, timeout=120, check=True)
+    library = Path(started.stdout.strip())
+    assert not library.exists()
+    go.touch()
+    deadline = time.monotonic() + 120.0
+    while not library.exists() and time.monotonic() < deadline:      # the detached compiler's event: its file
+        time.sleep(0.05)
+    assert library.exists(), sorted(os.listdir(cache))
+    x = ca.SX.sym("x", 2)
+    again = NativeFunctions([ca.Function("square", [x], [x * x])], folder=cache, cc="false")
+    assert again.status == "compiled" and again.path == library
+    assert np.array_equal(np.asarray(again.load()["square"]([2.0, 3.0])).ravel(), [4.0, 9.0])
+    assert [p.name for p in cache.iterdir()] == [library.name]        # the work folder is gone
 
 
 def test_a_buffered_call_computes_what_the_function_does_and_refuses_sparse_outputs():
