@@ -85,13 +85,13 @@ class MonitorNode(Node):
     def _on_diagnostics(self, msg) -> None:
         self.diagnostics_received += 1
         for status in msg.status:
-            values = {kv.key: kv.value for kv in status.values if kv.key.startswith("tracking.")}
-            if values:
-                self.tracking = values
-            optimizer = {kv.key: kv.value for kv in status.values if kv.key in OPTIMIZER_COUNTS}
+            said = {kv.key: kv.value for kv in status.values}
+            tracking = {key: value for key, value in said.items() if key.startswith("tracking.")}
+            if tracking:
+                self.tracking = tracking
+            optimizer = {key: said[key] for key in OPTIMIZER_COUNTS if key in said}
             if optimizer:
                 self.optimizer = optimizer
-            said = {kv.key: kv.value for kv in status.values}
             stamp = said.get(FINAL_ESTIMATE_STAMP, "")
             if said.get(FINAL_ESTIMATE_REASON) == MOTION_END and stamp.isdigit():
                 self.motion_end_stamp_ns = int(stamp)
