@@ -19,6 +19,7 @@ from ..core.signals.stamps import stamp_ns, stamp_s
 from ..core.estimators.explain import prior_explanation
 from ..core.estimators.factory import METHODS
 from ..core.estimators.intake import Skipped
+from ..core.estimators.interrupt import Interrupted, interruptible
 from ..core.estimators.persistence import default_state_path, load_state, move_aside, remove_state, save_state
 from ..core.payload.payload_apply import ApplyLimits
 from ..core.estimators.session import NUMERICAL_FAILURES, PROVISIONAL, STREAM_PAUSE, EstimationSession, LiveSchedule
@@ -106,8 +107,10 @@ class EstimatorNode(ManagedNode):
         self.state_path = default_state_path(self.robot.name, self.method) if state_file == "default" else \
             (None if state_file in ("", "none") else state_file)
         self.session = self._new_session()
-        self.resets = 0
-        self.updating = False                # the worker is in a bounds update (a reset waits for it)
+        # a reset called (executor) and taken (worker): while more are called, the worker gives up
+        # the bounds update it is in, between two LPs (one writer each, so no lock)
+        self.resets_called = self.resets = 0
+        self.updating = False                # the worker is in a bounds update (a reset gives it up)
         self.prior_said = None       # the parameters last said to be at the prior (publish_one)
         self.restored = False
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
@@ -190,14 +193,15 @@ class EstimatorNode(ManagedNode):
             self.drops.drop("state_not_saved", f"{self.state_path}: {exc}")
 
     def on_reset(self, request, response):
-        """Back to the prior box: rows queued before the call are discarded, the saved state removed."""
+        """Back to the prior box: rows queued before the call are discarded, the saved state removed,
+        and a bounds update in progress is given up (a final one over every kept row takes about 10 s
+        on a 20 s xArm7 run)."""
         self.queue.append(("reset", None))
+        self.resets_called += 1         # after the append: the worker finds the reset it gives up for
         self.wake.set()
-        # the worker takes it after the bounds update it may be in (a final update over every row kept
-        # takes about 10 s on a 20 s xArm7 run): the reply says which
         response.success = True
-        response.message = "estimator reset to the prior box (saved state removed)" if not self.updating else \
-            "estimator reset to the prior box (saved state removed) once the bounds update in progress ends"
+        response.message = "estimator reset to the prior box (saved state removed)" + \
+            ("; the bounds update in progress given up" if self.updating else "")
         return response
 
     @when_active
@@ -237,41 +241,57 @@ class EstimatorNode(ManagedNode):
         while not self.stopping.is_set():
             self.wake.wait(1.0)
             self.wake.clear()
-            while self.queue:
-                item, args = self.queue.popleft()
-                if item == "reset":
-                    self._reset()
-                    continue
-                t, rows = args
-                if self.live.take_rows():
-                    self.session.resume()
-                    self.drops.event("rows_after_idle_update")
-                    self.get_logger().info("rows again after a bounds period without any: the stream had paused")
-                added = self.session.add(t, rows)
-                if added.failure:
-                    self.drops.drop("solver_failed_on_rows", added.failure)
-                    continue
-                self._count(added, t)
-                self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
-                self.live.rows_added(added.updated)
-            job = self.live.next_job()
-            if job.resume:
+            try:
+                with interruptible(lambda: self.resets_called > self.resets):
+                    self._step()
+            except Interrupted:
+                self._reset_after_interrupt()
+
+    def _step(self) -> None:
+        """Fold in the queued rows, then do the schedule's job (final update, publication)."""
+        while self.queue:
+            item, args = self.queue.popleft()
+            if item == "reset":
+                self._reset()
+                continue
+            t, rows = args
+            if self.live.take_rows():
                 self.session.resume()
-                self.get_logger().info("the planner moves again after a motion that failed: "
-                                       "that motion's final update is withdrawn until the next")
-            final = ""          # why the box to publish comes from a final update that succeeded
-            if job.final:
-                if job.final != STREAM_PAUSE:
-                    self.drops.event(FINAL_UPDATE_EVENT)
-                if not self._update_bounds(final=True, provisional=job.final in PROVISIONAL):
-                    final = job.final
-            if job.publish:
-                if job.save:
-                    self._save()
-                try:
-                    self.results.append((self.session.result(), self.session.data_until, final))
-                except NUMERICAL_FAILURES as exc:
-                    self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
+                self.drops.event("rows_after_idle_update")
+                self.get_logger().info("rows again after a bounds period without any: the stream had paused")
+            added = self.session.add(t, rows)
+            if added.failure:
+                self.drops.drop("solver_failed_on_rows", added.failure)
+                continue
+            self._count(added, t)
+            self.last_stamp_s = t if self.last_stamp_s is None else max(self.last_stamp_s, t)
+            self.live.rows_added(added.updated)
+        job = self.live.next_job()
+        if job.resume:
+            self.session.resume()
+            self.get_logger().info("the planner moves again after a motion that failed: "
+                                   "that motion's final update is withdrawn until the next")
+        final = ""          # why the box to publish comes from a final update that succeeded
+        if job.final:
+            if job.final != STREAM_PAUSE:
+                self.drops.event(FINAL_UPDATE_EVENT)
+            if not self._update_bounds(final=True, provisional=job.final in PROVISIONAL):
+                final = job.final
+        if job.publish:
+            if job.save:
+                self._save()
+            try:
+                self.results.append((self.session.result(), self.session.data_until, final))
+            except NUMERICAL_FAILURES as exc:
+                self.drops.drop("solver_failed_estimate", f"{type(exc).__name__}: {exc}")
+
+    def _reset_after_interrupt(self) -> None:
+        """A reset gave up the bounds update in progress: the session it left half-updated is
+        replaced, and the rows queued before the reset are discarded with it."""
+        while self.queue and self.queue.popleft()[0] != "reset":
+            pass
+        self._reset()
+        self.get_logger().info("the bounds update in progress was given up for ~/reset")
 
     def _count(self, added, t: float) -> None:
         """Say what folding in the rows stamped ``t`` did beyond taking them (:class:`.Added`)."""

@@ -76,6 +76,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from .interrupt import raise_if_interrupted
 from .row_checks import unsolvable
 
 HOLD_MIN_ROWS_PER_PARAMETER = 3
@@ -162,6 +163,7 @@ class _RangeLP:
         ``basis`` the optimal basis in that form."""
         if self._refused:
             return "failed", np.nan
+        raise_if_interrupted()
         self.h.changeColsCost(c.size, self._cols, np.asarray(c, dtype=float))
         status, warm = self._run(start)
         if warm and status not in _DONE:
