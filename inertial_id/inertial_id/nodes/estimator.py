@@ -110,7 +110,7 @@ class EstimatorNode(ManagedNode):
         # a reset called (executor) and taken (worker): while more are called, the worker gives up
         # the bounds update it is in, between two LPs (one writer each, so no lock)
         self.resets_called = self.resets = 0
-        self.updating = False                # the worker is in a bounds update (a reset gives it up)
+        self.updating = False                # the worker is in a final bounds update (a reset gives it up)
         self.prior_said = None       # the parameters last said to be at the prior (publish_one)
         self.restored = False
         self.last_stamp_s = None          # latest row stamp folded in (worker), saved with the state
@@ -275,7 +275,7 @@ class EstimatorNode(ManagedNode):
         if job.final:
             if job.final != STREAM_PAUSE:
                 self.drops.event(FINAL_UPDATE_EVENT)
-            if not self._update_bounds(final=True, provisional=job.final in PROVISIONAL):
+            if not self._final_update(provisional=job.final in PROVISIONAL):
                 final = job.final
         if job.publish:
             if job.save:
@@ -308,17 +308,17 @@ class EstimatorNode(ManagedNode):
             # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", added.update_failure)
 
-    def _update_bounds(self, final: bool = False, provisional: bool = False) -> str:
-        """The session's bounds update; its failure ('' when none)."""
+    def _final_update(self, provisional: bool) -> str:
+        """The session's final bounds update (over every row kept); its failure ('' when none)."""
         t0 = time.perf_counter()
         self.updating = True
         try:
-            failure = self.session.update_bounds(final, provisional)
+            failure = self.session.update_bounds(final=True, provisional=provisional)
         finally:
             self.updating = False
         if failure:     # the box keeps its last certified value; counted, the next update tries again
             self.drops.drop("solver_failed_bounds", failure)
-        self.get_logger().debug(f"bounds update {time.perf_counter() - t0:.3f} s")
+        self.get_logger().debug(f"final bounds update {time.perf_counter() - t0:.3f} s")
         return failure
 
     def on_excitation_status(self, msg) -> None:
