@@ -183,7 +183,7 @@ class LiveSchedule:
         self._accepted_at_tick = -1
         # the worker's own
         self.taken = 0                  # rows messages taken (folded in or failed)
-        self._new_rows = False          # rows folded in since the last bounds update
+        self._since_final = False       # rows folded in since the last final update
         self._dirty = False             # the state changed since it was last saved
         self._new_box = publish_first   # a box not yet handed on
         self._paused_update = False     # the last update folded in the rows left by a pause
@@ -224,7 +224,7 @@ class LiveSchedule:
 
     def reset(self) -> None:
         """The session was reset to the prior: its box is handed on, nothing is left to save."""
-        self._new_rows = self._dirty = self._paused_update = False
+        self._since_final = self._dirty = self._paused_update = False
         self._new_box = True
         with self._lock:
             self._moving_again = False      # nothing of the prior's to withdraw
@@ -239,8 +239,7 @@ class LiveSchedule:
 
     def rows_added(self, updated: bool) -> None:
         """The rows were folded in; ``updated``: they closed a data-time bounds period."""
-        self._dirty = True
-        self._new_rows = not updated
+        self._dirty = self._since_final = True
         self._new_box = self._new_box or updated
 
     def next_job(self) -> Job:
@@ -252,16 +251,18 @@ class LiveSchedule:
             if self._motion_ended and not (self._motion_failed and resume):
                 final = MOTION_FAILED if self._motion_failed else MOTION_END
             # (a failed motion whose planner already moves again: its update would be withdrawn at once)
-            # rows left over after a period without any: the stream stopped, fold them in. Not when
-            # none were left (a latched request would update after the first rows of a stream that
-            # starts late, an update the offline schedule never makes), nor when rows came after it.
-            elif self._paused_at is not None and self._new_rows and self.taken == self._paused_at:
+            # rows since the last final update, then a period without any: the stream stopped, one LP
+            # over every row, as the offline schedule makes at the end of the data (even when the
+            # last rows closed an online update: the chain of updates is not that LP). Not without
+            # rows (a latched request would update after the first rows of a stream that starts
+            # late, an update the offline schedule never makes), nor when rows came after it.
+            elif self._paused_at is not None and self._since_final and self.taken == self._paused_at:
                 final = STREAM_PAUSE
                 self._paused_update = True
             self._motion_ended, self._motion_failed, self._moving_again, self._paused_at = False, False, False, None
             if final:
                 # the final LP narrows the box: saved with it, or a restart would start wider
-                self._new_rows, self._new_box, self._dirty = False, True, True
+                self._since_final, self._new_box, self._dirty = False, True, True
             # a new box at once, even if no rows follow (the end of a recording or a replay); new rows
             # alone at the publication period
             publish = self._new_box or (self._dirty and self._result_due)

@@ -312,7 +312,7 @@ def test_a_pause_folds_in_the_rows_left_once_and_rows_after_it_are_a_resumed_str
     assert not live.take_rows()
 
 
-def test_no_pause_update_without_rows_left_nor_when_rows_came_after_it():
+def test_no_pause_update_without_rows_since_the_last_final_one_nor_when_rows_came_after_it():
     live = LiveSchedule()
     live.idle_tick(0)
     assert live.idle_tick(0)
@@ -323,7 +323,14 @@ def test_no_pause_update_without_rows_left_nor_when_rows_came_after_it():
     live.next_job()
     live.idle_tick(2)
     assert live.idle_tick(2)
-    assert live.next_job() == NOTHING, "the last rows closed an update: none left"
+    assert live.next_job() == Job(final=STREAM_PAUSE, publish=True, save=True), (
+        "the last rows closed an online update, which is not the one LP over every row")
+    live.planner_status("executing")
+    assert live.planner_status("done")
+    assert live.next_job() == Job(final=MOTION_END, publish=True, save=True)
+    live.idle_tick(2)
+    assert live.idle_tick(2)
+    assert live.next_job() == NOTHING, "no rows since the motion's final update"
     rows(live, 1)
     live.idle_tick(3)
     assert live.idle_tick(3)      # the node's queue had one more message the worker had not taken
