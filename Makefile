@@ -38,7 +38,9 @@ LAUNCH_VENDOR := $(SHARED)/vendor/ros2_launch
 WS := build/ws$(DISTRO_SUFFIX)
 ROBOT ?= kinova_gen3
 # the demo's arm: mujoco (physics the estimator does not share: joint friction, damping, armature) or
-# pinocchio (the estimator's own model, exact; `inertial-id demo`'s default, what the tests mostly run)
+# pinocchio (the estimator's own model, exact; `inertial-id demo`'s default, what the tests mostly run).
+# On both, an arm that senses joint torque is calibrated first, as a user calibrates a real one
+# (`inertial-id demo` calibrates on mujoco only, unless --calibrate)
 ENGINE ?= mujoco
 PYTEST_ARGS ?=
 TESTS := inertial_id/test
@@ -109,7 +111,7 @@ colcon: test-deps
 	    --cmake-args -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=ON $(WHEEL_INTERFACE_OPTS)
 
 demo: setup
-	$(BIN)/inertial-id demo --robot $(ROBOT) --engine $(ENGINE)
+	$(BIN)/inertial-id demo --robot $(ROBOT) --engine $(ENGINE) --calibrate
 
 # `colcon test` runs the pytest suite (CMakeLists.txt: ament_add_pytest_test) against the workspace;
 # PYTEST_ARGS reach pytest (e.g. make test PYTEST_ARGS="-k launch"). TEST_WORKERS pytest-xdist

@@ -81,7 +81,7 @@ def run(args) -> int:
     try:
         result = run_demo(args.robot, payload, args.duration, method, args.real_time_factor,
                           args.log_dir, progress=not args.quiet, record=args.record, storage=args.storage,
-                          engine=args.engine)
+                          engine=args.engine, calibrate=args.calibrate)
     except Interrupted as exc:
         print(f"inertial-id demo: stopped by {exc} before the result; "
               f"{'every node finished cleanly' if exc.nodes_started else 'no node had started'}",
@@ -105,12 +105,13 @@ def passed(result: dict) -> bool:
     return result["truth_inside_bounds"] and result["physically_consistent"]
 
 
-def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> str:
-    """The profile the nodes run with: on MuJoCo an arm that senses joint torque and names no
-    calibration is calibrated first on two payload-free runs of the same simulated arm, as a real one
-    is (the calibration and a copy of the profile naming it go to ``log_dir``; the copy is returned)."""
+def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool, calibrate: bool = False) -> str:
+    """The profile the nodes run with: on MuJoCo (or on any engine when ``calibrate``) an arm that
+    senses joint torque and names no calibration is calibrated first on two payload-free runs of the
+    same simulated arm, as a real one is (the calibration and a copy of the profile naming it go to
+    ``log_dir``; the copy is returned)."""
     robot = load_robot(profile)
-    if engine != "mujoco" or not robot.sensing.joint_torque or robot.spec.identification.calibration:
+    if not (calibrate or engine == "mujoco") or not robot.sensing.joint_torque or robot.spec.identification.calibration:
         return profile
     received: list[str] = []
 
@@ -126,7 +127,7 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
         if progress:
             print("calibrating the simulated arm's joint torque sensors on two payload-free runs, as "
                   "`inertial-id calibrate` does with a real arm's recordings", file=sys.stderr, flush=True)
-        calibrated = calibrated_profile(profile, log_dir, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+        calibrated = calibrated_profile(profile, log_dir, engine, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
     except _Signalled:
         pass
     except Exception:
@@ -146,8 +147,10 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool) -> s
 
 def run_demo(profile: str, payload: str, duration_s: float, method: str = "guaranteed", rtf: float = 1.0,
              log_dir: str | None = None, progress: bool = True, timeout_margin_s: float = 90.0,
-             record: str | None = None, storage: str = "mcap", engine: str = SIM_ENGINES[0]) -> dict:
-    """Start the node processes and a monitor; return the final estimate against the truth.
+             record: str | None = None, storage: str = "mcap", engine: str = SIM_ENGINES[0],
+             calibrate: bool = False) -> dict:
+    """Start the node processes and a monitor; return the final estimate against the truth
+    (``calibrate``: :func:`calibrated_for`).
 
     Every node runs on the simulated arm's /clock (``use_sim_time``): the time limits are simulated
     seconds, and a simulator whose clock stops for :data:`SIM_STALL_S` wall seconds is a failure
@@ -161,7 +164,7 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
     log_dir = log_dir or tempfile.mkdtemp(prefix="inertial_id_demo_")
     try:
         return _run_nodes(profile, payload, duration_s, method, rtf, log_dir, temporary, progress,
-                          timeout_margin_s, record, storage, engine)
+                          timeout_margin_s, record, storage, engine, calibrate)
     except Interrupted:
         if temporary:
             shutil.rmtree(log_dir, ignore_errors=True)
@@ -174,12 +177,12 @@ def run_demo(profile: str, payload: str, duration_s: float, method: str = "guara
 
 def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: float, log_dir: str,
                temporary: bool, progress: bool, timeout_margin_s: float, record: str | None, storage: str,
-               engine: str) -> dict:
+               engine: str, calibrate: bool) -> dict:
     """:func:`run_demo` with its logs in ``log_dir`` (``temporary``: removed once the run passed and
     every node stopped cleanly)."""
     os.makedirs(log_dir, exist_ok=True)
     requested = profile
-    profile = calibrated_for(profile, engine, log_dir, progress)
+    profile = calibrated_for(profile, engine, log_dir, progress, calibrate)
     env = isolated_ros_env()
     os.environ.update({k: env[k] for k in ("ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE")})
     t_start = time.monotonic()

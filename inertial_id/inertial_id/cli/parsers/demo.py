@@ -26,5 +26,10 @@ def register(sub) -> None:
                    help="physics of the simulated arm: pinocchio (the estimator's own model, exact) or mujoco "
                         "(joint friction, damping and armature the estimator does not model; an arm that senses "
                         "joint torque is calibrated first)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="calibrate an arm that senses joint torque on payload-free runs first, on the pinocchio "
+                        "engine too (on mujoco always), as `inertial-id calibrate` does with a real arm's "
+                        "recordings: the box then rests on the measured sensor error and robot, not the "
+                        "profile's stated bounds")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(handler="demo.run")

@@ -4,14 +4,18 @@ over plans.
 ``W_e(q, qd, qdd)`` is the payload block of the joint-torque regressor (pinocchio's
 ``computeJointTorqueRegressor``: the columns of the payload's body, mapped to the payload frame), so
 ``tau_payload = W_e theta_e``. Each row is divided by the bound the guaranteed estimator puts on
-that joint's torque error there (profile ``noise:``, ``relative |tau| + absolute`` plus the model
-error, with the torque of the nominal robot carrying the prior-centre payload): the LP bounds are
-set by how far a payload change moves a row compared with that row's bound, so a newton metre on a
-lightly loaded joint says more than one on a joint that already carries the robot's own weight.
+that joint's torque error there (:meth:`PayloadExcitation.row_bound`, at the torque of the nominal
+robot carrying the prior-centre payload): the profile's ``noise:``, ``relative |tau| + absolute``
+plus the model error; with a robot calibration, the calibrated window bound as a mean torque plus
+the relative error on the torque beyond the calibrated range (what :class:`~..signals.momentum.MomentumWindows`
+charges). The LP bounds are set by how far a payload change moves a row compared with that row's
+bound, so a newton metre on a lightly loaded joint says more than one on a joint that already
+carries the robot's own weight, or one beyond the torques the calibration measured.
 
 With torque sensing the estimator's momentum rows also carry the robot's own parameters as unknowns
-inside their box (one unknown shared by every row; the payload's columns are those of the last link):
-the rows then hold the robot's columns too, and the payload's information is what remains once those
+inside their box (one unknown shared by every row; the payload's columns are those of the last link;
+:func:`~..robot.robot_box.estimator_robot_box`, whose parameters a calibration fixes but for the
+joints' torque offsets): the rows then hold the columns of the robot's free parameters too, and the payload's information is what remains once those
 are marginalised with the box as their prior information (Schur complement). A motion whose payload
 torques the robot's own uncertain parameters could equally explain teaches little.
 
@@ -39,7 +43,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..robot import params
-from ..robot.robot_box import robot_parameter_box
+from ..calibration import calibration_of, momentum_window
+from ..robot.robot_box import estimator_robot_box
 from ..signals.momentum import torque_error_bound
 from ..signals.sensors import NoiseModel
 
@@ -73,25 +78,49 @@ class PayloadExcitation:
         self.payload_guess = 0.5 * (np.asarray(lower, float) + np.asarray(upper, float))
         # a joint without a stated error still has one: never divide by zero
         self.floor_Nm = 1e-3 * float(np.min(robot.torque_limit))
+        momentum = robot.sensing.joint_torque and robot.momentum_window_samples > 0
+        # with a calibration (momentum rows): its window bound as a mean torque (N m), and the
+        # torque up to which it was measured (N m), per joint
+        self.calibrated_Nm: np.ndarray | None = None
+        self.torque_range_Nm: np.ndarray | None = None
+        calibration = calibration_of(robot)
+        if momentum and calibration is not None:
+            window = calibration.window(momentum_window(robot, calibration))
+            self.calibrated_Nm = np.asarray(window["bound_Nm_s"], dtype=float) / float(window["duration_s"])
+            self.torque_range_Nm = calibration.torque_range()
         # momentum rows keep the robot's own parameters as unknowns inside their box (shared by
-        # every row): their columns join the information, with the box as prior information
+        # every row): the columns of those the box leaves free join the information, with the box
+        # as prior information
         self.robot_prior = None
-        if robot.sensing.joint_torque and robot.momentum_window_samples > 0:
-            _, lo_r, hi_r = robot_parameter_box(self.model, robot.spec.identification.robot_relative_error)
-            self.robot_prior = np.diag((0.5 * (hi_r - lo_r)) ** -2.0)
-        self.size = 10 if self.robot_prior is None else 10 + len(self.robot_prior)
+        self.robot_free = np.zeros(0, dtype=int)
+        if momentum:
+            _, lo_r, hi_r = estimator_robot_box(robot)
+            half = 0.5 * (hi_r - lo_r)
+            self.robot_free = np.flatnonzero(half > 0)
+            self.robot_prior = np.diag(half[self.robot_free] ** -2.0)
+        self.size = 10 + self.robot_free.size
         self.bodies = robot.model.njoints - 1
         # a scratch model for the payload columns' derivatives (its bodies get any parameters)
         self._scratch = pin.Model(self.model)
         self._scratch_data = self._scratch.createData()
 
+    def row_bound(self, tau, per_joint=np.asarray):
+        """The estimator's error bound (N m) on the joint torques ``tau`` (N m): numpy (N, nv), or a
+        CasADi column (nv, 1) with ``per_joint=casadi.DM``, which makes the per-joint constants a
+        column. Its kinks smoothed by WEIGHT_SMOOTHING_NM: ``|tau|`` as ``sqrt(tau^2 + e^2)``, and
+        with a calibration the excess beyond its range, ``max(0, x)``, as ``(x + sqrt(x^2 + e^2)) / 2``."""
+        e2 = WEIGHT_SMOOTHING_NM ** 2
+        magnitude = (tau * tau + e2) ** 0.5
+        if self.calibrated_Nm is None:
+            return torque_error_bound(magnitude, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
+        excess = magnitude - per_joint(self.torque_range_Nm)
+        return per_joint(self.calibrated_Nm) + self.torque_relative * 0.5 * (excess + (excess * excess + e2) ** 0.5)
+
     def row_weights(self, tau_robot, W) -> np.ndarray:
-        """(N, nv) 1 / the error bound of each joint torque row, from the nominal robot's torque
-        ``tau_robot`` (N, nv) plus the prior-centre payload's (rows ``W`` (N, nv, 10)), its magnitude
-        smoothed by WEIGHT_SMOOTHING_NM."""
-        tau = np.sqrt((tau_robot + W @ self.payload_guess) ** 2 + WEIGHT_SMOOTHING_NM ** 2)     # smooth |tau|
-        bound = torque_error_bound(tau, self.torque_relative, self.torque_absolute_Nm) + self.model_error_Nm
-        return 1.0 / np.maximum(bound, self.floor_Nm)
+        """(N, nv) 1 / the error bound of each joint torque row (:meth:`row_bound`), from the
+        nominal robot's torque ``tau_robot`` (N, nv) plus the prior-centre payload's (rows ``W``
+        (N, nv, 10))."""
+        return 1.0 / np.maximum(self.row_bound(tau_robot + W @ self.payload_guess), self.floor_Nm)
 
     def column_derivatives(self, q, qd, qdd) -> np.ndarray:
         """(10, 3, nv, nv): ``d W_e[:, c] / d(q, qd, qdd)`` at one state for each payload column ``c``
@@ -135,9 +164,10 @@ class PayloadExcitation:
         return self._payload_rows(self._regressor(q, qd, qdd)).reshape(-1, 10)
 
     def weighted_rows(self, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows ``A`` (N, nv, size): ``W_e`` then, with momentum rows, the robot's columns (bodies,
-        then ``Fc sign(qd) + Fv qd + Ia qdd + beta`` per joint: the order of
-        :func:`~..params.robot_parameters`); the payload-free torque (N, nv); row weights (N, nv)."""
+        """Rows ``A`` (N, nv, size): ``W_e`` then, with momentum rows, the columns of the robot's
+        free parameters (``robot_free`` of: bodies, then ``Fc sign(qd) + Fv qd + Ia qdd + beta`` per
+        joint, the order of :func:`~..params.robot_parameters`); the payload-free torque (N, nv); row
+        weights (N, nv)."""
         Y = self._regressor(q, qd, qdd)
         W = self._payload_rows(Y)
         tau = self.robot_torque(q, qd, qdd)
@@ -148,7 +178,8 @@ class PayloadExcitation:
         friction = np.zeros((N, n, n, 4))
         joints = np.arange(n)
         friction[:, joints, joints] = np.stack([np.sign(qd), qd, qdd, np.ones_like(qd)], axis=-1)
-        return np.concatenate([W, Y, friction.reshape(N, n, 4 * n)], axis=-1), tau, w
+        return np.concatenate([W, np.concatenate([Y, friction.reshape(N, n, 4 * n)], axis=-1)[..., self.robot_free]],
+                              axis=-1), tau, w
 
     def no_information(self) -> np.ndarray:
         """The information before any plan (``size`` square zeros)."""

@@ -32,7 +32,7 @@ import casadi as ca
 import numpy as np
 
 from ..robot.casadi_dynamics import CasadiDynamics
-from .excitation import BOX_INFORMATION, MASS_WEIGHT, WEIGHT_SMOOTHING_NM
+from .excitation import BOX_INFORMATION, MASS_WEIGHT
 from .native import BufferedCall, NativeFunctions, dense
 
 # 1/N m: the screen's constraint is the soft minimum of its margins at every sample and joint, below
@@ -111,16 +111,14 @@ def _sample_function(robot, excitation, friction, robot_relative) -> tuple[ca.Fu
     W = ca.mtimes(Y[:, ex.cols], ca.DM(ex.T_JP))
     tau = dyn.rnea(q, qd, qdd)
     tau_w = tau + ca.mtimes(W, ca.DM(ex.payload_guess))
-    rel = ex.torque_relative
-    bound = rel * (ca.sqrt(tau_w * tau_w + WEIGHT_SMOOTHING_NM ** 2) + ex.torque_absolute_Nm) / (1.0 - rel) + ex.torque_absolute_Nm + ex.model_error_Nm
-    w = 1.0 / ca.fmax(bound, ex.floor_Nm)
+    w = 1.0 / ca.fmax(ex.row_bound(tau_w, ca.DM), ex.floor_Nm)
     if ex.robot_prior is None:
         A = W
     else:
         friction_cols = ca.SX.zeros(n, 4 * n)
         for j in range(n):
             friction_cols[j, 4 * j:4 * j + 4] = ca.horzcat(ca.sign(qd[j]), qd[j], qdd[j], 1.0)
-        A = ca.horzcat(W, Y, friction_cols)
+        A = ca.horzcat(W, ca.horzcat(Y, friction_cols)[:, ex.robot_free.tolist()])
     fr = friction
     reach = (smooth_abs(tau + ca.mtimes(W, c)) + ca.sum2(smooth_abs(W @ ca.diag(h))) + smooth_abs(robot_relative * tau)
              + fr[:, 0] + smooth_abs(fr[:, 1] * qd) + smooth_abs(fr[:, 2] * qdd) + fr[:, 3])

@@ -199,8 +199,9 @@ class WindowRows:
 
 def torque_error_bound(tau_measured, relative: float, absolute_Nm: float) -> np.ndarray:
     """Bound on ``|tau_measured - tau_true|`` when ``|error| <= relative |tau_true| + absolute``,
-    from the measured value: ``|tau_true| <= (|tau_measured| + absolute) / (1 - relative)``."""
-    return relative * (np.abs(tau_measured) + absolute_Nm) / (1.0 - relative) + absolute_Nm
+    from the measured value: ``|tau_true| <= (|tau_measured| + absolute) / (1 - relative)``. An
+    array, or a CasADi expression (the planner's cost graph)."""
+    return relative * (abs(tau_measured) + absolute_Nm) / (1.0 - relative) + absolute_Nm
 
 
 class MomentumWindows:

@@ -2,7 +2,8 @@
 numpy ones (pinocchio's regressor, :mod:`inertial_id.core.planning.excitation`) to 1e-10, and its
 derivatives with respect to the plan's free control points (CasADi's, which IPOPT uses) agree with
 central differences of the numpy functions, for an arm with joint torque sensing (the robot's
-parameters marginalised) and one with a wrist F/T sensor, from rest and mid-motion with information
+parameters marginalised), the same with a robot calibration (its row bounds, its offsets the only
+free robot parameters) and one with a wrist F/T sensor, from rest and mid-motion with information
 already gathered. The screen's soft minimum is never above the minimum and within its stated gap."""
 from dataclasses import replace
 
@@ -27,10 +28,10 @@ def central_difference(f, x, h=1e-6):
     return np.array(out)          # (x.size, outputs)
 
 
-@pytest.mark.parametrize("name", ["kinova_gen3", "xarm7"])
+@pytest.mark.parametrize("name", ["kinova_gen3", "xarm7", "calibrated kinova_gen3"])
 @pytest.mark.parametrize("moving", [False, True])
-def test_cost_and_screen_gradients_match_central_differences(name, moving):
-    robot = load_robot(name)
+def test_cost_and_screen_gradients_match_central_differences(name, moving, request):
+    robot = request.getfixturevalue("calibrated_gen3") if name.startswith("calibrated") else load_robot(name)
     settings, cert = PlannerSettings.from_profile(robot), CertifierSettings.from_profile(robot)
     opt = PlanOptimizer(robot, settings, cert)
     rng = np.random.default_rng(3)

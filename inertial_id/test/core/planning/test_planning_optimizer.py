@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from inertial_id.benchmarks.planner import previous_screen
+from inertial_id.core.calibration import calibration_of
 from inertial_id.core.robot.model import load_robot, payload_params
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
@@ -288,6 +289,31 @@ def test_rows_are_weighted_by_the_estimators_torque_error_bound(gen3):
     # the shoulder, which carries the arm's own weight, is worth less per newton metre than the wrist
     w = ex.row_weights(ex.robot_torque(q, z, z), W)
     assert np.all(w[:, 1] < w[:, 5])
+
+
+def test_with_a_calibration_the_rows_are_weighted_and_marginalised_as_the_calibrated_estimator_bounds_them(
+        gen3, calibrated_gen3):
+    robot, settings, _, _ = gen3
+    ex = PayloadExcitation(calibrated_gen3)
+    calibration = calibration_of(calibrated_gen3)
+    window = calibration.window(100)
+    rel = robot.spec.noise.joint_torque.relative
+    q = np.array([settings.centre, settings.centre + 0.3])
+    z = np.zeros_like(q)
+    W = ex.rows(q, z, z).reshape(2, robot.nv, 10)
+    tau = ex.robot_torque(q, z, z) + W @ ex.payload_guess
+    # the window bound as a mean torque, plus the relative error on the torque beyond the range
+    # (the MomentumWindows rows'), to within the smoothing of the two kinks
+    exact = window["bound_Nm_s"] / window["duration_s"] + rel * np.maximum(np.abs(tau) - calibration.torque_range(), 0.0)
+    bound = 1.0 / ex.row_weights(ex.robot_torque(q, z, z), W)
+    assert np.all(bound >= exact) and np.all(bound <= exact + (1 + rel) * WEIGHT_SMOOTHING_NM)
+    assert np.abs(tau).max() > 6.0 + 1.0, "some joint beyond the calibrated range"
+    # the calibration fixes every robot parameter but the joints' offsets: theirs are the only
+    # robot columns, a constant 1 on the own joint's row
+    assert ex.size == 10 + robot.nv
+    A, _, _ = ex.weighted_rows(q, z, z)
+    np.testing.assert_array_equal(A[:, :, 10:], np.broadcast_to(np.eye(robot.nv), (2, robot.nv, robot.nv)))
+    np.testing.assert_allclose(np.diag(ex.robot_prior), np.ones(robot.nv))     # half-width 1 N m
 
 
 def test_robot_parameters_are_marginalised_with_their_box_as_prior(gen3):
