@@ -30,7 +30,7 @@ from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
 from ..nodes.monitor import MonitorNode
 from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
 from ..nodes.sim_robot import END_ACK_TIMEOUT_S, RELIABLE_SENSOR_DEPTH
-from ..sim.calibration import calibrated_profile
+from ..sim.calibration import calibrated_profile, calibration_needed
 from . import RunFailed, UserError
 from .output import write_json
 
@@ -110,8 +110,7 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool, cali
     senses joint torque and names no calibration is calibrated first on two payload-free runs of the
     same simulated arm, as a real one is (the calibration and a copy of the profile naming it go to
     ``log_dir``; the copy is returned)."""
-    robot = load_robot(profile)
-    if not (calibrate or engine == "mujoco") or not robot.sensing.joint_torque or robot.spec.identification.calibration:
+    if not calibration_needed(load_robot(profile), engine, calibrate):
         return profile
     received: list[str] = []
 

@@ -25,6 +25,14 @@ from .mjcf import payload_from_principal
 CALIBRATION_RUNS = 2
 
 
+def calibration_needed(robot, engine: str, calibrate: bool = False) -> bool:
+    """Whether the simulated ``robot`` is calibrated before it runs: an arm that senses joint torque
+    and whose profile names no calibration, on mujoco always (the estimator's sensor model knows
+    nothing of its joint friction), on the pinocchio engine when ``calibrate``."""
+    return bool(robot.sensing.joint_torque and not robot.spec.identification.calibration
+                and (calibrate or engine == "mujoco"))
+
+
 def calibrated_profile(profile: str, folder, engine: str, damping_Nms_rad: float, frictionloss_Nm: float) -> str:
     """Path of a profile YAML written into ``folder``: ``profile`` (a name or a path) naming a
     calibration made in ``folder`` from two payload-free runs of its arm on ``engine``: on mujoco with

@@ -22,6 +22,9 @@ On MuJoCo (``engine="mujoco"``, :func:`make_simulator`) the true arm is instead 
 profile's links with joint armature, damping and Coulomb friction the certifier does not model, its
 servos compensating the friction on the commanded velocity; the tracking errors the planner's monitor
 measured and every fault that braked the arm are reported, so a profile's tube can be sized from them.
+An arm that senses joint torque is calibrated there first, on payload-free runs of the same simulated
+arm, as ``demo --engine mujoco`` does (:mod:`inertial_id.sim.calibration`); both methods then run
+with that calibration.
 
 Dense checks at every 1 kHz step against the TRUE robot and payload: joint positions and velocities
 inside the limits, the applied torque inside the torque limits (the simulator saturates at the limit,
@@ -33,6 +36,7 @@ References: Zhang, Zhou, Vasudevan, "Provably-Safe, Online System Identification
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import replace
 from multiprocessing import get_context
 
@@ -45,6 +49,7 @@ from ..core.estimators.factory import MomentumEstimator, make_estimator
 from ..core.estimators.run_floor import run_floor_kg
 from ..core.robot.model import ProfileError, load_robot
 from ..share import config_dirs
+from ..core.planning.anchor import RecentSamples
 from ..core.planning.certifier import CertifierSettings
 from ..core.planning.config import PlannerSettings
 from ..core.planning.optimizer import PlanOptimizer, PlanRequest, cached_certify
@@ -53,8 +58,9 @@ from ..core.planning.simulated_run import SimulatedRun, joint_state_steps
 from ..core.signals.row_builder import SampleRows
 from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
+from ..sim.calibration import calibrated_profile, calibration_needed
 from ..sim.engine import MujocoSimulator
-from ..defaults import SIM_ENGINES
+from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 
 METHODS = ("ours", "random")
 STEP_HZ = 1000.0
@@ -166,12 +172,15 @@ class _Loop:
                                    STEP_HZ, optimise=(method == "ours"))
         self.pi = pi
         self.pending = []
+        # the last samples, for the measured torque the node anchors a run's certificates on
+        self.recent = RecentSamples(robot) if self.momentum else None
         self.wrench_rows: list = []     # for the sound floor
         self.first_plan_width_kg: float | None = None     # the mass width the first plan started from
 
     def feed(self, m) -> None:
         if self.momentum:
             self.pending.append((m.t, m.q, m.qd, m.tau))     # formed in batches, before each update
+            self.recent.add(m.t, m.q, m.qd, m.tau)
         else:
             for r in self.rows.push(m.t, m.q, m.qd, m.tau, m.wrench).messages:
                 self.wrench_rows.append(r)
@@ -186,6 +195,10 @@ class _Loop:
         r = self.estimator.result()
         if self.rh.plans == 0:      # the latest box before any plan: the one the first plan takes
             self.first_plan_width_kg = float(r.upper[0] - r.lower[0])
+        if self.recent is not None and self.rh.awaits_anchor:      # as the node's planner, at its ticks
+            anchor = self.recent.anchor()
+            if anchor is not None:
+                self.rh.anchor_on(anchor)
         return r, self.rh.on_estimate(self.sim.t, r.lower, r.upper, r.bounds_guaranteed, r.data_consistent)
 
     def run(self, checker: CollisionChecker, update_period_s: float, max_time_s: float) -> dict:
@@ -393,14 +406,22 @@ def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obsta
               plans: int | None = None, workers: int = 1, payloads=tuple(PAYLOADS), keep_trials: bool = False,
               engine: str = SIM_ENGINES[0]) -> dict:
     """``plans``: most exciting plans per trial (None: the profile's ``planner.max_plans``, as the node runs).
-    ``engine``: :data:`~inertial_id.defaults.SIM_ENGINES` (:func:`make_simulator`); on MuJoCo only for
-    arms whose estimator does not read joint torque (an arm with joint friction would first need the
-    calibration ``demo --engine mujoco`` makes)."""
+    ``engine``: :data:`~inertial_id.defaults.SIM_ENGINES` (:func:`make_simulator`; on MuJoCo an arm
+    that senses joint torque is calibrated first, as the demo does; the report's ``calibrated`` says
+    so)."""
+    with tempfile.TemporaryDirectory(prefix="inertial_id_plan_study_") as folder:
+        calibrated = None
+        if calibration_needed(load_robot(robot), engine):
+            calibrated = calibrated_profile(robot, folder, engine, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+        report = _run_trials(calibrated or robot, trials, seed, obstacles_file, plans, workers, payloads, keep_trials,
+                             engine)
+    report.update(robot=robot, calibrated=calibrated is not None)
+    return report
+
+
+def _run_trials(robot: str, trials: int, seed: int, obstacles_file: str | None, plans: int | None, workers: int,
+                payloads, keep_trials: bool, engine: str) -> dict:
     obstacles = load_scenario(obstacles_file)
-    if engine == "mujoco" and isinstance(make_estimator(load_robot(robot), "guaranteed"), MomentumEstimator):
-        raise ValueError(f"study plan on MuJoCo takes an arm with a wrist F/T sensor: '{robot}' is estimated from "
-                         "its joint torques, which the engine's joint friction moves (demo --engine mujoco "
-                         "calibrates it first)")
     if plans is None:
         plans = PlannerSettings.from_profile(load_robot(robot)).max_plans
     payloads = list(payloads)

@@ -20,6 +20,7 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1, help="trials run in parallel processes")
     p.add_argument("--engine", choices=SIM_ENGINES, default=SIM_ENGINES[0],
                    help="physics of the simulated arm: pinocchio (the robot perturbed inside the certifier's "
-                        "boxes) or mujoco (joint armature, damping and Coulomb friction; arms with a wrist F/T sensor)")
+                        "boxes) or mujoco (joint armature, damping and Coulomb friction; an arm that senses joint "
+                        "torque is calibrated first on payload-free runs, as the demo does)")
     add_json_option(p)
     p.set_defaults(handler="plan_study.run")
