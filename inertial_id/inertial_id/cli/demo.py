@@ -25,7 +25,7 @@ from ..core.estimators.factory import make_estimator
 from ..core.estimators.payload import Support
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
 from ..core.robot.model import load_payloads, load_robot
-from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..defaults import SIM_ENGINES
 from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
 from ..nodes.monitor import MonitorNode
 from ..nodes.recorder import BackgroundRecorder, driver_periods_s, finish_recording
@@ -126,7 +126,7 @@ def calibrated_for(profile: str, engine: str, log_dir: str, progress: bool, cali
         if progress:
             print("calibrating the simulated arm's joint torque sensors on two payload-free runs, as "
                   "`inertial-id calibrate` does with a real arm's recordings", file=sys.stderr, flush=True)
-        calibrated = calibrated_profile(profile, log_dir, engine, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+        calibrated = calibrated_profile(profile, log_dir, engine)
     except _Signalled:
         pass
     except Exception:

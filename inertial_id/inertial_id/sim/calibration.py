@@ -19,6 +19,7 @@ from ..core.calibration.build import calibrate
 from ..core.data.data_io import Run
 from ..core.robot.model import load_robot, profile_file
 from ..core.sim import Simulator
+from ..defaults import SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
 from .harness import Case, exciting_trajectory, payload_free, with_calibrations
 from .mjcf import payload_from_principal
 
@@ -33,11 +34,13 @@ def calibration_needed(robot, engine: str, calibrate: bool = False) -> bool:
                 and (calibrate or engine == "mujoco"))
 
 
-def calibrated_profile(profile: str, folder, engine: str, damping_Nms_rad: float, frictionloss_Nm: float) -> str:
+def calibrated_profile(profile: str, folder, engine: str, damping_Nms_rad: float = SIM_JOINT_DAMPING_NMS_RAD,
+                       frictionloss_Nm: float = SIM_JOINT_FRICTION_NM) -> str:
     """Path of a profile YAML written into ``folder``: ``profile`` (a name or a path) naming a
     calibration made in ``folder`` from two payload-free runs of its arm on ``engine``: on mujoco with
-    the profile's armature and the given joint damping and Coulomb friction (those of the arm the
-    nodes simulate), on pinocchio the simulator the nodes run, its sensors as the profile states."""
+    the profile's armature and the given joint damping and Coulomb friction (default: those of the arm
+    the simulated robot node runs), on pinocchio the simulator the nodes run, its sensors as the
+    profile states."""
     robot = load_robot(profile)
     case = Case(f"{robot.name}-nodes", robot=profile, armature_kgm2=tuple(float(a) for a in robot.model.armature),
                 damping_Nms_rad=float(damping_Nms_rad), frictionloss_Nm=float(frictionloss_Nm))

@@ -60,7 +60,7 @@ from ..core.signals.sensors import NoiseModel
 from ..core.sim import Simulator
 from ..sim.calibration import calibrated_profile, calibration_needed
 from ..sim.engine import MujocoSimulator
-from ..defaults import SIM_ENGINES, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM
+from ..defaults import SIM_ENGINES
 
 METHODS = ("ours", "random")
 STEP_HZ = 1000.0
@@ -412,7 +412,7 @@ def run_study(robot: str = "kinova_gen3", trials: int = 10, seed: int = 0, obsta
     with tempfile.TemporaryDirectory(prefix="inertial_id_plan_study_") as folder:
         calibrated = None
         if calibration_needed(load_robot(robot), engine):
-            calibrated = calibrated_profile(robot, folder, engine, SIM_JOINT_DAMPING_NMS_RAD, SIM_JOINT_FRICTION_NM)
+            calibrated = calibrated_profile(robot, folder, engine)
         report = _run_trials(calibrated or robot, trials, seed, obstacles_file, plans, workers, payloads, keep_trials,
                              engine)
     report.update(robot=robot, calibrated=calibrated is not None)

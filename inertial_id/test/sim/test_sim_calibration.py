@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow          # two 20 s payload-free runs simulated, t
 
 
 def test_pinocchio_engine_calibration_is_narrower_than_the_stated_bound_and_keeps_the_truth(tmp_path):
-    robot = load_robot(calibrated_profile("kinova_gen3", tmp_path, "pinocchio", 0.0, 0.0))
+    robot = load_robot(calibrated_profile("kinova_gen3", tmp_path, "pinocchio"))
     calibration = calibration_of(robot)
     assert calibration is not None and calibration.path.startswith(str(tmp_path))
     window = calibration.window(momentum_window(robot, calibration))
