@@ -24,6 +24,7 @@ from ..core.estimators.run_floor import run_floor_kg, run_floors_with_one_bound_
 from ..core.estimators.factory import make_estimator
 from ..core.estimators.payload import Support
 from ..core.payload.payload_apply import ApplyLimits, apply_verdict
+from ..core.planning.native import STATUS_COMPILING
 from ..core.robot.model import load_payloads, load_robot
 from ..defaults import SIM_ENGINES
 from ..nodes.launch import NODES, StopSignals, isolated_ros_env, start_node_set
@@ -39,6 +40,10 @@ from .output import write_json
 # what a loaded machine delays a process (the simulator slows down, it does not stall), short enough
 # for a person waiting at the terminal.
 SIM_STALL_S = 10.0
+# Wall seconds a demo waits, before anything moves, for the planner to compile its optimiser's
+# functions (once per machine and planner settings: 10-20 s on a quiet 2-core machine, a minute or
+# more beside other work); after that it starts anyway, and says so.
+COMPILE_WAIT_S = 300.0
 
 
 class Interrupted(Exception):
@@ -215,13 +220,15 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
                                excitation_planner={"duration_s": float(duration_s), "clock_stall_s": SIM_STALL_S,
                                                    **sim_time})
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
+        code = wait_for_compiled_planner(monitor, time.monotonic() + COMPILE_WAIT_S, stop, progress)
+        t_arm = time.monotonic()              # the start's deadline counts from here
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
                                   "engine": engine,
                                   "reliable_sensor_streams": lossless, "publish_clock": True,
                                   **{f"wait_for_{k}_subscribers": n for k, n in sensor_readers.items()}},
                     env, log_dir)
-        start_planner(monitor, t_start + timeout_margin_s, stop)
+        start_planner(monitor, t_arm + timeout_margin_s, stop)
         last_print = 0.0
         sim_limit_s = duration_s + timeout_margin_s          # simulated seconds from the start
         while True:
@@ -256,6 +263,8 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         history = monitor.history()
         tracking = monitor.max_tracking_error()
         optimizer = monitor.optimizer_counts()
+        if optimizer is not None:
+            optimizer["code"] = code
     except Interrupted as exc:
         interrupted = exc
     finally:
@@ -300,7 +309,8 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
         "planner_message": st.message,
         # the largest tracking errors and share of the certified tube (1: on its edge), from the planner
         "max_tracking_error": tracking,
-        # the planner's optimised plans and how many converged within their time (replan_s less certification)
+        # the planner's optimised plans and how many converged within their time (replan_s less
+        # certification), and which code its optimiser evaluated at the start
         "optimizer": optimizer,
         "history": history,
         "wall_time_s": time.monotonic() - t_start,
@@ -403,6 +413,27 @@ def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, l
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
+def wait_for_compiled_planner(node, deadline: float, stop=None, progress: bool = True) -> str | None:
+    """Wait until the planner's optimiser no longer compiles (``optimizer.code`` on its /diagnostics)
+    and return what serves. Plans made while it compiles are certified as any other, but optimised
+    about twice as slowly, and fewer converge in their time: a first demo on a machine would show a
+    wider box than the next. Past ``deadline``, the demo goes on and says so."""
+    announced = False
+    while time.monotonic() < deadline:
+        check_stop(stop)
+        code = node.optimizer_code
+        if code is not None and code != STATUS_COMPILING:
+            return code
+        if code == STATUS_COMPILING and progress and not announced:
+            announced = True
+            print("planner: compiling its optimiser's functions for this robot (once per machine and settings)",
+                  file=sys.stderr, flush=True)
+        rclpy.spin_once(node, timeout_sec=0.1)
+    print(f"warning: the planner's optimiser was still compiling after {COMPILE_WAIT_S:.0f} s; its first plans "
+          "are optimised more slowly", file=sys.stderr, flush=True)
+    return node.optimizer_code
+
+
 def start_planner(node, deadline: float, stop=None) -> None:
     """Call the planner's ``~/start`` once it answers and has joint states (nothing moves before)."""
     client = node.create_client(Trigger, "/excitation_planner/start")
@@ -484,4 +515,5 @@ def print_table(r: dict) -> None:
               f"{e['acceleration_error_rad_s2']:.3f} rad/s^2: {100 * e['tube_share']:.0f} % of the certified tube")
     o = r["optimizer"]
     if o is not None and o["plans"]:
-        print(f"the planner's optimiser converged in {o['converged']} of {o['plans']} plans within their time")
+        print(f"the planner's optimiser converged in {o['converged']} of {o['plans']} plans within their time "
+              f"({o['code']} code)")

@@ -282,7 +282,9 @@ def s_to_stamp(t: float, msg_stamp) -> None:
 class DropCounter:
     """Counts dropped inputs by reason; warns (throttled) and publishes counts on /diagnostics."""
 
-    def __init__(self, node: Node, period_s: float = 1.0, warn_period_s: float = 2.0):
+    def __init__(self, node: Node, period_s: float = 1.0, warn_period_s: float = 2.0, clock=None):
+        """``clock``: the publishing timer's (the node's own by default: under ``use_sim_time`` it
+        publishes nothing before the first /clock)."""
         self.node = node
         self.counts: Counter = Counter()
         self.accepted = 0
@@ -292,7 +294,7 @@ class DropCounter:
         self._last_warn: dict[str, float] = {}
         self._warn_period_s = warn_period_s
         self._pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        node.create_timer(period_s, self.publish)
+        node.create_timer(period_s, self.publish, clock=clock)
 
     def drop(self, reason: str, detail: str = "") -> None:
         self.counts[reason] += 1

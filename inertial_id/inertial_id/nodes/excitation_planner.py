@@ -132,7 +132,10 @@ class ExcitationPlannerNode(ManagedNode):
                                      "wall-clock seconds without the ROS clock advancing that count as a stopped "
                                      "clock (a fault; only possible with use_sim_time)", low=0.01, high=3600.0)
         self.submitted = None
-        self.drops = DropCounter(self)
+        # on the steady clock, as the status below: a planner still compiling its optimiser says so
+        # before the simulated arm's first /clock (the demo waits for it)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.drops = DropCounter(self, clock=steady)
         self.parser = JointStateParser(self.robot, need_effort=False, clock_s=self.now)
         interface = declare(self, "command_interface", "topic",
                             "how plans reach the controller: 'topic' (JointTrajectory on controller.topic) or "
@@ -177,7 +180,6 @@ class ExcitationPlannerNode(ManagedNode):
         self.clock_pace = 1.0                               # ROS seconds per wall second (at most 1)
         self.create_timer(0.02, self.tick)
         # status and the clock watchdog on the steady clock: they go on when the ROS clock stops
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(0.1, self.publish_status, clock=steady)
         self.create_timer(0.1, self.watch_clock, clock=steady)
 
@@ -386,8 +388,9 @@ class ExcitationPlannerNode(ManagedNode):
         for name, error in zip(ERROR_NAMES, rh.max_tracking_error):
             values[f"tracking.max_{name}"] = f"{error:.4g}"
         values["tracking.max_tube_share"] = f"{rh.max_tube_share:.3g}"
-        if result is not None and result.code:     # compiled, or why the slower code serves
-            values["optimizer.code"] = result.code
+        code = self.worker.code() if self.worker is not None else None
+        if code is not None:         # compiling, compiled, or why the slower code serves
+            values["optimizer.code"] = code
         # whether each plan's optimiser converges in the time it has, live (bench planner and study
         # plan measure it offline)
         values["optimizer.plans"], values["optimizer.converged"] = str(rh.optimized), str(rh.converged)

@@ -20,6 +20,8 @@ from .common import FINAL_ESTIMATE_REASON, FINAL_ESTIMATE_STAMP, LATCHED_QOS, RE
 
 # the planner's /diagnostics values: plans its optimiser made, and how many converged in their time
 OPTIMIZER_COUNTS = ("optimizer.plans", "optimizer.converged")
+# ... and which code its optimiser evaluates (core.planning.native's status)
+OPTIMIZER_CODE = "optimizer.code"
 # estimates kept for the final one: the estimator publishes a few a second, its diagnostics once a second
 RECENT_ESTIMATES = 100
 STATUS_MARGINS = ("min_joint_margin", "min_velocity_margin", "min_torque_margin", "min_obstacle_clearance")
@@ -44,6 +46,7 @@ class MonitorNode(Node):
         self.clock_advanced_at = None    # monotonic wall time it last advanced
         self.tracking = {}               # the planner's largest tracking errors (/diagnostics "tracking.*")
         self.optimizer = {}              # the planner's OPTIMIZER_COUNTS
+        self.optimizer_code = None       # the planner's OPTIMIZER_CODE, once said
         # header stamp (ns) of the newest estimate the estimator's diagnostics said came from its final
         # update after a motion ended (FINAL_ESTIMATE_STAMP, FINAL_ESTIMATE_REASON)
         self.motion_end_stamp_ns = None
@@ -92,6 +95,7 @@ class MonitorNode(Node):
             optimizer = {key: said[key] for key in OPTIMIZER_COUNTS if key in said}
             if optimizer:
                 self.optimizer = optimizer
+            self.optimizer_code = said.get(OPTIMIZER_CODE, self.optimizer_code)
             stamp = said.get(FINAL_ESTIMATE_STAMP, "")
             if said.get(FINAL_ESTIMATE_REASON) == MOTION_END and stamp.isdigit():
                 self.motion_end_stamp_ns = int(stamp)

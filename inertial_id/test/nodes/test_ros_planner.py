@@ -56,6 +56,8 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     assert spin_until(node, lambda: int(diagnostics.get("optimizer.plans", 0)) >= 1, 5.0), diagnostics
     assert 0 <= int(diagnostics["optimizer.converged"]) <= int(diagnostics["optimizer.plans"])
     assert int(diagnostics["optimizer.last_iterations"]) >= 1 and float(diagnostics["optimizer.last_optimize_s"]) > 0
+    assert diagnostics["optimizer.code"] in ("compiling", "compiled") or \
+        diagnostics["optimizer.code"].startswith("virtual machine"), diagnostics
 
     # joint states stop mid-motion: the planner brakes on a certified plan from the desired state
     spin_for(node, 0.5)
@@ -93,6 +95,30 @@ def test_planner_node_start_volatile_commands_and_brake_on_dropout(planner, tmp_
     reply = call(node, start)
     assert reply.success, reply.message
     assert spin_until(node, lambda: len(arm.commands) > n_after, 30.0), "a new start did not move it"
+
+
+def test_under_sim_time_the_planner_says_which_code_serves_before_any_clock(ros_env, tmp_path):
+    """A demo waits, before its simulated arm publishes the first /clock, until the planner's optimiser
+    no longer compiles: the planner's /diagnostics, on the steady clock, say which code serves while
+    the ROS clock has not started, and the worker's word on it reaches them without any plan."""
+    import rclpy
+
+    from inertial_id.core.planning.native import STATUS_COMPILING
+    from inertial_id.nodes.launch import start_node_set
+    from ros_helpers import planner_test_profile
+    path, _, _ = planner_test_profile(tmp_path)
+    procs = start_node_set(str(path), ros_env, str(tmp_path), nodes=("excitation_planner",),
+                           excitation_planner={"use_sim_time": True})
+    node = rclpy.create_node("planner_code_test")
+    try:
+        diagnostics = node_counters(node, "excitation_planner")
+        assert spin_until(node, lambda: diagnostics.get("optimizer.code", STATUS_COMPILING) != STATUS_COMPILING,
+                          300.0), f"{diagnostics}; logs in {tmp_path}"
+        assert diagnostics["optimizer.code"] == "compiled" or diagnostics["optimizer.code"].startswith("virtual machine")
+        assert "optimizer.plans" in diagnostics and int(diagnostics["optimizer.plans"]) == 0
+    finally:
+        node.destroy_node()
+        procs.stop()
 
 
 def test_estimates_are_attributed_only_to_the_sole_publisher_named_estimator():

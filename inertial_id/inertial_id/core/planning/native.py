@@ -35,6 +35,8 @@ FLAGS = ("-O1", "-fPIC", "-shared")
 COMPILE_TIMEOUT_S = 600.0
 # the prefix of a compilation's work folder in the cache
 COMPILING = "compiling-"
+# NativeFunctions.status while the compiler runs (the virtual machine serves meanwhile)
+STATUS_COMPILING = "compiling"
 
 
 def cache_folder() -> Path:
@@ -97,7 +99,7 @@ class NativeFunctions:
             self.status = f"virtual machine: compiling failed ({error})"
             self._done.set()
             return
-        self.status = "compiling"
+        self.status = STATUS_COMPILING
         threading.Thread(target=self._wait_for, args=(compiler, work), daemon=True, name="native-compile").start()
 
     def _wait_for(self, compiler: subprocess.Popen, work: Path) -> None:

@@ -104,7 +104,6 @@ class PlanResult:
     converged: bool = False                 # IPOPT converged within the budget (optimised plans)
     iterations: int = 0                     # IPOPT iterations
     status: str = ""                        # IPOPT's return status ("" when not optimised)
-    code: str = ""                          # which code IPOPT evaluated (:mod:`.native`'s status)
     optimize_s: float = 0.0
     certify_s: float = 0.0
     reason: str = ""                        # why no plan, when plan is None
@@ -408,7 +407,7 @@ class PlanOptimizer:
             x, converged, iterations = candidates[0], False, 0
         t1 = time.perf_counter()
         result = PlanResult(None, None, optimize_s=t1 - t0, converged=converged, iterations=iterations,
-                            status=status, code=self.nlp.native.status if optimise else "")
+                            status=status)
         self._certify_largest_step(req, x, x_brake, deadline, min(deadline, t0 + self.settings.search_s),
                                    braking, result)
         result.certify_s = time.perf_counter() - t1

@@ -9,7 +9,10 @@ separate process the optimiser only competes for a CPU core, never for the inter
 the arm.
 
 The worker runs the newest request it has been sent (older ones that were not started are
-superseded) and hands back ``(request_id, PlanResult)``.
+superseded) and hands back ``(request_id, PlanResult)``. It also says which code its optimiser
+evaluates (:mod:`.native`'s status: ``compiling`` on a machine's first run with these settings, then
+``compiled``), as soon as it changes: on a first run the plans are optimised more slowly until the
+compiler is done, which a demo or an operator may want to wait for before a start.
 """
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ import signal
 
 from .optimizer import PlanOptimizer, PlanResult
 
+# s: how often a worker whose optimiser is still compiling looks whether the compiler is done
+CODE_POLL_S = 0.5
+# the first item of what the worker sends: a plan's result, or which code its optimiser evaluates
+PLAN, CODE = "plan", "code"
+
 
 def _serve(conn, robot, settings, cert_settings) -> None:
     """Child process: build the optimiser once, then plan the newest request until the parent goes.
@@ -25,8 +33,14 @@ def _serve(conn, robot, settings, cert_settings) -> None:
     ends when the parent closes its end of the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     optimizer = PlanOptimizer(robot, settings, cert_settings)
+    native, code = optimizer.nlp.native, None
     while True:
         try:
+            if native.status != code:
+                code = native.status
+                conn.send((CODE, code))
+            if not conn.poll(None if native.wait(0) else CODE_POLL_S):
+                continue
             job = conn.recv()
             while conn.poll():            # superseded requests are not planned
                 job = conn.recv()
@@ -38,7 +52,7 @@ def _serve(conn, robot, settings, cert_settings) -> None:
         except Exception as exc:          # a bug must not leave the parent waiting: no plan, said why
             result = PlanResult(None, None, reason=f"planner error: {type(exc).__name__}: {exc}")
         try:
-            conn.send((request_id, result))
+            conn.send((PLAN, request_id, result))
         except (EOFError, OSError):
             return
 
@@ -54,6 +68,22 @@ class PlanWorkerProcess:
                                         daemon=True, name="inertial_id-plan-worker")
         self._process.start()
         child_end.close()
+        self._code: str | None = None      # which code the optimiser evaluates; None until the worker said
+        self._done = None                  # the newest (request_id, PlanResult) not yet taken
+
+    def _receive(self) -> None:
+        """Read what the worker sent: its code's status, plan results (the newest kept)."""
+        while True:
+            try:
+                if not self._conn.poll():
+                    return
+                kind, *said = self._conn.recv()
+            except (EOFError, OSError):       # the worker died: alive() says so, the node faults
+                return
+            if kind == CODE:
+                self._code = said[0]
+            else:
+                self._done = tuple(said)
 
     def submit(self, request_id, request) -> None:
         """Send a planning request to the worker process (dropped if it died: :meth:`alive` says so)."""
@@ -63,16 +93,15 @@ class PlanWorkerProcess:
             pass
 
     def take(self):
-        """The newest finished ``(request_id, PlanResult)``, or None."""
-        done = None
-        while True:
-            try:
-                if not self._conn.poll():
-                    break
-                done = self._conn.recv()
-            except (EOFError, OSError):       # the worker died: alive() says so, the node faults
-                break
+        """The newest finished ``(request_id, PlanResult)`` not taken before, or None."""
+        self._receive()
+        done, self._done = self._done, None
         return done
+
+    def code(self) -> str | None:
+        """Which code the optimiser evaluates (:mod:`.native`'s status), or None before the worker said."""
+        self._receive()
+        return self._code
 
     def alive(self) -> bool:
         """Whether the worker process is running."""

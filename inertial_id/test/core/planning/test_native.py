@@ -37,7 +37,7 @@ def test_compiled_functions_equal_the_virtual_machine():
     z = np.zeros(robot.nv)
     lo, hi = robot.payload_prior()
     result = compiled.plan(PlanRequest(settings.centre, z, z, lo, hi, compiled.excitation.no_information(), seed=5))
-    assert result.iterations > 0 and result.code == "compiled"
+    assert result.iterations > 0 and compiled.nlp._native_loaded     # the plan was optimised on them
 
 
 def test_without_a_working_compiler_the_virtual_machine_serves_and_says_why(tmp_path):

@@ -1,5 +1,7 @@
 """The plan optimiser in its own process: results come back under their request id, the newest
-request supersedes one not yet started, and a dead worker is seen, never an exception."""
+request supersedes one not yet started, the worker says which code its optimiser evaluates as it
+changes, and a dead worker is seen, never an exception."""
+import os
 import time
 from dataclasses import replace
 
@@ -8,7 +10,7 @@ import pytest
 from inertial_id.core.robot.model import load_robot
 from inertial_id.core.planning.certifier import CertifierSettings
 from inertial_id.core.planning.config import PlannerSettings
-from inertial_id.core.planning.worker import PlanWorkerProcess
+from inertial_id.core.planning.worker import CODE, PLAN, PlanWorkerProcess
 from test_planning_optimizer import rest_request
 
 
@@ -22,12 +24,12 @@ def worker():
 
 
 def wait_for(worker, timeout_s=120.0):
+    """The worker's next result, waiting on its pipe (what it sends before, its code, is read too)."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    while worker._conn.poll(max(0.0, deadline - time.monotonic())):
         done = worker.take()
         if done is not None:
             return done
-        time.sleep(0.05)
     raise AssertionError("no result from the worker process")
 
 
@@ -50,10 +52,43 @@ def test_the_newest_request_supersedes_one_not_started():
     try:
         for request_id in (1, 2, 3):
             w.submit(request_id, req)
-        # the results one by one (take() keeps only the newest): the first one the worker sends is 3's
-        assert w._conn.poll(120.0), "no result from the worker process"
-        assert w._conn.recv()[0] == 3
+        # the messages one by one (take() keeps only the newest): the first result the worker sends is 3's
+        while True:
+            assert w._conn.poll(120.0), "no result from the worker process"
+            kind, *said = w._conn.recv()
+            if kind == PLAN:
+                break
+            assert kind == CODE
+        assert said[0] == 3
     finally:
+        w.close()
+
+
+def test_the_worker_says_which_code_serves_as_it_changes(tmp_path, monkeypatch):
+    """A machine's first run compiles (an empty cache): the worker says ``compiling``, then, once the
+    compiler has ended, without any request, what serves. Here the compiler waits on a pipe the test
+    writes to, then fails: the virtual machine serves, and the worker says why."""
+    gate = tmp_path / "go"
+    os.mkfifo(gate)
+    compiler = tmp_path / "cc"
+    compiler.write_text(f"#!/bin/sh\nread line < '{gate}'\nexit 1\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(compiler))
+    robot = load_robot("kinova_gen3")
+    w = PlanWorkerProcess(robot, PlannerSettings.from_profile(robot), CertifierSettings.from_profile(robot))
+    try:
+        assert w._conn.poll(120.0) and w.code() == "compiling"
+        with open(gate, "w") as go:
+            go.write("\n")
+        assert w._conn.poll(120.0)
+        assert w.code() == "virtual machine: the C compiler failed (exit code 1)"
+        assert w.take() is None           # what it said was no plan
+    finally:
+        try:                              # a compiler still waiting would wait for its timeout
+            os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
         w.close()
 
 
