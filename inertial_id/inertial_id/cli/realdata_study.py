@@ -38,6 +38,10 @@ def run(args) -> int:
              ("median statistical mass width, kg", s["median_statistical_mass_width_kg"], "-")]
     for name, value, target in lines:
         print(f"  {name:50s} {value if value is not None else float('nan'):10.4g}   target {target}")
+    print(f"  payload cases whose mass box kept a limit of the prior: {s['cases_at_prior']}; of them, where the "
+          f"rows allowed a sound box to leave it: {s['cases_at_prior_determined']} (the others: a payload at that "
+          "limit explains every error-free row within its stated bound, so the samples cannot determine the "
+          "mass there)")
     print_statistical(s)
     print(f"  no-payload cases containing 0 kg: {sum(s['no_payload_contains_zero_mass'])} of "
           f"{len(s['no_payload_contains_zero_mass'])}")

@@ -47,6 +47,9 @@ BOOTSTRAP_BLOCK_S = 1.0
 # The parameters the statistical coverage is summarised over: mass and first moments (rotational
 # inertia is not identifiable from these runs; its coverage is reported per parameter too).
 COVERAGE_PARAMETERS = slice(0, 4)
+# A box's mass bound within this share of the prior's mass width of one of the prior's limits stays
+# at that limit; a sound witness as close to it says the samples cannot move it (mass_at_prior).
+AT_PRIOR_SHARE = 0.02
 
 
 def read_downsampled_runs(folder) -> list[Run]:
@@ -131,9 +134,14 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = BOUNDS_PERIOD_S, repl
     }
     out["silent_wrong_answer"] = bool(r.data_consistent and not (out["all_contained"] and truth_rows))
     if pi_true[0] > 0:
-        # what no sound box beats on these rows (error-free, the nominal robot): width over floor
-        out["sound_mass_width_floor_kg"] = est.sound_floor_kg(pi_true)
+        # what no sound box beats on these rows (error-free, the nominal robot): width over floor,
+        # and where the box stays at the prior, whether the rows could have moved it
+        witnesses = est.sound_witnesses_kg(pi_true)
+        out["sound_mass_witnesses_kg"] = list(witnesses)
+        out["sound_mass_width_floor_kg"] = witnesses[1] - witnesses[0]
         out["width_over_floor"] = out["mass_width_kg"] / out["sound_mass_width_floor_kg"]
+        prior_lower, prior_upper = robot.payload_prior()
+        out["mass_at_prior"] = mass_at_prior(lo[0], hi[0], prior_lower[0], prior_upper[0], witnesses)
         out["mass_error_rel"] = abs(out["mass_error_kg"]) / pi_true[0]
         com_est = r.estimate[1:4] / r.estimate[0] if r.estimate[0] > 0 else np.full(3, np.nan)
         out["com_error_m"] = float(np.linalg.norm(com_est - pi_true[1:4] / pi_true[0]))
@@ -145,6 +153,23 @@ def run_case(fold: Fold, pi_true, bounds_period_s: float = BOUNDS_PERIOD_S, repl
         out["statistical"] = {"level": stat["level"], "lower": stat["lower"].tolist(), "upper": stat["upper"].tolist(),
                               "covered": covered.tolist(), "block_windows": stat["block_windows"],
                               "replicates": stat["replicates"], "bias_runs": stat.get("bias_runs")}
+    return out
+
+
+def mass_at_prior(lower, upper, prior_lower, prior_upper, witnesses) -> list[dict]:
+    """The prior's mass limits a box (mass bounds ``lower``, ``upper``, kg) did not leave, each with
+    the sound witness on its side (:meth:`~..core.estimators.guaranteed.GuaranteedEstimator.sound_witnesses_kg`):
+    ``undetermined`` when that witness is at the limit too (within AT_PRIOR_SHARE of the prior's
+    width): a payload at the limit then explains every row of the error-free realization (the
+    floor's) within its stated bound, so no box sound on these samples leaves it, whatever the
+    estimator: the samples cannot determine the mass there, which is the reason the box stays."""
+    tol = AT_PRIOR_SHARE * (prior_upper - prior_lower)
+    out = []
+    for side, bound, limit, witness in (("lower", lower, prior_lower, witnesses[0]),
+                                        ("upper", upper, prior_upper, witnesses[1])):
+        if abs(bound - limit) <= tol:
+            out.append({"limit": side, "prior_kg": float(limit), "witness_kg": float(witness),
+                        "undetermined": bool(abs(witness - limit) <= tol)})
     return out
 
 
@@ -298,6 +323,10 @@ def summarise(cases: list[dict]) -> dict:
         "median_sound_mass_width_floor_kg": float(np.median([c["sound_mass_width_floor_kg"] for c in loaded]))
         if loaded else None,
         "median_width_over_floor": float(np.median([c["width_over_floor"] for c in loaded])) if loaded else None,
+        # payload cases whose mass box kept a limit of the prior, and of those, the ones whose rows
+        # would have allowed a sound box to leave it (the Done-when line allows none)
+        "cases_at_prior": sum(bool(c["mass_at_prior"]) for c in loaded),
+        "cases_at_prior_determined": sum(any(not a["undetermined"] for a in c["mass_at_prior"]) for c in loaded),
         "median_com_width_m": float(np.median([max(c["com_width_m"]) for c in loaded])) if loaded else None,
         "median_mass_error_rel": float(np.median([c["mass_error_rel"] for c in loaded])) if loaded else None,
         "median_com_error_m": float(np.median([c["com_error_m"] for c in loaded])) if loaded else None,

@@ -44,6 +44,21 @@ def test_guarantees_hold_on_every_case(report):
     assert len(s["held_out_validation_passed"]) == 3 and s["held_out_max_exceedance_ratio"] > 0
 
 
+def test_a_box_left_at_the_prior_says_why(report):
+    """A mass box that keeps a limit of the prior does so only where a payload at that limit explains
+    every error-free row within its stated bound (the floor's witness there): the samples cannot
+    determine the mass; every case names its limits and witnesses."""
+    s = report["summary"]
+    loaded = [c for c in report["cases"] if c["mass_kg"] > 0]
+    assert s["cases_at_prior"] == sum(bool(c["mass_at_prior"]) for c in loaded) > 0
+    assert s["cases_at_prior_determined"] == 0
+    for c in loaded:
+        lightest, heaviest = c["sound_mass_witnesses_kg"]
+        assert lightest <= c["mass_kg"] <= heaviest
+        for limit in c["mass_at_prior"]:
+            assert limit["undetermined"] and limit["witness_kg"] == (lightest if limit["limit"] == "lower" else heaviest)
+
+
 def test_point_estimate_and_statistical_interval_are_reported(report):
     s = report["summary"]
     assert s["statistical_intervals"] == s["cases"]
@@ -88,9 +103,21 @@ def test_fold_bias_is_measured_without_the_held_out_run(tmp_path):
                    "3.34 kg with one factor for every joint, 3.4 kg with the stated safety factor 2 and no effort delay, "
                    "which a held-out run exceeded by 2.0-2.5x at other window lengths): the bounds must cover a held-out run's largest error, run 1 keeps 55 of "
                    "124 windows outside velocity-limit plateaus and stays near the prior, and the mass trades against "
-                   "the first moment along the tool axis up to the prior's limits")
+                   "the first moment along the tool axis up to the prior's limits (a payload at the limit explains "
+                   "every error-free row there: test_a_box_left_at_the_prior_says_why); median floor 3.27 kg")
 def test_mass_width_target(report):
     assert report["summary"]["median_mass_width_kg"] <= 2.0
+
+
+def test_mass_at_prior_names_each_limit_kept_and_whether_a_witness_is_there():
+    from inertial_id.studies.realdata import mass_at_prior
+    # the box keeps the upper limit, its witness is there: undetermined; the lower one it left
+    assert mass_at_prior(1.0, 5.2, 0.0, 5.2, (0.9, 5.19)) == [
+        {"limit": "upper", "prior_kg": 5.2, "witness_kg": 5.19, "undetermined": True}]
+    # the box keeps both limits, the rows would have let a sound box leave the lower one
+    kept = mass_at_prior(0.05, 5.2, 0.0, 5.2, (0.5, 5.2))
+    assert [(k["limit"], k["undetermined"]) for k in kept] == [("lower", False), ("upper", True)]
+    assert mass_at_prior(1.0, 4.0, 0.0, 5.2, (0.0, 5.2)) == []
 
 
 def test_point_mass_error_target(report):

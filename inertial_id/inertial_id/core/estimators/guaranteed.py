@@ -42,7 +42,7 @@ from .bootstrap import WindowBootstrap, widen_by_bias
 from .payload import PayloadEstimate
 from .robust_point import WindowRowStore
 from .row_checks import unsolvable
-from .sound_floor import archived_floor_kg, archived_problem, floors_with_one_bound_halved
+from .sound_floor import archived_witnesses_kg, archived_problem, floors_with_one_bound_halved
 
 # Rows kept for the next LP update (see IntervalBounds.max_rows): about 0.1 s per update for a
 # 7-DoF arm (~100 columns), whatever the run length; in the bounds benchmark the box after minutes
@@ -233,10 +233,17 @@ class GuaranteedEstimator(MomentumEstimatorBase):
         """The mass width no sound box beats on the rows so far (:mod:`.sound_floor`), with the
         admissible truth ``pi_true`` and the nominal robot; None before any rows or with the robot's
         box taken row by row (``robot_uncertainty="interval"``)."""
+        witnesses = self.sound_witnesses_kg(pi_true)
+        return None if witnesses is None else witnesses[1] - witnesses[0]
+
+    def sound_witnesses_kg(self, pi_true) -> tuple[float, float] | None:
+        """The masses of the lightest and the heaviest payload that explain the rows so far
+        (:func:`~.sound_floor.sound_mass_witnesses_kg`: every sound box holds both), as
+        :meth:`sound_floor_kg` takes them."""
         if self.robot_uncertainty != "lp":
             return None
-        return archived_floor_kg(self.bounds, self.prior_lower, self.prior_upper, pi_true,
-                                 self.robot_nominal[self._free])
+        return archived_witnesses_kg(self.bounds, self.prior_lower, self.prior_upper, pi_true,
+                                     self.robot_nominal[self._free])
 
     def floors_with_one_bound_halved(self, pi_true) -> dict:
         """:meth:`sound_floor_kg` with one stated bound halved at a time

@@ -97,7 +97,16 @@ class AccelerationErrors:
 
 def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationErrors | None = None,
                         observed=None) -> float:
-    """Mass width (kg) between two verified witnesses (module docstring): ``M`` (rows, 10 + k) the
+    """Mass width (kg) between the two verified witnesses of :func:`sound_mass_witnesses_kg` (same
+    arguments)."""
+    lightest, heaviest = sound_mass_witnesses_kg(M, e, lower, upper, z_true, acceleration, observed)
+    return heaviest - lightest
+
+
+def sound_mass_witnesses_kg(M, e, lower, upper, z_true, acceleration: AccelerationErrors | None = None,
+                            observed=None) -> tuple[float, float]:
+    """The masses (kg) of the lightest and the heaviest verified witness (module docstring): every
+    box sound under the stated bounds on these rows holds both. ``M`` (rows, 10 + k) the
     rows' columns (payload first), ``e`` their bounds, ``[lower, upper]`` the box of ``z`` (the
     payload's prior, then the nuisance box), ``z_true`` the admissible truth inside it (a physically
     consistent payload); ``acceleration``: the wrench rows' per-sample acceleration errors (None:
@@ -149,7 +158,7 @@ def sound_mass_floor_kg(M, e, lower, upper, z_true, acceleration: AccelerationEr
             point = np.asarray(z.value)
             kept.append(_toward_physical(z_true, point, explains)[0])
         masses.append(farthest(kept))
-    return float(masses[1] - masses[0])
+    return float(masses[0]), float(masses[1])
 
 
 def floors_with_one_bound_halved(M, e, lower, upper, z_true, groups: dict,
@@ -200,7 +209,7 @@ Problem = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 def archived_problem(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -> Problem | None:
     """``(M, e, lower, upper, z_true)`` of :func:`sound_mass_floor_kg` over the rows an estimator's
-    :class:`~.bounds.IntervalBounds` archived (:func:`archived_floor_kg`); None without any."""
+    :class:`~.bounds.IntervalBounds` archived (:func:`archived_witnesses_kg`); None without any."""
     rows = bounds.archive()
     if rows is None:
         return None
@@ -210,10 +219,10 @@ def archived_problem(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -
     return M, e, lower, upper, np.concatenate([pi_true, nuisance_true])
 
 
-def archived_floor_kg(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -> float | None:
-    """:func:`sound_mass_floor_kg` over the rows an estimator's
+def archived_witnesses_kg(bounds, prior_lower, prior_upper, pi_true, nuisance_true) -> tuple[float, float] | None:
+    """:func:`sound_mass_witnesses_kg` over the rows an estimator's
     :class:`~.bounds.IntervalBounds` archived for its final LP (its nuisance box as it stood at the
     start: the robot's box, or the offset's stated box), with the admissible truth ``[pi_true,
     nuisance_true]``; None without archived rows."""
     problem = archived_problem(bounds, prior_lower, prior_upper, pi_true, nuisance_true)
-    return None if problem is None else sound_mass_floor_kg(*problem)
+    return None if problem is None else sound_mass_witnesses_kg(*problem)

@@ -5,7 +5,7 @@ import pinocchio as pin
 import pytest
 
 from inertial_id.core.estimators.bounds import IntervalBounds
-from inertial_id.core.estimators.sound_floor import (AccelerationErrors, archived_floor_kg, floors_with_one_bound_halved,
+from inertial_id.core.estimators.sound_floor import (AccelerationErrors, archived_witnesses_kg, floors_with_one_bound_halved,
                                                      Unexplained, sound_mass_floor_kg)
 from inertial_id.core.robot import model as robot_model
 from inertial_id.core.robot import params
@@ -92,10 +92,13 @@ def test_floor_of_an_estimators_archived_rows_is_below_its_final_lp_box(rng):
     for s in (slice(0, 40), slice(40, 80)):
         assert bounds.update(A[s], b[s], e[s], A_nuisance=N[s]).consistent
     assert bounds.final_update().consistent
-    floor = archived_floor_kg(bounds, prior_lo, prior_hi, pi, r)
+    lightest, heaviest = archived_witnesses_kg(bounds, prior_lo, prior_hi, pi, r)
     assert params.is_physically_consistent(pi)
-    assert 0.0 < floor <= (bounds.upper[0] - bounds.lower[0]) * (1 + 1e-6)
-    assert archived_floor_kg(IntervalBounds(prior_lo, prior_hi, archive_rows=10), prior_lo, prior_hi, pi, r[:0]) is None
+    # the witnesses hold the truth between them, and the LP box holds both
+    assert lightest <= pi[0] <= heaviest
+    tol = 1e-6 * (bounds.upper[0] - bounds.lower[0])
+    assert bounds.lower[0] - tol <= lightest < heaviest <= bounds.upper[0] + tol
+    assert archived_witnesses_kg(IntervalBounds(prior_lo, prior_hi, archive_rows=10), prior_lo, prior_hi, pi, r[:0]) is None
 
 
 def _wrench_rows(robot, rng, samples):
