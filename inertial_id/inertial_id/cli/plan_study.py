@@ -37,7 +37,10 @@ def run(args) -> int:
               f"{r['final_mass_width_kg']:8.4f} {condY:9.1f} {r['median_plan_cond']:10.1f} "
               f"{r['min_torque_margin_Nm']:10.3f} {r['containment_rate']:8.3f}")
     if report.get("floor_ratio_vs_random") is not None:
-        print(f"final mass width ours/random {report['mass_width_ratio_vs_random']:.3f} (median over trials); sound "
+        interval = report["mass_width_ratio_interval"]
+        print(f"final mass width ours/random {report['mass_width_ratio_vs_random']:.3f} (median over trials"
+              + (f"; {100 * interval[2]:.1f} % confidence interval of the median over many trials "
+                 f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else "") + "); sound "
               f"floor of the rows ours/random {report['floor_ratio_vs_random']:.3f}; width over floor: "
               + ", ".join(f"{m} {report[m]['median_width_over_floor']:.2f}" for m in METHODS))
     if report.get("mass_width_ratio_at_least") is not None:

@@ -45,6 +45,7 @@ import pinocchio as pin
 import yaml
 
 from .bounds import PAYLOADS, grasped_payload, perturbed_friction, perturbed_model
+from .median_interval import median_interval
 from ..core.estimators.factory import MomentumEstimator, make_estimator
 from ..core.estimators.run_floor import run_floor_kg
 from ..core.robot.model import ProfileError, load_robot
@@ -390,7 +391,10 @@ def summarize(results: list, methods=METHODS, replan_s: float = float("inf")) ->
         report["cond_ratio_vs_random"] = float(np.median(ratio if ratio else plan_ratio))
         report["plan_cond_ratio_vs_random"] = float(np.median(plan_ratio)) if plan_ratio else None
         report["mass_width_no_wider_than_random"] = float(np.mean([a["width"][0] <= b["width"][0] for a, b in pairs]))
-        report["mass_width_ratio_vs_random"] = float(np.median([a["width"][0] / b["width"][0] for a, b in pairs]))
+        widths = [a["width"][0] / b["width"][0] for a, b in pairs]
+        report["mass_width_ratio_vs_random"] = float(np.median(widths))
+        # where the median over many trials lies, at 95 % confidence (None with fewer than 6 trials)
+        report["mass_width_ratio_interval"] = median_interval(widths)
         # boxes never widen, so random's final width is at most the width its first plan started
         # from: the ratio is at least ours' final width over that, whatever random's motion did
         rest = [a["width"][0] / b["first_plan_width_kg"] for a, b in pairs if b["first_plan_width_kg"]]

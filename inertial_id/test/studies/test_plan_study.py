@@ -53,6 +53,7 @@ def test_one_closed_loop_trial_is_safe_and_identifies(tmp_path):
     paired = study.summarize([{"methods": {"ours": run, "random": run}}], replan_s=1.5)
     assert paired["mass_width_ratio_at_least"] == pytest.approx(summary["final_over_first_plan_width"])
     assert paired["mass_width_ratio_at_least"] <= paired["mass_width_ratio_vs_random"] == 1.0
+    assert paired["mass_width_ratio_interval"] is None         # one trial says nothing of the median's spread
 
 
 def test_a_trial_on_mujoco_is_safe_and_identifies():

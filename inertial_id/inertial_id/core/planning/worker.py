@@ -36,10 +36,13 @@ def _serve(conn, robot, settings, cert_settings) -> None:
     native, code = optimizer.nlp.native, None
     while True:
         try:
+            # done first: the compiler's thread sets the final status before it says done, so once
+            # done the status read next is the last there is to send
+            done = native.wait(0)
             if native.status != code:
                 code = native.status
                 conn.send((CODE, code))
-            if not conn.poll(None if native.wait(0) else CODE_POLL_S):
+            if not conn.poll(None if done else CODE_POLL_S):
                 continue
             job = conn.recv()
             while conn.poll():            # superseded requests are not planned
