@@ -18,11 +18,13 @@ def median_interval(values, level: float = 0.95) -> tuple[float, float, float] |
     values reach ``level`` (fewer than 6 at 95 %)."""
     x = np.sort(np.asarray(values, dtype=float))
     n = x.size
-    tail = 0.5 * (1.0 - level)
-    below = int(binom.ppf(tail, n, 0.5)) if n else 0         # the smallest j with P(B <= j) >= tail
-    if n and binom.cdf(below, n, 0.5) > tail:
-        below -= 1
-    if n == 0 or below < 0:
+    if n == 0:
         return None
-    k = below + 1                                            # x_(k), 1-based
-    return float(x[k - 1]), float(x[n - k]), float(1.0 - 2.0 * binom.cdf(below, n, 0.5))
+    tail = 0.5 * (1.0 - level)
+    # the largest j with P(B <= j) <= tail: B ~ Binomial(n, 1/2) draws below the median
+    below = int(binom.ppf(tail, n, 0.5))                     # the smallest j with P(B <= j) >= tail
+    if binom.cdf(below, n, 0.5) > tail:
+        below -= 1
+    if below < 0:
+        return None
+    return float(x[below]), float(x[n - 1 - below]), float(1.0 - 2.0 * binom.cdf(below, n, 0.5))
