@@ -291,6 +291,37 @@ def test_a_signal_ends_each_node_with_exit_0_and_no_traceback(node, sig, ros_env
     assert re.search(rf"\[{node}\]: finished \({sig.name}\)$", out, re.M), out[-3000:]
 
 
+# A node whose interpreter teardown would never end: an exit handler that waits forever stands in
+# for a native library's teardown that hangs (CI, Jazzy: an estimator 20 s past its last log line)
+HANGS_AT_EXIT = """
+import atexit, threading
+from rclpy.node import Node
+from inertial_id.nodes.common import run_node
+atexit.register(threading.Event().wait)
+class Idle(Node):
+    def __init__(self):
+        super().__init__("idle")
+        self.get_logger().info("spinning")
+run_node(Idle, args=["idle"])
+"""
+
+
+def test_a_stopped_node_ends_without_the_interpreter_teardown(ros_env):
+    """After the node said it finished, nothing is left that the teardown would do: the process ends
+    with exit 0 at once, however long the teardown would take."""
+    proc = subprocess.Popen([sys.executable, "-c", HANGS_AT_EXIT], env=ros_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    early = []
+    for line in proc.stdout:
+        early.append(line)
+        if "spinning" in line:
+            break
+    code, out = stop(proc)
+    out = "".join(early) + out
+    assert code == 0, out[-3000:]
+    assert re.search(r"\[idle\]: finished \(SIGINT\)$", out, re.M), out[-3000:]
+
+
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
 def test_a_signal_while_a_node_starts_ends_it_with_exit_0_and_no_traceback(sig, ros_env):
     """The signal while the node's module is still importing (seconds on a loaded machine): sent when
