@@ -220,7 +220,7 @@ def _run_nodes(profile: str, payload: str, duration_s: float, method: str, rtf: 
                                excitation_planner={"duration_s": float(duration_s), "clock_stall_s": SIM_STALL_S,
                                                    **sim_time})
         wait_for_graph(monitor, nodes, bags.ROWS, rows_readers, t_start + timeout_margin_s, log_dir, stop)
-        code = wait_for_compiled_planner(monitor, time.monotonic() + COMPILE_WAIT_S, stop, progress)
+        code = wait_for_compiled_planner(monitor, COMPILE_WAIT_S, stop, progress)
         t_arm = time.monotonic()              # the start's deadline counts from here
         sensor_readers = consumers_of_sensor_streams(robot, recorder is not None)
         nodes.start("sim_robot", {"robot_profile": profile, "payload": payload, "real_time_factor": float(rtf),
@@ -413,11 +413,12 @@ def wait_for_graph(node, nodes, topic: str, subscribers: int, deadline: float, l
         rclpy.spin_once(node, timeout_sec=0.1)
 
 
-def wait_for_compiled_planner(node, deadline: float, stop=None, progress: bool = True) -> str | None:
+def wait_for_compiled_planner(node, wait_s: float, stop=None, progress: bool = True) -> str | None:
     """Wait until the planner's optimiser no longer compiles (``optimizer.code`` on its /diagnostics)
     and return what serves. Plans made while it compiles are certified as any other, but optimised
     about twice as slowly, and fewer converge in their time: a first demo on a machine would show a
-    wider box than the next. Past ``deadline``, the demo goes on and says so."""
+    wider box than the next. After ``wait_s``, the demo goes on and says so."""
+    deadline = time.monotonic() + wait_s
     announced = False
     while time.monotonic() < deadline:
         check_stop(stop)
@@ -429,7 +430,7 @@ def wait_for_compiled_planner(node, deadline: float, stop=None, progress: bool =
             print("planner: compiling its optimiser's functions for this robot (once per machine and settings)",
                   file=sys.stderr, flush=True)
         rclpy.spin_once(node, timeout_sec=0.1)
-    print(f"warning: the planner's optimiser was still compiling after {COMPILE_WAIT_S:.0f} s; its first plans "
+    print(f"warning: the planner's optimiser was still compiling after {wait_s:.0f} s; its first plans "
           "are optimised more slowly", file=sys.stderr, flush=True)
     return node.optimizer_code
 
