@@ -192,7 +192,7 @@ HUMBLE_VENV := build/venv-humble
 # test modules that import rclpy, launch or a message package at their top (or a module of the package
 # that does: a command's action, cli/demo.py)
 HUMBLE_NEEDS_ROS := estimator_persistence integrity_ros ros_bad_input ros_fuzz ros_planner row_checks launch launch_cli \
-                    demo_logs replay_demo ros_demo
+                    demo_logs demo_compile_wait replay_demo ros_demo
 # the type gate: mypy is in requirements-test.lock only (the main leg); mypy.ini checks for Python 3.10
 HUMBLE_MAIN_LEG_ONLY := typecheck
 .PHONY: ci-humble
